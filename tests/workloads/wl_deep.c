@@ -1,0 +1,87 @@
+/* wl_deep - deep recursion with the work at the bottom (stresses unwinders).
+ *
+ * deep_a > deep_b > deep_c > deep_a > ... recurse through volatile function
+ * pointers (GCC can neither inline them nor turn the recursion into a loop)
+ * and use the callee's result afterwards (no tail calls).  Every frame holds a
+ * 64-byte local array, so the stack at the bottom is roughly DEPTH * 100 bytes
+ * (about 13 KiB at 128), more than perf's default 8 KiB DWARF stack copy.
+ * At the bottom deep_leaf does the work; nearly every sample lands there with
+ * a stack of DEPTH + 4 frames:
+ *   deep_leaf, DEPTH x deep_{a,b,c}, descend, run_deep, main
+ *
+ * usage: wl_deep [DEPTH [SCALE]]   DEPTH default 128; SCALE multiplies the
+ *                                  descents (default 1: about 1.5 s of CPU)
+ * Output: "expected-frames-at-leaf N" and "checksum <hex>" (depends only on
+ * the arguments).  Exit status 0, or 2 on a bad argument.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "work.h"
+
+enum { DEFAULT_DEPTH = 128, DEFAULT_DESCENTS = 14000, LEAF_UNITS = 4 };
+
+uint64_t deep_leaf(uint64_t seed, uint64_t units);
+WL_DEFINE_LEAF(deep_leaf)
+
+typedef uint64_t (*rec_fn)(int, uint64_t);
+uint64_t deep_a(int d, uint64_t x);
+uint64_t deep_b(int d, uint64_t x);
+uint64_t deep_c(int d, uint64_t x);
+static rec_fn volatile next_of_a = deep_b;
+static rec_fn volatile next_of_b = deep_c;
+static rec_fn volatile next_of_c = deep_a;
+
+/* One recursion level: d levels remain below this one. */
+#define DEFINE_REC(name, next)                                               \
+    WL_NOINLINE uint64_t name(int d, uint64_t x)                             \
+    {                                                                        \
+        volatile unsigned char pad[64];                                      \
+        pad[x & 63] = (unsigned char)d;                                      \
+        uint64_t r = d <= 0 ? deep_leaf(x, LEAF_UNITS) : next(d - 1, x + 1); \
+        return (r ^ pad[x & 63]) + (uint64_t)d;                              \
+    }
+DEFINE_REC(deep_a, next_of_a)
+DEFINE_REC(deep_b, next_of_b)
+DEFINE_REC(deep_c, next_of_c)
+
+/* depth frames of deep_*: deep_a is the first, deep_leaf's caller the last. */
+static WL_NOINLINE uint64_t descend(int depth, uint64_t seed)
+{
+    uint64_t r = deep_a(depth - 1, seed);
+    WL_BARRIER();
+    return r + 7;
+}
+
+static WL_NOINLINE uint64_t run_deep(int depth, long descents)
+{
+    uint64_t sum = 0;
+    for (long i = 0; i < descents; i++)
+        sum += descend(depth, (uint64_t)i);
+    WL_BARRIER();
+    return sum;
+}
+
+int main(int argc, char **argv)
+{
+    long depth = DEFAULT_DEPTH;
+    if (argc > 1) {
+        char *end = NULL;
+        depth = strtol(argv[1], &end, 10);
+        if (end == argv[1] || *end != '\0' || depth < 1 || depth > 50000)
+            depth = -1;
+    }
+    double scale = wl_parse_scale(argc > 2 ? argv[2] : NULL, 1.0);
+    if (argc > 3 || depth < 1 || scale < 0) {
+        fprintf(stderr, "usage: wl_deep [DEPTH [SCALE]]  (DEPTH 1..50000)\n");
+        return 2;
+    }
+    long descents = (long)(DEFAULT_DESCENTS * scale + 0.5);
+    if (descents < 1)
+        descents = 1;
+    printf("wl_deep: depth=%ld descents=%ld expected-frames-at-leaf %ld\n",
+           depth, descents, depth + 4);
+    uint64_t sum = run_deep((int)depth, descents);
+    printf("checksum %016llx\n", (unsigned long long)sum);
+    return 0;
+}
