@@ -10,7 +10,7 @@
  *   deep_leaf, DEPTH x deep_{a,b,c}, descend, run_deep, main
  *
  * usage: wl_deep [DEPTH [SCALE]]   DEPTH default 128; SCALE multiplies the
- *                                  descents (default 1: about 1.5 s of CPU)
+ *                                  descents (default 1: about 1.3 s of CPU)
  * Output: "expected-frames-at-leaf N" and "checksum <hex>" (depends only on
  * the arguments).  Exit status 0, or 2 on a bad argument.
  */

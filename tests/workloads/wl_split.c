@@ -7,7 +7,7 @@
  * in a leaf carrying that whole 12-frame stack.
  *
  * usage: wl_split [SCALE]     SCALE multiplies the rounds (default 1: 540
- *                             rounds of 100 units, about 1.5 s of CPU here)
+ *                             rounds of 100 units, about 1.3 s of CPU here)
  * Output: the intended split, then "checksum <hex>", which depends only on
  * SCALE.  Exit status 0, or 2 on a bad argument.
  */
