@@ -1,0 +1,78 @@
+/* perf.c - per-thread perf_event descriptors (Linux).
+ *
+ * Called by the sampler when a thread begins (its own thread, or at start for
+ * threads that were alive before sonde). The descriptors belong to sonde but
+ * live in the program's fd table, so they are close-on-exec and moved above
+ * a floor, out of the low range programs use for select() and dup2 games.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+
+static int move_high(int fd, int floor)
+{
+	if (floor <= 0 || fd >= floor)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+	if (hi < 0)
+		return fd; /* keep the low one rather than fail */
+	close(fd);
+	return hi;
+}
+
+int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor, int *fd_out)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = period_ns;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+	attr.wakeup_events = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = move_high(fd, fd_floor);
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+	int err = 0;
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, signo) < 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) < 0)
+		err = -errno;
+	if (!err && ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int sd_kernel_enable_sigsafe(int fd, int on)
+{
+	if (ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int sd_kernel_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (!f)
+		return -errno;
+	int level = 0;
+	int ok = fscanf(f, "%d", &level) == 1;
+	fclose(f);
+	return ok ? level : -EINVAL;
+}

@@ -1,0 +1,249 @@
+/* config.c - the runtime's configuration, from the environment.
+ *
+ * Called once from the constructor, before main, in the main thread. Reads
+ * variables with getenv: libsonde is preloaded, so libc is initialised before
+ * this constructor runs. Every problem gives one `sonde:` line naming the
+ * variable, the bad value and what is accepted; the rest of the configuration
+ * still applies (docs/ENV.md lists every variable).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler/sampler.h"
+
+#define PERIOD_MIN_NS 10000ull          /* 10 us: perf_event_max_sample_rate */
+#define PERIOD_MAX_NS 60000000000ull    /* 60 s */
+#define PERIOD_FORMS "a period like 1ms, 250us, 100000ns, 1s or 1000hz, from 10us to 60s"
+
+int sd_config_parse_period(const char *s, uint64_t *period_ns)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v <= 0)
+		return -EINVAL;
+	double ns;
+	if (!strcmp(end, "ns"))
+		ns = v;
+	else if (!strcmp(end, "us"))
+		ns = v * 1e3;
+	else if (!strcmp(end, "ms"))
+		ns = v * 1e6;
+	else if (!strcmp(end, "s"))
+		ns = v * 1e9;
+	else if (!strcasecmp(end, "hz"))
+		ns = 1e9 / v;
+	else
+		return -EINVAL;
+	if (ns < (double)PERIOD_MIN_NS || ns > (double)PERIOD_MAX_NS)
+		return -ERANGE;
+	*period_ns = (uint64_t)(ns + 0.5);
+	return 0;
+}
+
+static int parse_source(const char *tok, struct sd_source *src)
+{
+	char name[32];
+	const char *at = strchr(tok, '@');
+	size_t n = at ? (size_t)(at - tok) : strlen(tok);
+	if (n >= sizeof name) {
+		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD or "
+		       "wall-time@PERIOD; see docs/ENV.md)", tok);
+		return -EINVAL;
+	}
+	memcpy(name, tok, n);
+	name[n] = 0;
+	memset(src, 0, sizeof *src);
+	if (!strcmp(name, "cpu-time"))
+		src->kind = SD_SRC_CPU;
+	else if (!strcmp(name, "wall-time"))
+		src->kind = SD_SRC_WALL;
+	else {
+		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD or "
+		       "wall-time@PERIOD; see docs/ENV.md)", tok);
+		return -EINVAL;
+	}
+	src->period_ns = src->kind == SD_SRC_CPU ? 1000000 : 10000000;
+	if (at) {
+		int err = sd_config_parse_period(at + 1, &src->period_ns);
+		if (err) {
+			sd_msg("sonde: SONDE_SAMPLE: '%s': %s period (use %s)", tok,
+			       err == -ERANGE ? "out-of-range" : "unparseable", PERIOD_FORMS);
+			return err;
+		}
+	}
+	snprintf(src->spec, sizeof src->spec, "%s", tok);
+	return 0;
+}
+
+static void parse_sample(struct sd_config *cfg, const char *v)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", v);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (!*tok)
+			continue;
+		if (cfg->nsources == SD_MAX_SOURCES) {
+			sd_msg("sonde: SONDE_SAMPLE: '%s': too many sources (at most %d)", tok,
+			       SD_MAX_SOURCES);
+			break;
+		}
+		struct sd_source s;
+		if (parse_source(tok, &s) == 0) {
+			int dup = 0;
+			for (unsigned i = 0; i < cfg->nsources; i++)
+				dup |= cfg->sources[i].kind == s.kind;
+			if (dup)
+				sd_msg("sonde: SONDE_SAMPLE: '%s': source given twice (keeping the first)", tok);
+			else
+				cfg->sources[cfg->nsources++] = s;
+		}
+	}
+}
+
+/* Unsigned integer in [lo, hi]; on error prints one line and keeps *out. */
+static void parse_uint(const char *var, unsigned lo, unsigned hi, unsigned *out)
+{
+	const char *v = getenv(var);
+	if (!v || !*v)
+		return;
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (errno || *end || end == v || x < lo || x > hi || v[0] == '-') {
+		sd_msg("sonde: %s: '%s' is not an integer from %u to %u (keeping %u)", var, v, lo, hi,
+		       *out);
+		return;
+	}
+	*out = (unsigned)x;
+}
+
+static int parse_signal(const char *v, int *signo)
+{
+	char *end;
+	long n;
+	if (!strncmp(v, "SIGRTMIN+", 9)) {
+		n = strtol(v + 9, &end, 10);
+		if (*end || end == v + 9)
+			return -EINVAL;
+		n += SIGRTMIN;
+	} else {
+		n = strtol(v, &end, 10);
+		if (*end || end == v)
+			return -EINVAL;
+	}
+	if (n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP || n == SIGRTMIN + 2)
+		return -EINVAL;
+	*signo = (int)n;
+	return 0;
+}
+
+/* Picks the sampling signal: SONDE_SIGNAL, else the first real-time signal
+ * from SIGRTMIN+4 whose disposition is the default. Never SIGRTMIN+2 (PAPI's
+ * overflow signal) or SIGRTMIN+3 (HPCToolkit's). */
+static int pick_signal(struct sd_config *cfg)
+{
+	const char *v = getenv("SONDE_SIGNAL");
+	if (v && *v) {
+		if (parse_signal(v, &cfg->signo) == 0)
+			return 0;
+		sd_msg("sonde: SONDE_SIGNAL: '%s' is not a usable signal (use a number or "
+		       "SIGRTMIN+N, not SIGRTMIN+2; choosing one)", v);
+	}
+	for (int s = SIGRTMIN + 4; s <= SIGRTMAX; s++) {
+		struct sigaction old;
+		if (sd_real_sigaction(s, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO)) {
+			cfg->signo = s;
+			return 0;
+		}
+	}
+	sd_msg("sonde: signals: no free real-time signal from SIGRTMIN+4 (set SONDE_SIGNAL)");
+	return -EBUSY;
+}
+
+static const char *exe_base(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0)
+		return "prog";
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	return slash ? slash + 1 : buf;
+}
+
+int sd_config_parse(struct sd_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->enabled = 1;
+	cfg->flush_ms = 100;
+	cfg->max_depth = 256;
+	cfg->unwind = SD_UNWIND_LIBUNWIND;
+	cfg->buffer_kb = 512;
+	cfg->follow_fork = 1;
+
+	const char *v = getenv("SONDE_ENABLE");
+	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no"))) {
+		cfg->enabled = 0;
+		return -ECANCELED;
+	}
+	v = getenv("SONDE_VERBOSE");
+	cfg->verbose = v && *v && strcmp(v, "0") != 0;
+
+	v = getenv("SONDE_SAMPLE");
+	if (v && *v) {
+		parse_sample(cfg, v);
+		if (cfg->nsources == 0)
+			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
+	}
+	if (cfg->nsources == 0) {
+		struct sd_source *s = &cfg->sources[cfg->nsources++];
+		memset(s, 0, sizeof *s);
+		s->kind = SD_SRC_CPU;
+		s->period_ns = 1000000;
+		snprintf(s->spec, sizeof s->spec, "cpu-time@1ms");
+	}
+
+	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
+	parse_uint("SONDE_MAX_DEPTH", 1, 1024, &cfg->max_depth);
+	parse_uint("SONDE_BUFFER_KB", 64, 1u << 20, &cfg->buffer_kb);
+	unsigned ff = (unsigned)cfg->follow_fork;
+	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);
+	cfg->follow_fork = (int)ff;
+
+	v = getenv("SONDE_UNWIND");
+	if (v && *v) {
+		if (!strcmp(v, "libunwind"))
+			cfg->unwind = SD_UNWIND_LIBUNWIND;
+		else if (!strcmp(v, "fp"))
+			cfg->unwind = SD_UNWIND_FP;
+		else if (!strcmp(v, "none"))
+			cfg->unwind = SD_UNWIND_NONE;
+		else
+			sd_msg("sonde: SONDE_UNWIND: '%s' is not an unwinder (use libunwind, fp or none; "
+			       "keeping libunwind)", v);
+	}
+
+	v = getenv("SONDE_OUTPUT");
+	if (v && *v) {
+		snprintf(cfg->output, sizeof cfg->output, "%s", v);
+	} else {
+		char exe[4096];
+		snprintf(cfg->output, sizeof cfg->output, "sonde-%s", exe_base(exe, sizeof exe));
+	}
+	if (pick_signal(cfg) != 0)
+		return -EBUSY;
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* sampler.h - the sampler component's interface: runtime state, per-thread
+ * state, sources, the signal handler and the interposed entry points.
+ *
+ * Lifecycle of the runtime (struct sd_runtime.state), drawn once:
+ *
+ *   OFF --sd_runtime_init()--> ARMED --sd_runtime_start()--> RUNNING
+ *    ^                                                        |   ^
+ *    |                                sd_runtime_stop()       |   | sd_runtime_resume()
+ *    +------------------------------- DRAINING <--------------+---+ (exec failed)
+ *
+ * RUNNING is the only state in which handlers record samples; in every other
+ * state they drop and count. A forked child re-enters RUNNING through
+ * sd_runtime_fork_child() with fresh threads, sources and stream.
+ */
+#ifndef SONDE_SAMPLER_H
+#define SONDE_SAMPLER_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <ucontext.h>
+#include <link.h>
+
+#include "writer/writer.h"
+
+#define SD_MAX_SOURCES 4
+
+enum sd_state { SD_OFF, SD_ARMED, SD_RUNNING, SD_DRAINING };
+enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL };
+enum sd_unwind { SD_UNWIND_LIBUNWIND, SD_UNWIND_FP, SD_UNWIND_NONE };
+
+struct sd_source {
+	enum sd_source_kind kind;
+	uint64_t period_ns;
+	char spec[64];
+	int use_timer;            /* cpu-time fell back to a POSIX timer */
+	char fallback_reason[128];
+};
+
+struct sd_config {
+	int enabled;
+	struct sd_source sources[SD_MAX_SOURCES];
+	unsigned nsources;
+	char output[4096];
+	unsigned flush_ms;
+	unsigned max_depth;
+	enum sd_unwind unwind;
+	unsigned buffer_kb;
+	int signo;
+	int verbose;
+	int follow_fork;
+};
+
+/* Per-thread state. Reached from the handler through an initial-exec TLS
+ * pointer; allocated before the thread can be sampled, freed only after its
+ * sources are closed. */
+struct sd_thread {
+	pid_t tid;
+	struct sd_ring *ring;
+	volatile sig_atomic_t busy;    /* inside sonde: handler drops */
+	volatile sig_atomic_t in_dl;   /* inside dlopen/dlclose */
+	volatile sig_atomic_t in_handler; /* dl_iterate_phdr uses the snapshot */
+	int src_fd[SD_MAX_SOURCES];    /* perf_event fds, -1 if none */
+	timer_t src_timer[SD_MAX_SOURCES];
+	int has_timer[SD_MAX_SOURCES];
+	uintptr_t stack_lo, stack_hi;  /* for the frame-pointer walk */
+	unsigned scratch_len;
+	uint64_t *scratch;             /* unwinder output, max_depth + slack */
+	struct sd_thread *next;        /* registry, under sd_runtime.lock */
+	int adopted;                   /* alive before sonde started */
+};
+
+struct sd_runtime {
+	_Atomic int state;             /* enum sd_state */
+	struct sd_config cfg;
+	pid_t pid;
+	int fd_floor;                  /* sonde's fds live at or above this */
+	struct sd_thread *threads;     /* registry, under lock */
+	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
+	_Atomic int nadopted;
+	int sigterm_installed[65];     /* our flush handler holds this signal */
+	struct sigaction app_action[65]; /* what the program asked for */
+	int app_action_set[65];
+};
+
+extern struct sd_runtime sd_rt;
+
+/* config.c: parse the environment into cfg; prints one line per problem.
+ * Returns 0, or -EINVAL when sonde must stay off (SONDE_ENABLE=0 returns
+ * -ECANCELED silently). */
+int sd_config_parse(struct sd_config *cfg);
+/* Parses a period ("1ms", "250us", "1000hz", "2s", "500ns"). 0 or -EINVAL. */
+int sd_config_parse_period(const char *s, uint64_t *period_ns);
+
+/* runtime.c */
+void sd_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct sd_thread *sd_thread_self(void);
+/* Sets up the calling thread: ring, unwinder warm-up, sources. */
+struct sd_thread *sd_thread_begin(void);
+/* Tears down the calling thread's state; idempotent. */
+void sd_thread_end(void);
+void sd_runtime_stop(const char *reason, int signo);
+void sd_runtime_block_signals(sigset_t *old);
+void sd_runtime_restore_signals(const sigset_t *old);
+int sd_runtime_is_sonde_fd(int fd);
+void sd_runtime_fd_closed(int fd);
+void sd_runtime_fd_reopen(void);
+void sd_runtime_fork_prepare(void);
+void sd_runtime_fork_parent(void);
+void sd_runtime_fork_child(void);
+void sd_runtime_exec_prepare(void);
+void sd_runtime_exec_failed(void);
+
+/* sources.c: open/close the calling thread's sampling sources. */
+int sd_sources_open(struct sd_thread *t, pid_t tid);
+void sd_sources_close(struct sd_thread *t);
+void sd_sources_disable(struct sd_thread *t);
+/* Decides each source's mechanism once at start (probing perf_event). */
+void sd_sources_probe(struct sd_config *cfg);
+
+/* handler.c: signal context. */
+void sd_handler_sample(int sig, siginfo_t *si, void *uc);
+void sd_handler_warmup(struct sd_thread *t);
+/* The loader-state snapshot the handler iterates instead of the real
+ * dl_iterate_phdr; rebuilt outside signal context. */
+void sd_phdr_snapshot_rebuild(void);
+int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
+				     void *data);
+void sd_flush_handler(int sig, siginfo_t *si, void *uc);
+
+/* interpose.c */
+void sd_interpose_init(void);
+int sd_real_close(int fd);
+int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+#endif

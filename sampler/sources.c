@@ -1,0 +1,145 @@
+/* sources.c - arming and disarming a thread's sampling sources.
+ *
+ * Called in ordinary context: from the thread itself when it begins (the
+ * pthread_create trampoline, the constructor for the main thread), from the
+ * constructor for threads alive before sonde started, and at thread end.
+ *
+ * cpu-time is a per-thread perf_event task clock delivering the sampling
+ * signal to its own thread (exact rate: 1000 signals per CPU-second at 1 ms
+ * here). POSIX CPU-time timers fire only on the scheduler tick (250 Hz on
+ * this kernel), so they are the fallback where perf_event is refused, with
+ * each sample weighted by 1 + overrun. wall-time is a per-thread
+ * CLOCK_MONOTONIC POSIX timer.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+#include "sampler/sampler.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* Decides, once per process, whether cpu-time can use perf_event, by opening
+ * (and closing) one event on the calling thread. */
+void sd_sources_probe(struct sd_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->nsources; i++) {
+		struct sd_source *s = &cfg->sources[i];
+		if (s->kind != SD_SRC_CPU)
+			continue;
+		int fd = -1;
+		int err = sd_kernel_clock_open(0, s->period_ns, cfg->signo, 0, &fd);
+		if (err == 0) {
+			sd_real_close(fd);
+			s->use_timer = 0;
+			continue;
+		}
+		s->use_timer = 1;
+		int paranoid = sd_kernel_paranoid();
+		snprintf(s->fallback_reason, sizeof s->fallback_reason,
+			 "perf_event_open refused: %s (perf_event_paranoid=%d)", strerror(-err),
+			 paranoid);
+		sd_msg("sonde: %s: perf_event task clock unavailable: %s, perf_event_paranoid=%d "
+		       "(sampling with a POSIX CPU-time timer, limited to the scheduler tick; "
+		       "lower kernel.perf_event_paranoid for exact rates)",
+		       s->spec, strerror(-err), paranoid);
+	}
+}
+
+/* The CPU-time clock of any thread of this process, by tid (the kernel's
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t tid)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sd_rt.cfg.signo;
+	sev.sigev_value.sival_int = (int)i;
+	sev.sigev_notify_thread_id = tid;
+	if (timer_create(clock, &sev, &t->src_timer[i]) < 0)
+		return -errno;
+	uint64_t p = sd_rt.cfg.sources[i].period_ns;
+	struct itimerspec its = {
+		.it_interval = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
+		.it_value = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
+	};
+	if (timer_settime(t->src_timer[i], 0, &its, NULL) < 0) {
+		int err = -errno;
+		timer_delete(t->src_timer[i]);
+		return err;
+	}
+	t->has_timer[i] = 1;
+	return 0;
+}
+
+/* Opens and starts every configured source for thread `tid` (the calling
+ * thread, or an adopted one). Returns 0 if at least one source runs. */
+int sd_sources_open(struct sd_thread *t, pid_t tid)
+{
+	int running = 0, last_err = 0;
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		const struct sd_source *s = &sd_rt.cfg.sources[i];
+		int err;
+		t->src_fd[i] = -1;
+		t->has_timer[i] = 0;
+		if (s->kind == SD_SRC_CPU && !s->use_timer) {
+			err = sd_kernel_clock_open(tid, s->period_ns, sd_rt.cfg.signo, sd_rt.fd_floor,
+						   &t->src_fd[i]);
+			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
+				sd_real_close(t->src_fd[i]);
+				t->src_fd[i] = -1;
+			}
+		} else if (s->kind == SD_SRC_CPU) {
+			err = timer_open(t, i, thread_cpu_clock(tid), tid);
+		} else {
+			err = timer_open(t, i, CLOCK_MONOTONIC, tid);
+		}
+		if (err)
+			last_err = err;
+		else
+			running++;
+	}
+	return running ? 0 : (last_err ? last_err : -EINVAL);
+}
+
+/* Stops delivery without releasing anything: used while draining, from any
+ * thread. */
+void sd_sources_disable(struct sd_thread *t)
+{
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		if (t->src_fd[i] >= 0)
+			sd_kernel_enable_sigsafe(t->src_fd[i], 0);
+		if (t->has_timer[i]) {
+			struct itimerspec off;
+			memset(&off, 0, sizeof off);
+			timer_settime(t->src_timer[i], 0, &off, NULL);
+		}
+	}
+}
+
+void sd_sources_close(struct sd_thread *t)
+{
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		if (t->src_fd[i] >= 0) {
+			sd_kernel_enable_sigsafe(t->src_fd[i], 0);
+			sd_real_close(t->src_fd[i]);
+			t->src_fd[i] = -1;
+		}
+		if (t->has_timer[i]) {
+			timer_delete(t->src_timer[i]);
+			t->has_timer[i] = 0;
+		}
+	}
+}

@@ -1,0 +1,223 @@
+/* modules.c - the writer's map of loaded ELF objects.
+ *
+ * Called with the writer lock held: at start, after every dlopen/dlclose
+ * (from the program thread that made it) and when the writer meets an address
+ * no module contains. Modules are never forgotten within a stream: an
+ * unloaded one keeps its id and its [t_load, t_unload] interval, so samples
+ * taken before a dlclose still resolve to it (hazards H1).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "writer/writer_int.h"
+
+struct scan_item {
+	char *name;
+	uintptr_t bias, lo, hi;
+	uint8_t build_id[SD_BUILD_ID_MAX];
+	unsigned build_id_len;
+};
+
+struct scan {
+	struct scan_item *items;
+	size_t n, cap;
+};
+
+static unsigned read_build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			size_t name_sz = (nh->n_namesz + 3u) & ~3u;
+			size_t desc_sz = (nh->n_descsz + 3u) & ~3u;
+			const uint8_t *desc = p + sizeof *nh + name_sz;
+			if (desc + desc_sz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(p + sizeof *nh, "GNU", 4) && nh->n_descsz <= SD_BUILD_ID_MAX) {
+				memcpy(out, desc, nh->n_descsz);
+				return nh->n_descsz;
+			}
+			p = desc + desc_sz;
+		}
+	}
+	return 0;
+}
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct scan *s = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (hi == 0)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct scan_item *it = realloc(s->items, cap * sizeof *it);
+		if (!it)
+			return 1;
+		s->items = it;
+		s->cap = cap;
+	}
+	struct scan_item *it = &s->items[s->n++];
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	if (!*name && s->n == 1)
+		name = sd_w.exe;
+	else if (!*name)
+		name = "[unknown]";
+	else if (!strncmp(name, "linux-vdso", 10))
+		name = "[vdso]";
+	it->name = strdup(name);
+	it->bias = info->dlpi_addr;
+	it->lo = lo;
+	it->hi = hi;
+	it->build_id_len = read_build_id(info, it->build_id);
+	return 0;
+}
+
+static int cmp_lo(const void *a, const void *b)
+{
+	const struct sd_module *x = *(struct sd_module *const *)a;
+	const struct sd_module *y = *(struct sd_module *const *)b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void rebuild_index(void)
+{
+	sd_w.nloaded = 0;
+	for (size_t i = 0; i < sd_w.nmods; i++)
+		if (sd_w.mods[i]->loaded)
+			sd_w.nloaded++;
+	free(sd_w.loaded);
+	sd_w.loaded = malloc((sd_w.nloaded + 1) * sizeof *sd_w.loaded);
+	size_t k = 0;
+	for (size_t i = 0; sd_w.loaded && i < sd_w.nmods; i++)
+		if (sd_w.mods[i]->loaded)
+			sd_w.loaded[k++] = sd_w.mods[i];
+	if (!sd_w.loaded)
+		sd_w.nloaded = 0;
+	qsort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
+}
+
+/* Re-reads the loader's list; records MODULE / MODULE_END for the
+ * differences. t_load: time attributed to new modules (when their dlopen
+ * began); t_unload: to vanished ones. Writer lock held. */
+void sd_modules_scan(uint64_t t_load, uint64_t t_unload)
+{
+	extern int sd_real_dl_iterate_phdr(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+	struct scan s = {0};
+	sd_real_dl_iterate_phdr(scan_cb, &s);
+	for (size_t i = 0; i < sd_w.nmods; i++)
+		sd_w.mods[i]->seen = 0;
+	for (size_t j = 0; j < s.n; j++) {
+		struct scan_item *it = &s.items[j];
+		struct sd_module *m = NULL;
+		for (size_t i = 0; i < sd_w.nmods && !m; i++) {
+			struct sd_module *c = sd_w.mods[i];
+			if (c->loaded && c->bias == it->bias && c->lo == it->lo && c->hi == it->hi &&
+			    !strcmp(c->path, it->name))
+				m = c;
+		}
+		if (m) {
+			m->seen = 1;
+			free(it->name);
+			continue;
+		}
+		if (sd_w.nmods == sd_w.capmods) {
+			size_t cap = sd_w.capmods ? sd_w.capmods * 2 : 64;
+			struct sd_module **mm = realloc(sd_w.mods, cap * sizeof *mm);
+			if (!mm) {
+				free(it->name);
+				continue;
+			}
+			sd_w.mods = mm;
+			sd_w.capmods = cap;
+		}
+		m = calloc(1, sizeof *m);
+		if (!m) {
+			free(it->name);
+			continue;
+		}
+		m->id = (uint32_t)sd_w.nmods + 1;
+		m->path = it->name;
+		m->bias = it->bias;
+		m->lo = it->lo;
+		m->hi = it->hi;
+		memcpy(m->build_id, it->build_id, it->build_id_len);
+		m->build_id_len = it->build_id_len;
+		m->t_load = t_load;
+		m->t_unload = UINT64_MAX;
+		m->loaded = 1;
+		m->seen = 1;
+		sd_w.mods[sd_w.nmods++] = m;
+		sd_stream_module(m);
+	}
+	for (size_t i = 0; i < sd_w.nmods; i++) {
+		struct sd_module *m = sd_w.mods[i];
+		if (m->loaded && !m->seen) {
+			m->loaded = 0;
+			m->t_unload = t_unload;
+			sd_stream_module_end(m);
+		}
+	}
+	free(s.items);
+	rebuild_index();
+	sd_w.mod_gen++;
+}
+
+/* The module that held run-time address `addr` at time t_ns, or NULL. */
+struct sd_module *sd_modules_find(uintptr_t addr, uint64_t t_ns)
+{
+	size_t lo = 0, hi = sd_w.nloaded;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (sd_w.loaded[mid]->lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		struct sd_module *m = sd_w.loaded[lo - 1];
+		if (addr < m->hi && m->t_load <= t_ns)
+			return m;
+	}
+	for (size_t i = sd_w.nmods; i-- > 0;) {
+		struct sd_module *m = sd_w.mods[i];
+		if (!m->loaded && addr >= m->lo && addr < m->hi && m->t_load <= t_ns &&
+		    t_ns <= m->t_unload)
+			return m;
+	}
+	return NULL;
+}
+
+void sd_modules_free(void)
+{
+	for (size_t i = 0; i < sd_w.nmods; i++) {
+		free(sd_w.mods[i]->path);
+		free(sd_w.mods[i]);
+	}
+	free(sd_w.mods);
+	free(sd_w.loaded);
+	sd_w.mods = NULL;
+	sd_w.loaded = NULL;
+	sd_w.nmods = sd_w.capmods = sd_w.nloaded = 0;
+}

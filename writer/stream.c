@@ -1,0 +1,349 @@
+/* stream.c - msgpack encoding of the records of docs/FORMAT.md, and the
+ * interning of call stacks into the call-path prefix tree.
+ *
+ * Runs in the writer thread, or in the thread that stops or forks the
+ * process, always with the writer lock held. Every function appends whole
+ * records to sd_w.sbuf; the file only ever receives whole records.
+ *
+ * Interning: a stack is walked from the outermost frame inward; each frame is
+ * looked up by (parent node, module, address) in an open-addressing table.
+ * Consecutive samples of a thread usually share all but their innermost
+ * frames, so the previous stack of each thread is kept and its shared outer
+ * part is reused without lookups.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/sonde.h"
+#include "writer/writer_int.h"
+
+enum {
+	K_HEADER = 1,
+	K_MODULE,
+	K_MODULE_END,
+	K_THREAD,
+	K_THREAD_END,
+	K_FRAME,
+	K_SAMPLE,
+	K_DROPS,
+	K_END,
+	K_NOTE
+};
+
+static const char *const drop_names[SD_DROP_NREASONS] = {
+	"ring_full", "busy", "in_dl", "no_thread", "stopped", "fd_stolen",
+};
+
+static void pack_str(const char *s)
+{
+	size_t n = strlen(s);
+	msgpack_pack_str(&sd_w.pk, n);
+	msgpack_pack_str_body(&sd_w.pk, s, n);
+}
+
+static void pack_kv_str(const char *k, const char *v)
+{
+	pack_str(k);
+	pack_str(v);
+}
+
+static void pack_kv_u64(const char *k, uint64_t v)
+{
+	pack_str(k);
+	msgpack_pack_uint64(&sd_w.pk, v);
+}
+
+uint64_t sd_stream_rel(uint64_t t_ns)
+{
+	return t_ns > sd_w.t0_mono ? t_ns - sd_w.t0_mono : 0;
+}
+
+static size_t read_small_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, len, f);
+	fclose(f);
+	return n;
+}
+
+void sd_stream_header(void)
+{
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	char cmdline[8192];
+	size_t n = read_small_file("/proc/self/cmdline", cmdline, sizeof cmdline);
+	unsigned nargs = 0;
+	for (size_t i = 0; i < n; i++)
+		nargs += cmdline[i] == 0;
+
+	msgpack_pack_array(&sd_w.pk, 4);
+	msgpack_pack_uint8(&sd_w.pk, K_HEADER);
+	pack_str("sonde");
+	msgpack_pack_uint8(&sd_w.pk, SONDE_FORMAT_VERSION);
+	msgpack_pack_map(&sd_w.pk, 12 + (sd_w.fork_of ? 1 : 0));
+	pack_kv_u64("pid", (uint64_t)getpid());
+	pack_kv_u64("ppid", (uint64_t)getppid());
+	pack_kv_str("host", host);
+	pack_kv_str("exe", sd_w.exe);
+	pack_str("argv");
+	msgpack_pack_array(&sd_w.pk, nargs);
+	for (size_t i = 0; i < n && nargs; i += strlen(cmdline + i) + 1)
+		pack_str(cmdline + i);
+	pack_str("clock");
+	msgpack_pack_map(&sd_w.pk, 2);
+	pack_kv_u64("monotonic_ns", sd_w.t0_mono);
+	pack_kv_u64("realtime_ns", sd_w.t0_real);
+	pack_str("sources");
+	msgpack_pack_array(&sd_w.pk, sd_w.cfg.nsources);
+	for (unsigned i = 0; i < sd_w.cfg.nsources; i++) {
+		const struct sd_source_info *s = &sd_w.sources[i];
+		msgpack_pack_map(&sd_w.pk, 6 + (s->fallback_reason ? 1 : 0));
+		pack_kv_str("name", s->name);
+		pack_kv_str("spec", s->spec);
+		pack_kv_str("unit", "ns");
+		pack_kv_u64("period", s->period_ns);
+		pack_kv_str("mechanism", s->mechanism);
+		pack_kv_u64("signal", (uint64_t)s->signo);
+		if (s->fallback_reason)
+			pack_kv_str("fallback_reason", s->fallback_reason);
+	}
+	pack_kv_str("unwind", sd_w.cfg.unwind);
+	pack_kv_u64("max_depth", sd_w.cfg.max_depth);
+	pack_kv_u64("seq", (uint64_t)sd_w.seq);
+	pack_kv_str("sonde", SONDE_VERSION_TEXT);
+	pack_kv_u64("ring_bytes", sd_w.cfg.ring_bytes);
+	if (sd_w.fork_of)
+		pack_kv_u64("fork_of", (uint64_t)sd_w.fork_of);
+}
+
+void sd_stream_module(const struct sd_module *m)
+{
+	msgpack_pack_array(&sd_w.pk, 8);
+	msgpack_pack_uint8(&sd_w.pk, K_MODULE);
+	msgpack_pack_uint32(&sd_w.pk, m->id);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_load));
+	pack_str(m->path);
+	if (m->build_id_len) {
+		msgpack_pack_bin(&sd_w.pk, m->build_id_len);
+		msgpack_pack_bin_body(&sd_w.pk, m->build_id, m->build_id_len);
+	} else {
+		msgpack_pack_nil(&sd_w.pk);
+	}
+	msgpack_pack_uint64(&sd_w.pk, m->bias);
+	msgpack_pack_uint64(&sd_w.pk, m->lo);
+	msgpack_pack_uint64(&sd_w.pk, m->hi);
+}
+
+void sd_stream_module_end(const struct sd_module *m)
+{
+	msgpack_pack_array(&sd_w.pk, 3);
+	msgpack_pack_uint8(&sd_w.pk, K_MODULE_END);
+	msgpack_pack_uint32(&sd_w.pk, m->id);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_unload));
+}
+
+void sd_stream_thread(struct sd_ring *r)
+{
+	r->idx = ++sd_w.next_thread;
+	sd_w.n_threads++;
+	r->last_t_ns = sd_stream_rel(r->t_begin_ns);
+	msgpack_pack_array(&sd_w.pk, 5);
+	msgpack_pack_uint8(&sd_w.pk, K_THREAD);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint32(&sd_w.pk, (uint32_t)r->tid);
+	msgpack_pack_uint64(&sd_w.pk, r->last_t_ns);
+	pack_str(r->name_begin);
+}
+
+void sd_stream_thread_end(struct sd_ring *r)
+{
+	msgpack_pack_array(&sd_w.pk, 4);
+	msgpack_pack_uint8(&sd_w.pk, K_THREAD_END);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(atomic_load(&r->t_end_ns)));
+	pack_str(r->name_end);
+}
+
+void sd_stream_drops(uint32_t thread, const uint64_t *counts)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+		n += counts[i] != 0;
+	msgpack_pack_array(&sd_w.pk, 3);
+	msgpack_pack_uint8(&sd_w.pk, K_DROPS);
+	msgpack_pack_uint32(&sd_w.pk, thread);
+	msgpack_pack_map(&sd_w.pk, n);
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+		if (counts[i])
+			pack_kv_u64(drop_names[i], counts[i]);
+}
+
+void sd_stream_note(const char *text)
+{
+	msgpack_pack_array(&sd_w.pk, 3);
+	msgpack_pack_uint8(&sd_w.pk, K_NOTE);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
+	pack_str(text);
+}
+
+void sd_stream_end(const char *reason, int signo)
+{
+	uint64_t dropped = 0;
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+		dropped += sd_w.global_drops_sent[i];
+	for (struct sd_ring *r = sd_w.rings; r; r = r->next)
+		for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+			dropped += r->drops_sent[i];
+	msgpack_pack_array(&sd_w.pk, 4);
+	msgpack_pack_uint8(&sd_w.pk, K_END);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
+	pack_str(reason);
+	msgpack_pack_map(&sd_w.pk, 5 + (signo ? 1 : 0));
+	pack_kv_u64("samples", sd_w.n_samples);
+	pack_kv_u64("dropped", dropped);
+	pack_kv_u64("threads", sd_w.n_threads);
+	pack_kv_u64("frames", sd_w.n_frames);
+	pack_kv_u64("bytes", sd_w.n_bytes + sd_w.sbuf.size);
+	if (signo)
+		pack_kv_u64("signal", (uint64_t)signo);
+}
+
+/* ---- interning ---------------------------------------------------------- */
+
+void sd_stream_intern_reset(void)
+{
+	free(sd_w.slots);
+	sd_w.slots = NULL;
+	sd_w.nslots = sd_w.used_slots = 0;
+	sd_w.next_node = 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int grow(void)
+{
+	size_t n = sd_w.nslots ? sd_w.nslots * 2 : 4096;
+	struct sd_intern_slot *s = calloc(n, sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < sd_w.nslots; i++) {
+		struct sd_intern_slot *o = &sd_w.slots[i];
+		if (!o->node)
+			continue;
+		size_t h = mix(o->addr ^ ((uint64_t)o->parent << 32) ^ o->module) & (n - 1);
+		while (s[h].node)
+			h = (h + 1) & (n - 1);
+		s[h] = *o;
+	}
+	free(sd_w.slots);
+	sd_w.slots = s;
+	sd_w.nslots = n;
+	return 0;
+}
+
+/* The node for frame (module, addr) under parent, defined on first use. */
+static uint32_t intern(uint32_t parent, uint32_t module, uint64_t addr)
+{
+	if ((sd_w.used_slots + 1) * 10 >= sd_w.nslots * 7 && grow() != 0)
+		return parent; /* out of memory: the stack is cut here */
+	size_t mask = sd_w.nslots - 1;
+	size_t h = mix(addr ^ ((uint64_t)parent << 32) ^ module) & mask;
+	for (;; h = (h + 1) & mask) {
+		struct sd_intern_slot *s = &sd_w.slots[h];
+		if (!s->node)
+			break;
+		if (s->addr == addr && s->parent == parent && s->module == module)
+			return s->node;
+	}
+	struct sd_intern_slot *s = &sd_w.slots[h];
+	s->addr = addr;
+	s->parent = parent;
+	s->module = module;
+	s->node = ++sd_w.next_node;
+	sd_w.used_slots++;
+	sd_w.n_frames++;
+	msgpack_pack_array(&sd_w.pk, 5);
+	msgpack_pack_uint8(&sd_w.pk, K_FRAME);
+	msgpack_pack_uint32(&sd_w.pk, s->node);
+	msgpack_pack_uint32(&sd_w.pk, parent);
+	msgpack_pack_uint32(&sd_w.pk, module);
+	msgpack_pack_uint64(&sd_w.pk, addr);
+	return s->node;
+}
+
+static uint32_t intern_frame(uint32_t parent, uint64_t pc, int innermost, uint64_t t_ns)
+{
+	/* Callers' return addresses point after the call: step back into it. */
+	uint64_t look = innermost ? pc : pc - 1;
+	struct sd_module *m = sd_modules_find((uintptr_t)look, t_ns);
+	static uint64_t last_rescan_ns;
+	uint64_t now = sd_now_ns_sigsafe();
+	if (!m && now - last_rescan_ns > 100000000ull) {
+		/* Loaded behind our back (e.g. by libc itself): look again, at most
+		 * ten times a second. */
+		last_rescan_ns = now;
+		sd_modules_scan(now, now);
+		m = sd_modules_find((uintptr_t)look, t_ns);
+	}
+	if (!m)
+		return intern(parent, 0, look);
+	return intern(parent, m->id, look - m->bias);
+}
+
+void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
+{
+	unsigned depth = rec->depth;
+	uint32_t *nodes = sd_w.tmp_nodes;
+	uint32_t node = 0;
+	if (depth) {
+		unsigned k = 0;
+		if (r->prev_gen == sd_w.mod_gen)
+			while (k + 1 < depth && k + 1 < r->prev_depth &&
+			       rec->pcs[depth - 1 - k] == r->prev_pcs[r->prev_depth - 1 - k])
+				k++;
+		uint32_t parent = 0;
+		for (unsigned m = 0; m < k; m++)
+			nodes[depth - 1 - m] = r->prev_nodes[r->prev_depth - 1 - m];
+		if (k)
+			parent = nodes[depth - k];
+		uint32_t gen = sd_w.mod_gen;
+		for (unsigned i = depth - k; i-- > 0;) {
+			parent = intern_frame(parent, rec->pcs[i], i == 0, rec->t_ns);
+			nodes[i] = parent;
+		}
+		node = nodes[0];
+		if (gen == sd_w.mod_gen) {
+			memcpy(r->prev_pcs, rec->pcs, depth * sizeof *r->prev_pcs);
+			memcpy(r->prev_nodes, nodes, depth * sizeof *r->prev_nodes);
+			r->prev_depth = depth;
+			r->prev_gen = gen;
+		} else {
+			r->prev_depth = 0;
+		}
+	}
+	uint64_t t = sd_stream_rel(rec->t_ns);
+	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
+	r->last_t_ns = t;
+	msgpack_pack_array(&sd_w.pk, rec->flags ? 7 : 6);
+	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, dt);
+	msgpack_pack_uint8(&sd_w.pk, rec->source);
+	msgpack_pack_uint32(&sd_w.pk, node);
+	msgpack_pack_uint32(&sd_w.pk, rec->weight);
+	if (rec->flags)
+		msgpack_pack_uint8(&sd_w.pk, rec->flags);
+	sd_w.n_samples++;
+}

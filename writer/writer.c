@@ -1,0 +1,547 @@
+/* writer.c - the writer thread, the ring registry and the output file.
+ *
+ * Who calls what: program threads create and close rings (their own) and
+ * report loader changes; the writer thread wakes every few milliseconds,
+ * drains every ring into msgpack records and appends them to the file at
+ * least every flush_ms; the thread that ends the process (exit, _exit, exec)
+ * stops it and writes the last records itself; a SIGTERM-like signal asks the
+ * writer thread for a final flush through atomics only.
+ *
+ * Invariants: `sd_w.lock` guards all writer state; it is never taken in
+ * signal context. The file is opened for each flush and closed right after,
+ * and checked to be the file we created (device and inode), so a program that
+ * closes every descriptor or reuses fd numbers can never receive our bytes.
+ * Only whole records are written: a killed process leaves a valid prefix.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writer/writer_int.h"
+
+struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *final_reason = "exit";
+
+static void say(const char *fmt, const char *a, const char *b)
+{
+	char buf[600];
+	int n = snprintf(buf, sizeof buf, fmt, a, b);
+	if (n <= 0)
+		return;
+	if (n >= (int)sizeof buf - 1)
+		n = (int)sizeof buf - 2;
+	sd_writer_note(buf);
+	buf[n] = '\n';
+	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
+	(void)w;
+}
+
+/* ---- notes: from any thread, no lock ------------------------------------ */
+
+void sd_writer_note(const char *text)
+{
+	unsigned slot = atomic_fetch_add(&sd_w.notes_head, 1);
+	if (slot >= SD_NOTES)
+		return;
+	snprintf(sd_w.notes[slot], sizeof sd_w.notes[slot], "%s", text);
+	atomic_fetch_add(&sd_w.notes_done, 1);
+}
+
+static void emit_notes(void)
+{
+	unsigned done = atomic_load(&sd_w.notes_done);
+	unsigned head = atomic_load(&sd_w.notes_head);
+	if (done < head && head <= SD_NOTES)
+		return; /* a note is being written; next time */
+	if (done > SD_NOTES)
+		done = SD_NOTES;
+	while (sd_w.notes_sent < done)
+		sd_stream_note(sd_w.notes[sd_w.notes_sent++]);
+}
+
+void sd_writer_drop_global_sigsafe(enum sd_drop why)
+{
+	atomic_fetch_add_explicit(&sd_w.global_drops[why], 1, memory_order_relaxed);
+}
+
+/* ---- the file ----------------------------------------------------------- */
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", dir);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (stat(buf, &st) != 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Creates a new file for this process: <exe>.<host>.<pid>[.<seq>].sonde. */
+static int create_file(void)
+{
+	int err = mkdir_p(sd_w.dir);
+	if (err) {
+		say("sonde: SONDE_OUTPUT: cannot create directory '%s': %s "
+		    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
+		    sd_w.dir, strerror(-err));
+		return err;
+	}
+	char host[256] = "host";
+	gethostname(host, sizeof host - 1);
+	for (int seq = 0; seq < 1000; seq++) {
+		char suffix[16] = "";
+		if (seq)
+			snprintf(suffix, sizeof suffix, ".%d", seq);
+		snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%d%s.sonde", sd_w.dir,
+			 base_name(sd_w.exe), host, (int)getpid(), suffix);
+		int fd = open(sd_w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0) {
+			err = -errno;
+			say("sonde: SONDE_OUTPUT: cannot create a file in '%s': %s "
+			    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
+			    sd_w.dir, strerror(-err));
+			return err;
+		}
+		struct stat st;
+		fstat(fd, &st);
+		sd_w.dev = st.st_dev;
+		sd_w.ino = st.st_ino;
+		sd_w.seq = seq;
+		close(fd);
+		sd_w.file_ok = 1;
+		return 0;
+	}
+	say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
+	    "(clean the directory)", sd_w.dir, "");
+	return -EEXIST;
+}
+
+/* Appends the encoded records to the file. Writer lock held. */
+static void flush_file(void)
+{
+	sd_w.last_flush_ns = sd_now_ns_sigsafe();
+	if (!sd_w.sbuf.size)
+		return;
+	if (!sd_w.file_ok) {
+		msgpack_sbuffer_clear(&sd_w.sbuf);
+		return;
+	}
+	int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != sd_w.dev || st.st_ino != sd_w.ino) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		sd_w.file_ok = 0;
+		say("sonde: %s: stream file vanished or was replaced (%s; profiling data from now "
+		    "on is discarded)", sd_w.path, fd < 0 ? strerror(e) : "different file");
+		msgpack_sbuffer_clear(&sd_w.sbuf);
+		return;
+	}
+	const char *p = sd_w.sbuf.data;
+	size_t left = sd_w.sbuf.size;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = errno;
+			/* Cut back to the last whole record: the file stays valid. */
+			if (ftruncate(fd, st.st_size + (off_t)(p - sd_w.sbuf.data)) != 0)
+				(void)0;
+			sd_w.file_ok = 0;
+			say("sonde: %s: write failed: %s (profiling data from now on is discarded; "
+			    "check free space)", sd_w.path, strerror(n < 0 ? e : ENOSPC));
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	sd_w.n_bytes += sd_w.sbuf.size;
+	close(fd);
+	msgpack_sbuffer_clear(&sd_w.sbuf);
+}
+
+/* ---- rings -------------------------------------------------------------- */
+
+struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
+{
+	if (!atomic_load(&sd_w.inited))
+		return NULL;
+	struct sd_ring *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->cap_bytes = sd_w.cfg.ring_bytes;
+	r->max_rec_bytes = (uint32_t)((sizeof(struct sd_rec) + (sd_w.cfg.max_depth + 1) * 8 + 7) & ~7ul);
+	r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
+	r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
+	if (r->buf == MAP_FAILED || !r->prev_pcs || !r->prev_nodes) {
+		if (r->buf != MAP_FAILED)
+			munmap(r->buf, r->cap_bytes);
+		free(r->prev_pcs);
+		free(r->prev_nodes);
+		free(r);
+		return NULL;
+	}
+	r->tid = tid;
+	r->t_begin_ns = sd_now_ns_sigsafe();
+	snprintf(r->name_begin, sizeof r->name_begin, "%s", name ? name : "");
+	pthread_mutex_lock(&sd_w.lock);
+	struct sd_ring **p = &sd_w.rings;
+	while (*p)
+		p = &(*p)->next;
+	*p = r;
+	pthread_mutex_unlock(&sd_w.lock);
+	return r;
+}
+
+void sd_writer_ring_close(struct sd_ring *r, const char *name)
+{
+	if (!r)
+		return;
+	snprintf(r->name_end, sizeof r->name_end, "%s", name ? name : "");
+	atomic_store(&r->t_end_ns, sd_now_ns_sigsafe());
+	atomic_store_explicit(&r->closed, 1, memory_order_release);
+}
+
+static void ring_free(struct sd_ring *r)
+{
+	munmap(r->buf, r->cap_bytes);
+	free(r->prev_pcs);
+	free(r->prev_nodes);
+	free(r);
+}
+
+static void emit_drops(struct sd_ring *r)
+{
+	int changed = 0;
+	uint64_t now[SD_DROP_NREASONS];
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++) {
+		now[i] = atomic_load_explicit(&r->drops[i], memory_order_relaxed);
+		changed |= now[i] != r->drops_sent[i];
+	}
+	if (!changed)
+		return;
+	memcpy(r->drops_sent, now, sizeof now);
+	sd_stream_drops(r->idx, now);
+}
+
+/* Drains every ring into records. Writer lock held. `all`: also rings of
+ * threads that are still running when the process ends. */
+static void drain(int final)
+{
+	emit_notes();
+	for (struct sd_ring **p = &sd_w.rings; *p;) {
+		struct sd_ring *r = *p;
+		int closed = atomic_load_explicit(&r->closed, memory_order_acquire);
+		if (!r->idx)
+			sd_stream_thread(r);
+		uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+		uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		while (tail != head) {
+			const struct sd_rec *rec = (const void *)(r->buf + (tail & (r->cap_bytes - 1)));
+			if (rec->kind == SD_REC_SAMPLE)
+				sd_stream_sample(r, rec);
+			tail += rec->len_bytes;
+			if (sd_w.sbuf.size > (1u << 20)) {
+				atomic_store_explicit(&r->tail, tail, memory_order_release);
+				flush_file();
+			}
+		}
+		atomic_store_explicit(&r->tail, tail, memory_order_release);
+		emit_drops(r);
+		if (closed || final) {
+			if (!closed) {
+				char path[64];
+				snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)r->tid);
+				FILE *f = fopen(path, "re");
+				if (f) {
+					if (fgets(r->name_end, sizeof r->name_end, f))
+						r->name_end[strcspn(r->name_end, "\n")] = 0;
+					fclose(f);
+				}
+				atomic_store(&r->t_end_ns, sd_now_ns_sigsafe());
+			}
+			sd_stream_thread_end(r);
+		}
+		if (closed) {
+			*p = r->next;
+			ring_free(r);
+		} else {
+			p = &r->next;
+		}
+	}
+	uint64_t now[SD_DROP_NREASONS];
+	int changed = 0;
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++) {
+		now[i] = atomic_load(&sd_w.global_drops[i]);
+		changed |= now[i] != sd_w.global_drops_sent[i];
+	}
+	if (changed) {
+		memcpy(sd_w.global_drops_sent, now, sizeof now);
+		sd_stream_drops(0, now);
+	}
+}
+
+/* Drain everything, END, flush. Writer lock held. */
+static void finish(const char *reason, int signo)
+{
+	if (atomic_exchange(&sd_w.ended, 1))
+		return;
+	drain(1);
+	sd_stream_end(reason, signo);
+	flush_file();
+}
+
+/* ---- the thread --------------------------------------------------------- */
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void *writer_main(void *unused)
+{
+	(void)unused;
+	unsigned tick = sd_w.cfg.flush_ms < 10 ? sd_w.cfg.flush_ms : 10;
+	for (;;) {
+		sleep_ms(tick);
+		if (atomic_load(&sd_w.final_req)) {
+			pthread_mutex_lock(&sd_w.lock);
+			finish(final_reason, atomic_load(&sd_w.final_signo));
+			pthread_mutex_unlock(&sd_w.lock);
+			atomic_store(&sd_w.final_done, 1);
+			break;
+		}
+		if (atomic_load(&sd_w.stop_req))
+			break;
+		pthread_mutex_lock(&sd_w.lock);
+		drain(0);
+		if (sd_now_ns_sigsafe() - sd_w.last_flush_ns >= sd_w.cfg.flush_ms * 1000000ull)
+			flush_file();
+		pthread_mutex_unlock(&sd_w.lock);
+	}
+	atomic_store(&sd_w.thread_running, 0);
+	return NULL;
+}
+
+static int start_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	atomic_store(&sd_w.stop_req, 0);
+	atomic_store(&sd_w.thread_running, 1);
+	int err = sd_w.cfg.create_thread(&sd_w.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		atomic_store(&sd_w.thread_running, 0);
+		say("sonde: writer thread: cannot start: %s (this run is not profiled%s)", strerror(err),
+		    "");
+		return -err;
+	}
+	return 0;
+}
+
+static void read_exe(void)
+{
+	ssize_t n = readlink("/proc/self/exe", sd_w.exe, sizeof sd_w.exe - 1);
+	sd_w.exe[n > 0 ? n : 0] = 0;
+	if (n <= 0)
+		snprintf(sd_w.exe, sizeof sd_w.exe, "unknown");
+}
+
+static void clock_origin(void)
+{
+	struct timespec r;
+	sd_w.t0_mono = sd_now_ns_sigsafe();
+	clock_gettime(CLOCK_REALTIME, &r);
+	sd_w.t0_real = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
+}
+
+/* Header, modules, and the first flush: the file is a valid stream as soon
+ * as it exists. Writer lock held. */
+static void begin_stream(void)
+{
+	msgpack_sbuffer_init(&sd_w.sbuf);
+	msgpack_packer_init(&sd_w.pk, &sd_w.sbuf, msgpack_sbuffer_write);
+	clock_origin();
+	sd_stream_header();
+	sd_modules_scan(sd_w.t0_mono, sd_w.t0_mono);
+	flush_file();
+}
+
+int sd_writer_init(const struct sd_writer_config *cfg)
+{
+	sd_w.cfg = *cfg;
+	if (sd_w.cfg.nsources > 8)
+		sd_w.cfg.nsources = 8;
+	memcpy(sd_w.sources, cfg->sources, sd_w.cfg.nsources * sizeof *sd_w.sources);
+	snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
+	read_exe();
+	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
+	if (!sd_w.tmp_nodes)
+		return -ENOMEM;
+	int err = create_file();
+	if (err)
+		return err;
+	pthread_mutex_lock(&sd_w.lock);
+	begin_stream();
+	pthread_mutex_unlock(&sd_w.lock);
+	atomic_store(&sd_w.inited, 1);
+	if (cfg->verbose)
+		say("sonde: profiling to %s%s", sd_w.path, "");
+	return 0;
+}
+
+int sd_writer_start(void)
+{
+	return start_thread();
+}
+
+void sd_writer_stop(const char *reason, int signo)
+{
+	if (!atomic_load(&sd_w.inited))
+		return;
+	if (atomic_load(&sd_w.thread_running)) {
+		atomic_store(&sd_w.stop_req, 1);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 5;
+		if (pthread_timedjoin_np(sd_w.thread, NULL, &until) != 0)
+			return; /* the writer is stuck: leave the valid prefix as it is */
+	}
+	pthread_mutex_lock(&sd_w.lock);
+	finish(reason, signo);
+	pthread_mutex_unlock(&sd_w.lock);
+}
+
+void sd_writer_resume(void)
+{
+	if (!atomic_load(&sd_w.inited))
+		return;
+	atomic_store(&sd_w.ended, 0);
+	start_thread();
+}
+
+void sd_writer_modules_changed(uint64_t t_ns)
+{
+	if (!atomic_load(&sd_w.inited))
+		return;
+	pthread_mutex_lock(&sd_w.lock);
+	sd_modules_scan(t_ns, sd_now_ns_sigsafe());
+	pthread_mutex_unlock(&sd_w.lock);
+}
+
+int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeout_ms)
+{
+	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.thread_running))
+		return 0;
+	final_reason = reason;
+	atomic_store(&sd_w.final_signo, signo);
+	atomic_store(&sd_w.final_req, 1);
+	for (unsigned waited = 0; waited < timeout_ms; waited++) {
+		if (atomic_load(&sd_w.final_done))
+			return 1;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* ---- fork --------------------------------------------------------------- */
+
+void sd_writer_fork_prepare(void)
+{
+	pthread_mutex_lock(&sd_w.lock);
+}
+
+void sd_writer_fork_parent(void)
+{
+	pthread_mutex_unlock(&sd_w.lock);
+}
+
+int sd_writer_fork_child(struct sd_ring *keep)
+{
+	pthread_mutex_init(&sd_w.lock, NULL);
+	if (!atomic_load(&sd_w.inited))
+		return -EINVAL;
+	/* The parent flushes what it had; nothing of it is written twice. */
+	pid_t parent = getppid();
+	msgpack_sbuffer_destroy(&sd_w.sbuf);
+	for (struct sd_ring *r = sd_w.rings, *next; r; r = next) {
+		next = r->next;
+		if (r != keep)
+			ring_free(r);
+	}
+	sd_w.rings = NULL;
+	sd_modules_free();
+	sd_stream_intern_reset();
+	sd_w.next_thread = 0;
+	sd_w.n_samples = sd_w.n_frames = sd_w.n_bytes = sd_w.n_threads = 0;
+	memset(sd_w.global_drops_sent, 0, sizeof sd_w.global_drops_sent);
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+		atomic_store(&sd_w.global_drops[i], 0);
+	atomic_store(&sd_w.notes_head, 0);
+	atomic_store(&sd_w.notes_done, 0);
+	sd_w.notes_sent = 0;
+	atomic_store(&sd_w.ended, 0);
+	atomic_store(&sd_w.final_req, 0);
+	atomic_store(&sd_w.final_done, 0);
+	atomic_store(&sd_w.thread_running, 0);
+	if (!keep) {
+		atomic_store(&sd_w.inited, 0);
+		return 0;
+	}
+	atomic_store(&keep->tail, atomic_load(&keep->head));
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++) {
+		atomic_store(&keep->drops[i], 0);
+		keep->drops_sent[i] = 0;
+	}
+	keep->idx = 0;
+	keep->prev_depth = 0;
+	keep->next = NULL;
+	keep->tid = gettid();
+	keep->t_begin_ns = sd_now_ns_sigsafe();
+	sd_w.rings = keep;
+	sd_w.fork_of = parent;
+	sd_w.file_ok = 0;
+	if (create_file() != 0) {
+		atomic_store(&sd_w.inited, 0);
+		return -EIO;
+	}
+	pthread_mutex_lock(&sd_w.lock);
+	begin_stream();
+	pthread_mutex_unlock(&sd_w.lock);
+	return start_thread();
+}

@@ -1,0 +1,196 @@
+/* writer.h - the writer component's whole interface.
+ *
+ * The writer owns the per-thread rings that signal handlers fill, the writer
+ * thread that drains them, the interning of call stacks into the call-path
+ * tree, msgpack encoding and the output file (docs/FORMAT.md).
+ *
+ * Two worlds meet here. The ring producer side (sd_ring_reserve_sigsafe,
+ * sd_ring_commit_sigsafe, sd_ring_drop_sigsafe) runs in signal context on the
+ * ring's own thread: async-signal-safe, lock-free, no allocation. Everything
+ * else runs in ordinary thread context, never in a handler.
+ */
+#ifndef SONDE_WRITER_H
+#define SONDE_WRITER_H
+
+#include <stdatomic.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum sd_drop {
+	SD_DROP_RING_FULL,
+	SD_DROP_BUSY,
+	SD_DROP_IN_DL,
+	SD_DROP_NO_THREAD,
+	SD_DROP_STOPPED,
+	SD_DROP_FD_STOLEN,
+	SD_DROP_NREASONS
+};
+
+enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2 };
+
+/* Sample flags, as in docs/FORMAT.md SAMPLE.flags. */
+#define SD_FLAG_TRUNCATED 1u
+#define SD_FLAG_PARTIAL 2u
+#define SD_FLAG_SLOWPATH 4u
+
+/* One raw record in a ring: fixed header, then `depth` PCs, innermost first.
+ * pcs[0] is the interrupted PC; pcs[1..] are return addresses. */
+struct sd_rec {
+	uint32_t len_bytes; /* whole record, multiple of 8 */
+	uint16_t kind;      /* enum sd_rec_kind */
+	uint16_t depth;
+	uint64_t t_ns;      /* CLOCK_MONOTONIC */
+	uint32_t weight;
+	uint8_t source;
+	uint8_t flags;
+	uint16_t unused;
+	uint64_t pcs[];
+};
+
+/* Single-producer (the thread's handlers) single-consumer (the writer) byte
+ * ring. head and tail only grow; positions are taken modulo cap_bytes. */
+struct sd_ring {
+	_Atomic uint64_t head;
+	char pad_head[56];
+	_Atomic uint64_t tail;
+	char pad_tail[56];
+	uint8_t *buf;
+	uint64_t cap_bytes;    /* power of two */
+	uint32_t max_rec_bytes;
+	uint64_t reserved_at;  /* producer-private: head after a pad */
+
+	/* Thread identity, set before the ring is published. */
+	pid_t tid;
+	uint64_t t_begin_ns;
+	char name_begin[16];
+	/* Set once by sd_writer_ring_close(). */
+	char name_end[16];
+	_Atomic uint64_t t_end_ns;
+	_Atomic int closed;
+
+	_Atomic uint64_t drops[SD_DROP_NREASONS];
+
+	/* Writer-private from here on. */
+	uint32_t idx;          /* stream thread id, 0 until announced */
+	uint64_t last_t_ns;
+	uint64_t drops_sent[SD_DROP_NREASONS];
+	uint32_t prev_depth;   /* last interned stack, for prefix reuse */
+	uint64_t *prev_pcs;
+	uint32_t *prev_nodes;
+	uint32_t prev_gen;
+	struct sd_ring *next;
+};
+
+/* --- producer side: async-signal-safe ---------------------------------- */
+
+/* Reserves room for one record of at most max_rec_bytes. Returns NULL when the
+ * ring is full (the caller counts a drop). async-signal-safe; producer only. */
+static inline struct sd_rec *sd_ring_reserve_sigsafe(struct sd_ring *r)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint64_t pos = head & (r->cap_bytes - 1);
+	uint64_t contig = r->cap_bytes - pos;
+	uint64_t used = head - tail;
+	uint64_t need = r->max_rec_bytes;
+
+	if (contig < need) {
+		if (r->cap_bytes - used < contig + need)
+			return NULL;
+		struct sd_rec *pad = (struct sd_rec *)(r->buf + pos);
+		pad->len_bytes = (uint32_t)contig;
+		pad->kind = SD_REC_PAD;
+		head += contig;
+		pos = 0;
+	} else if (r->cap_bytes - used < need) {
+		return NULL;
+	}
+	r->reserved_at = head;
+	return (struct sd_rec *)(r->buf + pos);
+}
+
+/* Publishes the record reserved last, with its final length (rounded up to
+ * 8 bytes here). async-signal-safe; producer only. */
+static inline void sd_ring_commit_sigsafe(struct sd_ring *r, struct sd_rec *rec)
+{
+	uint32_t len = (uint32_t)(sizeof *rec + rec->depth * sizeof rec->pcs[0]);
+	rec->len_bytes = (len + 7u) & ~7u;
+	rec->kind = SD_REC_SAMPLE;
+	atomic_store_explicit(&r->head, r->reserved_at + rec->len_bytes,
+			      memory_order_release);
+}
+
+/* Counts one lost sample. async-signal-safe; any thread. */
+static inline void sd_ring_drop_sigsafe(struct sd_ring *r, enum sd_drop why)
+{
+	atomic_fetch_add_explicit(&r->drops[why], 1, memory_order_relaxed);
+}
+
+/* --- writer lifecycle: ordinary context --------------------------------- */
+
+struct sd_source_info {
+	const char *name;      /* "cpu-time", "wall-time" */
+	const char *spec;      /* token as given */
+	const char *mechanism; /* what really delivers the samples */
+	const char *fallback_reason; /* NULL when none */
+	uint64_t period_ns;
+	int signo;
+};
+
+struct sd_writer_config {
+	const char *dir;           /* output directory, created if missing */
+	unsigned flush_ms;
+	unsigned max_depth;
+	const char *unwind;        /* "libunwind", "fp", "none" */
+	uint32_t ring_bytes;       /* per thread, power of two */
+	const struct sd_source_info *sources;
+	unsigned nsources;
+	int verbose;
+	/* How to start the writer thread without the sampler's pthread_create
+	 * interposition (the writer is never sampled). */
+	int (*create_thread)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+};
+
+/* Creates the output file and writes the header; does not start the thread.
+ * Returns 0 or -errno; on failure it has printed one `sonde:` line. */
+int sd_writer_init(const struct sd_writer_config *cfg);
+/* Starts the writer thread (all signals blocked in it). 0 or -errno. */
+int sd_writer_start(void);
+/* Final drain, END record, flush, thread joined (bounded wait). Idempotent.
+ * reason: "exit", "exec", "_exit", "signal"; signo for "signal". */
+void sd_writer_stop(const char *reason, int signo);
+/* After an exec that failed: start the writer thread again. */
+void sd_writer_resume(void);
+/* Asks the writer thread to flush everything now and waits up to timeout_ms
+ * for it. Safe from a signal handler (atomics and nanosleep only). Returns 1
+ * when the writer confirmed. async-signal-safe. */
+int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeout_ms);
+
+/* fork: prepare holds the writer's lock across fork; child starts a fresh
+ * stream for the new pid, drops every inherited ring but `keep` (emptied). */
+void sd_writer_fork_prepare(void);
+void sd_writer_fork_parent(void);
+int sd_writer_fork_child(struct sd_ring *keep);
+
+/* --- rings: ordinary context -------------------------------------------- */
+
+/* Allocates a ring for thread `tid` and registers it with the writer.
+ * Returns NULL (and counts nothing) when memory is short. */
+struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name);
+/* The thread is gone or going: the writer drains the rest, writes
+ * THREAD_END and frees the ring. The producer must not touch it afterwards. */
+void sd_writer_ring_close(struct sd_ring *r, const char *name);
+
+/* The set of loaded objects may have changed (after dlopen/dlclose).
+ * t_ns: when the change began (loads) or ended (unloads). */
+void sd_writer_modules_changed(uint64_t t_ns);
+/* One diagnostic line into the stream (NOTE record); also what was printed. */
+void sd_writer_note(const char *text);
+/* Process-wide drops (no thread record). async-signal-safe. */
+void sd_writer_drop_global_sigsafe(enum sd_drop why);
+
+/* CLOCK_MONOTONIC in ns. async-signal-safe. */
+uint64_t sd_now_ns_sigsafe(void);
+
+#endif

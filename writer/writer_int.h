@@ -1,0 +1,103 @@
+/* writer_int.h - private to writer/: the writer's state and the functions its
+ * files share. Nothing outside writer/ includes this. */
+#ifndef SONDE_WRITER_INT_H
+#define SONDE_WRITER_INT_H
+
+#include <msgpack.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "writer/writer.h"
+
+#define SD_BUILD_ID_MAX 64
+#define SD_NOTES 16
+
+struct sd_module {
+	uint32_t id;
+	char *path;
+	uintptr_t bias, lo, hi;
+	uint8_t build_id[SD_BUILD_ID_MAX];
+	unsigned build_id_len;
+	uint64_t t_load, t_unload; /* CLOCK_MONOTONIC ns */
+	int loaded, seen;
+};
+
+struct sd_intern_slot {
+	uint64_t addr;
+	uint32_t parent, module, node;
+};
+
+/* The writer's whole state. `lock` guards everything below it; the flags
+ * above it are atomics shared with the handler-side flush request. */
+struct sd_writer {
+	_Atomic int inited;
+	_Atomic int stop_req;
+	_Atomic int final_req;
+	_Atomic int final_done;
+	_Atomic int thread_running;
+	_Atomic int ended;          /* END written */
+	_Atomic int final_signo;
+	_Atomic uint64_t global_drops[SD_DROP_NREASONS];
+	uint64_t global_drops_sent[SD_DROP_NREASONS];
+	char notes[SD_NOTES][256];
+	_Atomic unsigned notes_head; /* slots claimed */
+	_Atomic unsigned notes_done; /* slots filled */
+	unsigned notes_sent;
+
+	pthread_mutex_t lock;
+	pthread_t thread;
+	struct sd_writer_config cfg;
+	struct sd_source_info sources[8];
+	char dir[4096];
+	char exe[4096];
+	char path[4200];
+	dev_t dev;
+	ino_t ino;
+	int file_ok;
+	int seq;
+	pid_t fork_of;
+	uint64_t t0_mono, t0_real;
+	uint64_t last_flush_ns;
+
+	msgpack_sbuffer sbuf;
+	msgpack_packer pk;
+
+	struct sd_ring *rings;
+	uint32_t next_thread;
+
+	struct sd_module **mods;
+	size_t nmods, capmods;
+	struct sd_module **loaded; /* sorted by lo */
+	size_t nloaded;
+	uint32_t mod_gen;
+
+	struct sd_intern_slot *slots;
+	size_t nslots, used_slots;
+	uint32_t next_node;
+	uint32_t *tmp_nodes;
+
+	uint64_t n_samples, n_frames, n_bytes, n_threads;
+};
+
+extern struct sd_writer sd_w;
+
+/* modules.c */
+void sd_modules_scan(uint64_t t_load, uint64_t t_unload);
+struct sd_module *sd_modules_find(uintptr_t addr, uint64_t t_ns);
+void sd_modules_free(void);
+
+/* stream.c: encoders; writer lock held. */
+void sd_stream_header(void);
+void sd_stream_module(const struct sd_module *m);
+void sd_stream_module_end(const struct sd_module *m);
+void sd_stream_thread(struct sd_ring *r);
+void sd_stream_thread_end(struct sd_ring *r);
+void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
+void sd_stream_drops(uint32_t thread, const uint64_t *counts);
+void sd_stream_end(const char *reason, int signo);
+void sd_stream_note(const char *text);
+void sd_stream_intern_reset(void);
+uint64_t sd_stream_rel(uint64_t t_ns);
+
+#endif
