@@ -1,0 +1,203 @@
+/*
+ * analyze/analyze.h: the one interface of the offline analyzer and CLI (`sonde`).
+ *
+ * Layers, bottom up:
+ *   stream.c   reads a docs/FORMAT.md stream record by record (bounded memory, byte offsets)
+ *   hash.c     two small hash maps (u64 -> u32, string -> u32) used by the layers above
+ *   symbols.c  turns (module, ELF vaddr) into function names with elfutils, cached
+ *   profile.c  loads streams into one merged call tree plus per-thread/per-source tables
+ *   output.c   renders a loaded profile (flat/folded/threads/sources; text/csv/json)
+ *   cmd_*.c    one file per subcommand; main.c holds the command table
+ *
+ * Everything here runs in one ordinary thread of the `sonde` process; nothing is shared
+ * with the runtime (libsonde.so) except docs/FORMAT.md.
+ */
+#ifndef SONDE_ANALYZE_H
+#define SONDE_ANALYZE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <msgpack.h>
+
+/* Exit codes of the CLI (listed in `sonde --help`). `sonde run` returns the child's. */
+enum sd_exit {
+	SD_EXIT_OK = 0,
+	SD_EXIT_USAGE = 2,    /* bad command line */
+	SD_EXIT_IO = 3,       /* a file or directory could not be read */
+	SD_EXIT_BADINPUT = 4, /* the input is not a (valid) sonde stream */
+};
+
+/* ---- subcommands (cmd_*.c): argv[0] is the subcommand name; result is an exit code ---- */
+int sd_cmd_run(int argc, char **argv);
+int sd_cmd_report(int argc, char **argv);
+int sd_cmd_dump(int argc, char **argv);
+
+/* ---- stream.c ---------------------------------------------------------------------- */
+
+/* Record kinds of docs/FORMAT.md. */
+enum sd_kind {
+	SD_K_HEADER = 1, SD_K_MODULE, SD_K_MODULE_END, SD_K_THREAD, SD_K_THREAD_END,
+	SD_K_FRAME, SD_K_SAMPLE, SD_K_DROPS, SD_K_END, SD_K_NOTE,
+};
+
+/* Errors of the reader beyond plain -errno from open/read. */
+#define SD_ERR_TRUNC  (-EPIPE)   /* the data ends inside a record */
+#define SD_ERR_CORRUPT (-EBADMSG) /* bytes that are not msgpack, or a record not [kind, ...] */
+#define SD_ERR_FOREIGN (-EPROTO)  /* first record is not a sonde HEADER */
+#define SD_ERR_EMPTY  (-ENODATA)  /* zero bytes */
+#define SD_ERR_VERSION (-EPROTONOSUPPORT) /* a sonde HEADER of another format version */
+
+/* A reader over one stream. Fields are read-only for callers. */
+struct sd_stream {
+	const char *name;        /* for messages; not owned */
+	const uint8_t *data;     /* whole file (mmap'ed or malloc'ed) */
+	size_t len_bytes;
+	int owned;               /* 1: munmap, 2: free, 0: caller's memory */
+	size_t off;              /* byte offset of the next record */
+	uint64_t nrecords;       /* records returned so far */
+	size_t err_off;          /* offset of the record that failed (after an error) */
+	const char *err_why;     /* what was wrong with it (static string) */
+	uint64_t version;        /* from the HEADER */
+	msgpack_unpacked up;     /* storage of the last record returned */
+};
+
+/* One record: valid until the next sd_stream_next() or sd_stream_close(). */
+struct sd_record {
+	size_t offset;           /* byte offset of the record in the stream */
+	uint64_t kind;
+	const msgpack_object *v; /* the whole array: v[0] is the kind */
+	uint32_t n;              /* number of elements */
+};
+
+/* Open `path` (regular file: mmap; other files: read whole). 0 or -errno. */
+int sd_stream_open(struct sd_stream *s, const char *path);
+/* Read from caller memory `data` (kept, not copied). Never fails. */
+void sd_stream_init_mem(struct sd_stream *s, const char *name, const void *data, size_t len);
+/* Next record: 1 and *rec filled, 0 at a clean end, SD_ERR_TRUNC, SD_ERR_CORRUPT.
+ * After an error the stream stays at the failing record (err_off). */
+int sd_stream_next(struct sd_stream *s, struct sd_record *rec);
+/* Read the first record and check it is a sonde HEADER: 0, SD_ERR_EMPTY, SD_ERR_FOREIGN,
+ * SD_ERR_TRUNC (bytes are the start of a header), SD_ERR_CORRUPT does not occur here. */
+int sd_stream_header(struct sd_stream *s, struct sd_record *rec);
+void sd_stream_close(struct sd_stream *s);
+/* Print `sonde: NAME: <why> (<hint>)` for an open/header/next error other than
+ * truncation, and return the exit code that goes with it. */
+int sd_stream_perror(const struct sd_stream *s, const char *name, int err);
+
+/* Field accessors: 0 and *out set if element i exists with the right type, else -EINVAL. */
+int sd_rec_u64(const struct sd_record *r, uint32_t i, uint64_t *out);
+int sd_rec_str(const struct sd_record *r, uint32_t i, const char **p, uint32_t *len);
+/* Look up key `key` in a msgpack map; NULL if absent or obj is not a map. */
+const msgpack_object *sd_map_get(const msgpack_object *map, const char *key);
+/* Copy a str object into a fresh NUL-terminated string (NULL if not a str). Caller frees. */
+char *sd_obj_strdup(const msgpack_object *o);
+int sd_obj_u64(const msgpack_object *o, uint64_t *out);
+
+/* ---- hash.c ------------------------------------------------------------------------ */
+
+/* Open-addressing map from u64 keys to u32 values. Zero-initialize to init. */
+struct sd_u64map { uint64_t *keys; uint32_t *vals; size_t cap, n; };
+int sd_u64map_get(const struct sd_u64map *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
+int sd_u64map_put(struct sd_u64map *m, uint64_t key, uint32_t val);        /* 0 or -ENOMEM */
+void sd_u64map_fini(struct sd_u64map *m);
+
+/* Map from byte strings (copied) to u32. Zero-initialize to init. */
+struct sd_strmap { char **keys; size_t *klens; uint32_t *vals; size_t cap, n; };
+int sd_strmap_get(const struct sd_strmap *m, const void *key, size_t len, uint32_t *val);
+int sd_strmap_put(struct sd_strmap *m, const void *key, size_t len, uint32_t val);
+void sd_strmap_fini(struct sd_strmap *m);
+
+/* ---- symbols.c --------------------------------------------------------------------- */
+
+/* A function: what the flat profile has one row for. Keyed by (module path, name). */
+struct sd_func {
+	char *name;      /* symbol name, or "module+0xADDR" / "0xADDR" when unknown */
+	char *module;    /* basename of the module path ("" for none) */
+	char *display;   /* name, plus " [module]" when the name occurs in two modules */
+};
+
+struct sd_symbolizer;
+/* addresses: 1 to never look up names (always module+0xoffset). NULL on ENOMEM. */
+struct sd_symbolizer *sd_sym_new(int addresses);
+void sd_sym_free(struct sd_symbolizer *sy);
+/* Register a module of a stream; returns a module handle >= 0 or -ENOMEM. Modules with
+ * the same path and build-id share a handle (opened once). build_id may be NULL. */
+int sd_sym_module(struct sd_symbolizer *sy, const char *path, const uint8_t *build_id,
+		  size_t build_id_len);
+/* Function id of address `addr` in module handle `mod` (-1: no module, addr is raw; -2:
+ * module id not defined in the stream). Result >= 0, or -ENOMEM. Cached per (mod, addr). */
+int sd_sym_lookup(struct sd_symbolizer *sy, int mod, uint64_t addr);
+/* A pseudo function with a fixed name such as "[no stack]". */
+int sd_sym_pseudo(struct sd_symbolizer *sy, const char *name);
+/* Source "file:line" of (mod, addr) into buf, 0 or -ENOENT. For later views. */
+int sd_sym_srcline(struct sd_symbolizer *sy, int mod, uint64_t addr, char *buf, size_t len);
+/* Fill every func's `display` (call once after all lookups). 0 or -ENOMEM. */
+int sd_sym_finish(struct sd_symbolizer *sy);
+size_t sd_sym_nfuncs(const struct sd_symbolizer *sy);
+const struct sd_func *sd_sym_func(const struct sd_symbolizer *sy, uint32_t id);
+
+/* ---- profile.c --------------------------------------------------------------------- */
+
+/* One row of the threads view. */
+struct sd_thread_row {
+	uint64_t pid, tid;
+	char *name;
+	uint64_t samples;
+	uint64_t first_ns, last_ns; /* time of the first and last sample (valid if samples) */
+};
+
+/* One row of the sources view, merged across streams by (name, period, unit, mechanism). */
+struct sd_source_row {
+	char *name, *spec, *unit, *mechanism;
+	uint64_t period;
+	uint64_t samples;
+	double weight;              /* sum of weight x period, in `unit` */
+};
+
+/* Merged call tree: node 0 is the root; parent < child. */
+struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; };
+
+struct sd_profile {
+	struct sd_symbolizer *sym;
+	const char *only_source;    /* count only samples of this source name (NULL: all) */
+	struct sd_cnode *nodes; size_t nnodes, capnodes;
+	struct sd_u64map children;  /* (parent << 32 | func) -> node */
+	struct sd_thread_row *threads; size_t nthreads, capthreads;
+	struct sd_source_row *sources; size_t nsources, capsources;
+	uint64_t samples;           /* all samples counted */
+	double weight;
+	uint64_t dropped;           /* sum of the last DROPS counts of every thread */
+	uint64_t streams, truncated;
+	uint64_t *pids; size_t npids, cappids; /* distinct processes */
+	struct sd_strmap drop_reasons; uint64_t *drop_counts; size_t ndrop, capdrop;
+	char **drop_names;
+};
+
+/* addresses: see sd_sym_new. 0 or -ENOMEM. */
+int sd_profile_init(struct sd_profile *p, int addresses);
+void sd_profile_fini(struct sd_profile *p);
+/* Read a whole stream (header already unread) and merge it into p. The stream is merged
+ * only if it is valid: 0 (complete), 1 (truncated: the valid prefix was merged),
+ * or an SD_ERR_* / -errno (nothing merged). *bad_off gets the failing offset. */
+int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off);
+
+/* ---- output.c ---------------------------------------------------------------------- */
+
+enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
+enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES };
+
+struct sd_report_opts {
+	enum sd_format format;
+	enum sd_view view;
+	int weight;                 /* --metric weight */
+	size_t top;                 /* 0: all rows */
+};
+
+int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* JSON helpers shared with `dump`. */
+void sd_json_str(FILE *out, const char *s, size_t len);
+void sd_json_obj(FILE *out, const msgpack_object *o);
+
+#endif

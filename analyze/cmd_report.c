@@ -1,0 +1,276 @@
+/*
+ * cmd_report.c: `sonde report [OPTIONS] PATH...`: expands PATHs (files, or directories
+ * of *.sonde files, one level of subdirectories deep, names sorted), loads every stream
+ * into one profile (profile.c) and prints one view of it (output.c).
+ *
+ * Error policy: a missing PATH or a directory without streams is fatal (3 / 4). A bad
+ * file (unreadable, foreign, corrupt) is reported on stderr and skipped, or fatal with
+ * --strict; a truncated stream is a warning and its valid prefix is used. When no file
+ * could be used the exit code is 4.
+ */
+#include "analyze/analyze.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+	"usage: sonde report [--format text|folded|csv|json] [--view flat|threads|sources]\n"
+	"                    [--metric samples|weight] [--top N] [--source NAME]\n"
+	"                    [--addresses] [--strict] PATH...";
+
+struct files { char **v; size_t n, cap; };
+
+static int add_file(struct files *f, const char *dir, const char *name)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		char **nv = realloc(f->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		f->v = nv;
+		f->cap = cap;
+	}
+	size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+	char *p = malloc(len);
+	if (!p)
+		return -ENOMEM;
+	if (dir)
+		snprintf(p, len, "%s/%s", dir, name);
+	else
+		snprintf(p, len, "%s", name);
+	f->v[f->n++] = p;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_stream_name(const char *n)
+{
+	size_t l = strlen(n);
+	return l > 6 && !strcmp(n + l - 6, ".sonde");
+}
+
+/* Add the *.sonde files of dir (and, when depth > 0, of its subdirectories). */
+static int scan_dir(struct files *f, const char *dir, int depth)
+{
+	struct files sub = { 0 };
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (e = readdir(d))) {
+		struct stat st;
+		char path[PATH_MAX];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth > 0)
+			err = add_file(&sub, dir, e->d_name);
+		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name))
+			err = add_file(f, dir, e->d_name);
+	}
+	closedir(d);
+	qsort(sub.v, sub.n, sizeof(*sub.v), cmp_str);
+	for (size_t i = 0; i < sub.n; i++) {
+		if (!err)
+			err = scan_dir(f, sub.v[i], depth - 1);
+		free(sub.v[i]);
+	}
+	free(sub.v);
+	return err;
+}
+
+static int parse_enum(const char *opt, const char *val, const char *const *names, int *out)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(val, names[i])) {
+			*out = i;
+			return 0;
+		}
+	fprintf(stderr, "sonde: report: %s: unknown value '%s' (%s)\n", opt, val, usage);
+	return -EINVAL;
+}
+
+int sd_cmd_report(int argc, char **argv)
+{
+	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
+	static const char *const views[] = { "flat", "threads", "sources", NULL };
+	static const char *const metrics[] = { "samples", "weight", NULL };
+	struct sd_report_opts o = { 0 };
+	struct sd_profile p = { 0 };
+	struct files files = { 0 };
+	const char *only_source = NULL;
+	int addresses = 0, strict = 0, code = SD_EXIT_USAGE, used = 0, v;
+	char **paths = calloc((size_t)argc + 1, sizeof(*paths));
+	size_t npaths = 0;
+
+	if (!paths) {
+		fprintf(stderr, "sonde: report: out of memory\n");
+		return SD_EXIT_IO;
+	}
+	for (int i = 1, opts = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		if (!opts || a[0] != '-' || !a[1]) {
+			paths[npaths++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			opts = 0;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("%s\n\nColumns and formats: docs/REPORT.md.\n", usage);
+			code = SD_EXIT_OK;
+			goto out;
+		}
+		if (!strcmp(a, "--addresses")) {
+			addresses = 1;
+			continue;
+		}
+		if (!strcmp(a, "--strict")) {
+			strict = 1;
+			continue;
+		}
+		static const char *const with_val[] = { "--format", "--view", "--metric", "--top",
+							"--source", NULL };
+		size_t k, l = 0;
+		for (k = 0; with_val[k]; k++) {
+			l = strlen(with_val[k]);
+			if (!strncmp(a, with_val[k], l) && (a[l] == 0 || a[l] == '='))
+				break;
+		}
+		if (!with_val[k]) {
+			fprintf(stderr, "sonde: report: unknown option '%s' (%s)\n", a, usage);
+			goto out;
+		}
+		if (a[l] == '=') {
+			val = a + l + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			fprintf(stderr, "sonde: report: option '%s' needs a value (%s)\n", a, usage);
+			goto out;
+		}
+		if (k == 0 && parse_enum(a, val, formats, &v) == 0)
+			o.format = (enum sd_format)v;
+		else if (k == 1 && parse_enum(a, val, views, &v) == 0)
+			o.view = (enum sd_view)v;
+		else if (k == 2 && parse_enum(a, val, metrics, &v) == 0)
+			o.weight = v;
+		else if (k == 3) {
+			char *end;
+			unsigned long long n = strtoull(val, &end, 10);
+			if (!*val || *end || val[0] == '-') {
+				fprintf(stderr, "sonde: report: --top: '%s' is not a count (%s)\n", val,
+					usage);
+				goto out;
+			}
+			o.top = (size_t)n;
+		} else if (k == 4)
+			only_source = val;
+		else
+			goto out;
+	}
+	if (o.format == SD_FMT_FOLDED && o.view != SD_VIEW_FLAT) {
+		fprintf(stderr, "sonde: report: --format folded shows call paths (use it without "
+			"--view, or pick text, csv or json)\n");
+		goto out;
+	}
+	if (!npaths) {
+		fprintf(stderr, "sonde: report: no PATH given (%s)\n", usage);
+		goto out;
+	}
+	if (sd_profile_init(&p, addresses))
+		goto nomem;
+	p.only_source = only_source;
+
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		size_t before = files.n;
+		if (stat(paths[i], &st) < 0) {
+			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(errno));
+			code = SD_EXIT_IO;
+			goto out;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (add_file(&files, NULL, paths[i]))
+				goto nomem;
+			continue;
+		}
+		int err = scan_dir(&files, paths[i], 1);
+		if (err == -ENOMEM)
+			goto nomem;
+		if (err) {
+			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(-err));
+			code = SD_EXIT_IO;
+			goto out;
+		}
+		if (files.n == before) {
+			fprintf(stderr, "sonde: %s: no .sonde files in this directory (give the output "
+				"directory of 'sonde run', or stream files)\n", paths[i]);
+			code = SD_EXIT_BADINPUT;
+			goto out;
+		}
+		qsort(files.v + before, files.n - before, sizeof(*files.v), cmp_str);
+	}
+
+	for (size_t i = 0; i < files.n; i++) {
+		struct sd_stream s;
+		size_t off = 0;
+		int r = sd_stream_open(&s, files.v[i]);
+		if (r == 0)
+			r = sd_profile_add(&p, &s, &off);
+		if (r == -ENOMEM) {
+			sd_stream_close(&s);
+			goto nomem;
+		}
+		if (r == 1)
+			fprintf(stderr, "sonde: %s: truncated at byte %zu (using the valid prefix)\n",
+				files.v[i], off);
+		if (r >= 0) {
+			used++;
+		} else {
+			int c = sd_stream_perror(&s, files.v[i], r);
+			if (strict) {
+				sd_stream_close(&s);
+				code = c;
+				goto out;
+			}
+		}
+		sd_stream_close(&s);
+	}
+	if (!used) {
+		fprintf(stderr, "sonde: report: no stream could be read (nothing to report)\n");
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
+	if (sd_output(stdout, &p, &o))
+		goto nomem;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "sonde: report: stdout: %s\n", strerror(errno));
+		code = SD_EXIT_IO;
+		goto out;
+	}
+	code = SD_EXIT_OK;
+	goto out;
+nomem:
+	fprintf(stderr, "sonde: report: out of memory\n");
+	code = SD_EXIT_IO;
+out:
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	free(files.v);
+	free(paths);
+	sd_profile_fini(&p);
+	return code;
+}

@@ -1,0 +1,209 @@
+/*
+ * cmd_run.c: `sonde run [-e SPEC]... [-o DIR] [--] CMD [ARGS]`, runs CMD with libsonde.so
+ * preloaded and returns CMD's exit status (128+signo if a signal killed it), like a shell.
+ *
+ * The environment of CMD gets SONDE_SAMPLE (the -e specs joined with commas, only when
+ * some were given), SONDE_OUTPUT (-o DIR, else an existing $SONDE_OUTPUT, else
+ * ./sonde-<basename of CMD>) and LD_PRELOAD with the absolute path of libsonde.so first
+ * ($SONDE_LIB, else the one next to this executable). While CMD runs, sonde ignores
+ * SIGINT and SIGQUIT so that a ^C reaches CMD and sonde still reports where the profile
+ * went. An exec failure is reported through a close-on-exec pipe, so exactly one of
+ * "cannot run" (exit 127/126) or "profile written" is printed.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include "analyze/analyze.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char usage[] = "usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS]";
+
+/* Absolute path of libsonde.so into buf: 0, or an exit code after a message. */
+static int find_lib(char *buf, size_t len)
+{
+	const char *env = getenv("SONDE_LIB");
+	char exe[PATH_MAX], abs[PATH_MAX];
+
+	if (env && *env) {
+		if (!realpath(env, abs) || access(abs, R_OK)) {
+			fprintf(stderr, "sonde: SONDE_LIB=%s: %s (point SONDE_LIB at a built "
+				"libsonde.so)\n", env, strerror(errno));
+			return SD_EXIT_IO;
+		}
+		snprintf(buf, len, "%s", abs);
+		return 0;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		fprintf(stderr, "sonde: /proc/self/exe: %s (set SONDE_LIB)\n", strerror(errno));
+		return SD_EXIT_IO;
+	}
+	exe[n] = 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", exe);
+	snprintf(buf, len, "%s/libsonde.so", dirname(dir));
+	if (access(buf, R_OK)) {
+		fprintf(stderr, "sonde: libsonde.so: not found next to %s (build it, or set "
+			"SONDE_LIB)\n", exe);
+		return SD_EXIT_IO;
+	}
+	return 0;
+}
+
+/* Append `s` to the heap string *acc with separator `sep` (NULL acc: start). */
+static int append(char **acc, const char *sep, const char *s)
+{
+	size_t a = *acc ? strlen(*acc) : 0;
+	char *n = realloc(*acc, a + strlen(sep) + strlen(s) + 1);
+
+	if (!n)
+		return -ENOMEM;
+	if (a)
+		strcat(strcat(n, sep), s);
+	else
+		strcpy(n, s);
+	*acc = n;
+	return 0;
+}
+
+int sd_cmd_run(int argc, char **argv)
+{
+	char *sample = NULL, *preload = NULL, *outdir = NULL;
+	const char *out = NULL;
+	char lib[PATH_MAX];
+	int i, code = SD_EXIT_USAGE, pfd[2] = { -1, -1 };
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		int is_e = !strcmp(a, "-e") || !strcmp(a, "--sample");
+		int is_o = !strcmp(a, "-o") || !strcmp(a, "--output");
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("%s\n\n"
+			       "  -e, --sample SPEC   sampling source, e.g. cpu-time@1ms (repeatable; "
+			       "sets SONDE_SAMPLE)\n"
+			       "  -o, --output DIR    where streams go (default ./sonde-<CMD>; sets "
+			       "SONDE_OUTPUT)\n"
+			       "Preloads libsonde.so from next to sonde (or $SONDE_LIB). Exit status: "
+			       "CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
+			       usage);
+			code = SD_EXIT_OK;
+			goto out;
+		}
+		if (is_e || is_o) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "sonde: run: option '%s' needs a value (%s)\n", a, usage);
+				goto out;
+			}
+			val = argv[++i];
+		} else if (!strncmp(a, "--sample=", 9) || !strncmp(a, "--output=", 9)) {
+			is_e = a[2] == 's';
+			is_o = !is_e;
+			val = a + 9;
+		} else if (!strncmp(a, "-e", 2) || !strncmp(a, "-o", 2)) {
+			is_e = a[1] == 'e';
+			is_o = !is_e;
+			val = a + 2;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "sonde: run: unknown option '%s' (%s)\n", a, usage);
+			goto out;
+		} else {
+			break; /* CMD */
+		}
+		if (is_e && append(&sample, ",", val))
+			goto nomem;
+		if (is_o)
+			out = val;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "sonde: run: no command given (%s)\n", usage);
+		goto out;
+	}
+	if ((code = find_lib(lib, sizeof(lib))))
+		goto out;
+	if (!out && getenv("SONDE_OUTPUT") && *getenv("SONDE_OUTPUT"))
+		out = getenv("SONDE_OUTPUT");
+	if (!out) {
+		const char *base = strrchr(argv[i], '/');
+		if (append(&outdir, "", "./sonde-") || append(&outdir, "", base ? base + 1 : argv[i]))
+			goto nomem;
+		out = outdir;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	if (append(&preload, "", lib) || (old && *old && append(&preload, ":", old)))
+		goto nomem;
+	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", out, 1) ||
+	    setenv("LD_PRELOAD", preload, 1))
+		goto nomem;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		fprintf(stderr, "sonde: run: pipe: %s\n", strerror(errno));
+		code = SD_EXIT_IO;
+		goto out;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sonde: run: fork: %s (too many processes?)\n", strerror(errno));
+		code = SD_EXIT_IO;
+		goto out;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		execvp(argv[i], argv + i);
+		int err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	int exec_err = 0, status = 0;
+	ssize_t n;
+	while ((n = read(pfd[0], &exec_err, sizeof(exec_err))) < 0 && errno == EINTR)
+		;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	if (n == (ssize_t)sizeof(exec_err)) {
+		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", argv[i],
+			strerror(exec_err));
+		code = exec_err == ENOENT ? 127 : 126;
+		goto out;
+	}
+	code = WIFEXITED(status) ? WEXITSTATUS(status)
+	     : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	struct stat st;
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		fprintf(stderr, "sonde: profile written to %s (sonde report %s)\n", out, out);
+	else
+		fprintf(stderr, "sonde: %s: no profile was written (is %s static, or does it "
+			"clear LD_PRELOAD?)\n", out, argv[i]);
+	goto out;
+nomem:
+	fprintf(stderr, "sonde: run: out of memory\n");
+	code = SD_EXIT_IO;
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	free(sample);
+	free(preload);
+	free(outdir);
+	return code;
+}

@@ -1,0 +1,278 @@
+/*
+ * mkstream.c: writes sonde streams (docs/FORMAT.md) with known contents, for the analyzer
+ * tests, while the runtime cannot write them yet. Its MODULE records describe this very
+ * binary (and libmkdup.so), with the real path, build-id (read from the loaded notes) and
+ * load bias, and its FRAME addrs are the ELF addresses of the mk_* functions below, so
+ * `sonde report` must symbolize them to those names.
+ *
+ * Prints the stream's size, or for corrupt/cycle the offset of the bad record.
+ * usage: mkstream SCENARIO OUT [--pid N] [--bad-build-id] [--missing-module] [--no-end]
+ * The scenarios and their exact counts are listed with each function; the shell tests
+ * assert on them.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <msgpack.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Functions whose addresses appear in the streams: different bodies so that identical
+ * code folding cannot merge them. */
+volatile int mk_sink;
+__attribute__((noinline)) void mk_main(void) { mk_sink = 1; mk_sink += 11; }
+__attribute__((noinline)) void mk_alpha(void) { mk_sink = 2; mk_sink *= 22; }
+__attribute__((noinline)) void mk_beta(void) { mk_sink = 3; mk_sink -= 33; }
+__attribute__((noinline)) void mk_gamma(void) { mk_sink = 4; mk_sink ^= 44; }
+__attribute__((noinline)) void mk_recurse(void) { mk_sink = 5; mk_sink |= 55; }
+void mk_alpha_dup(void); /* libmkdup.so: a function named mk_alpha lives there too */
+void *mk_dup_alpha_addr(void);
+
+struct mod { const char *name; uintptr_t bias; uint8_t bid[64]; size_t bid_len; char path[PATH_MAX]; };
+
+static int find_mod(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct mod *m = data;
+	(void)size;
+	if (m->name[0] ? !strstr(info->dlpi_name, m->name) : info->dlpi_name[0] != 0)
+		return 0;
+	m->bias = info->dlpi_addr;
+	if (m->name[0])
+		snprintf(m->path, sizeof(m->path), "%s", info->dlpi_name);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const uint8_t *desc = p + sizeof(*nh) + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(p + sizeof(*nh), "GNU", 4) && nh->n_descsz <= sizeof(m->bid)) {
+				memcpy(m->bid, desc, nh->n_descsz);
+				m->bid_len = nh->n_descsz;
+				return 1;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;
+}
+
+static msgpack_packer pk;
+static msgpack_sbuffer sb;
+static size_t mark; /* offset of the bad record, printed for the tests */
+
+static void str(const char *s) { msgpack_pack_str_with_body(&pk, s, strlen(s)); }
+static void u64(uint64_t v) { msgpack_pack_uint64(&pk, v); }
+static void kv_str(const char *k, const char *v) { str(k); str(v); }
+static void kv_u64(const char *k, uint64_t v) { str(k); u64(v); }
+
+static void header(uint64_t pid)
+{
+	msgpack_pack_array(&pk, 4);
+	u64(1); str("sonde"); u64(1);
+	msgpack_pack_map(&pk, 7);
+	kv_u64("pid", pid);
+	kv_u64("ppid", 1);
+	kv_str("host", "testhost");
+	kv_str("exe", "/usr/bin/mkstream-test");
+	str("argv"); msgpack_pack_array(&pk, 2); str("mkstream"); str("a,\"b\"\n");
+	str("sources"); msgpack_pack_array(&pk, 2);
+	msgpack_pack_map(&pk, 6);
+	kv_str("name", "cpu-time"); kv_str("spec", "cpu-time@1ms"); kv_str("unit", "ns");
+	kv_u64("period", 1000000); kv_str("mechanism", "perf_event:task-clock");
+	kv_u64("signal", 34);
+	msgpack_pack_map(&pk, 6);
+	kv_str("name", "wall-time"); kv_str("spec", "wall-time@10ms"); kv_str("unit", "ns");
+	kv_u64("period", 10000000); kv_str("mechanism", "posix-timer:monotonic");
+	kv_u64("signal", 35);
+	str("clock"); msgpack_pack_map(&pk, 2);
+	kv_u64("monotonic_ns", 123456789); kv_u64("realtime_ns", 1700000000000000000ULL);
+}
+
+static void module(uint64_t id, const char *path, const uint8_t *bid, size_t bid_len,
+		   uint64_t bias)
+{
+	msgpack_pack_array(&pk, 8);
+	u64(2); u64(id); u64(10); str(path);
+	if (bid)
+		msgpack_pack_bin_with_body(&pk, bid, bid_len);
+	else
+		msgpack_pack_nil(&pk);
+	u64(bias); u64(bias); u64(bias + 0x10000);
+}
+
+static void thread(uint64_t id, uint64_t tid, uint64_t t, const char *name)
+{
+	msgpack_pack_array(&pk, 5);
+	u64(4); u64(id); u64(tid); u64(t); str(name);
+}
+
+static void frame(uint64_t node, uint64_t parent, uint64_t mod, uint64_t addr)
+{
+	msgpack_pack_array(&pk, 5);
+	u64(6); u64(node); u64(parent); u64(mod); u64(addr);
+}
+
+static void samples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t weight)
+{
+	for (int i = 0; i < n; i++) {
+		msgpack_pack_array(&pk, 6);
+		u64(7); u64(thr); u64(1000000); u64(src); u64(node); u64(weight);
+	}
+}
+
+static void drops(uint64_t thr, uint64_t ring_full, uint64_t busy)
+{
+	msgpack_pack_array(&pk, 3);
+	u64(8); u64(thr);
+	msgpack_pack_map(&pk, busy ? 2 : 1);
+	kv_u64("ring_full", ring_full);
+	if (busy)
+		kv_u64("busy", busy);
+}
+
+static void end(void)
+{
+	msgpack_pack_array(&pk, 4);
+	u64(9); u64(999999999); str("exit");
+	msgpack_pack_map(&pk, 2);
+	kv_u64("samples", 100); kv_u64("dropped", 4);
+}
+
+static uint64_t addr_of(void (*fn)(void), uintptr_t bias)
+{
+	return (uint64_t)((uintptr_t)fn - bias);
+}
+
+int main(int argc, char **argv)
+{
+	struct mod self = { .name = "" }, dup = { .name = "libmkdup.so" };
+	uint64_t pid = 4242;
+	int bad_bid = 0, missing = 0, no_end = 0;
+	if (argc < 3) {
+		fprintf(stderr, "usage: mkstream flat|edge|dup|corrupt|cycle OUT [--pid N] "
+			"[--bad-build-id] [--missing-module] [--no-end]\n");
+		return 2;
+	}
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--bad-build-id"))
+			bad_bid = 1;
+		else if (!strcmp(argv[i], "--missing-module"))
+			missing = 1;
+		else if (!strcmp(argv[i], "--no-end"))
+			no_end = 1;
+		else {
+			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	mk_alpha_dup(); /* keep libmkdup.so loaded (DT_NEEDED) */
+	dl_iterate_phdr(find_mod, &self);
+	dl_iterate_phdr(find_mod, &dup);
+	if (!realpath("/proc/self/exe", self.path) || !self.bid_len || !dup.bid_len) {
+		fprintf(stderr, "mkstream: cannot find own path or build-ids\n");
+		return 1;
+	}
+	if (bad_bid)
+		self.bid[0] ^= 0xff;
+	const char *path = missing ? "/nonexistent/dir/libgone.so" : self.path;
+	uintptr_t b = self.bias;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	header(pid);
+	module(1, path, self.bid, self.bid_len, b);
+
+	if (!strcmp(argv[1], "flat")) {
+		/* paths (callers first) and counts; 100 samples, 90 cpu-time + 10 wall-time:
+		 *   T1 main;alpha;beta 50 w1 | T1 main;alpha 20 w1 | T2 main;gamma 10 w2
+		 *   T2 main;gamma 10 w1 (wall-time) | T2 main;recurse;recurse;beta 10 w1 */
+		thread(1, pid, 1000, "main");
+		thread(2, pid + 1, 5000, "worker");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 1, addr_of(mk_beta, b));
+		samples(50, 1, 0, 3, 1);
+		drops(1, 1, 0);
+		samples(20, 1, 0, 2, 1);
+		frame(4, 1, 1, addr_of(mk_gamma, b));
+		samples(10, 2, 0, 4, 2);
+		samples(10, 2, 1, 4, 1);
+		frame(5, 1, 1, addr_of(mk_recurse, b));
+		frame(6, 5, 1, addr_of(mk_recurse, b));
+		frame(7, 6, 1, addr_of(mk_beta, b));
+		samples(10, 2, 0, 7, 1);
+		drops(1, 3, 1); /* supersedes the first: 4 drops */
+		msgpack_pack_array(&pk, 4); /* THREAD_END with the thread's final name */
+		u64(5); u64(2); u64(99999); str("worker-end");
+	} else if (!strcmp(argv[1], "edge")) {
+		/* one sample each: raw address 0x1234, undefined module 9, the vDSO, no stack,
+		 * undefined node 99; main with an undefined thread and an undefined source */
+		module(2, "[vdso]", NULL, 0, 0x7fff0000);
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 0, 0x1234);
+		frame(3, 1, 9, 0x10);
+		frame(4, 1, 2, 0x20);
+		samples(1, 1, 0, 2, 1);
+		samples(1, 1, 0, 3, 1);
+		samples(1, 1, 0, 4, 1);
+		samples(1, 1, 0, 0, 1);
+		samples(1, 1, 0, 99, 1);
+		samples(1, 7, 0, 1, 1);
+		samples(1, 1, 5, 1, 1);
+		msgpack_pack_array(&pk, 3); /* a kind from the future: skipped */
+		u64(42); str("future"); msgpack_pack_true(&pk);
+		msgpack_pack_array(&pk, 8); /* SAMPLE with flags and one more element */
+		u64(7); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); str("more");
+		msgpack_pack_array(&pk, 3); /* NOTE */
+		u64(10); u64(77); str("note with \"quotes\"\tand\x01 control");
+	} else if (!strcmp(argv[1], "dup")) {
+		/* main;mk_alpha (this binary) 3 samples, main;mk_alpha (libmkdup.so) 1 sample */
+		module(2, dup.path, dup.bid, dup.bid_len, dup.bias);
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 1, 2, (uint64_t)((uintptr_t)mk_dup_alpha_addr() - dup.bias));
+		samples(3, 1, 0, 2, 1);
+		samples(1, 1, 0, 3, 1);
+	} else if (!strcmp(argv[1], "corrupt")) {
+		/* a valid start, then a record that is not [kind, ...] at a known offset */
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		samples(2, 1, 0, 1, 1);
+		mark = sb.size;
+		msgpack_pack_array(&pk, 2);
+		str("x"); u64(1);
+		samples(2, 1, 0, 1, 1);
+	} else if (!strcmp(argv[1], "cycle")) {
+		/* a FRAME whose parent is not an earlier node */
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		mark = sb.size;
+		frame(2, 3, 1, addr_of(mk_alpha, b));
+		samples(1, 1, 0, 2, 1);
+	} else {
+		fprintf(stderr, "mkstream: unknown scenario %s\n", argv[1]);
+		return 2;
+	}
+	if (!no_end)
+		end();
+	FILE *f = fopen(argv[2], "wb");
+	if (!f || fwrite(sb.data, 1, sb.size, f) != sb.size || fclose(f)) {
+		perror(argv[2]);
+		return 1;
+	}
+	printf("%zu\n", mark ? mark : sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	return 0;
+}
