@@ -373,14 +373,14 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	if (start_writer(0) != 0)
 		return; /* said why; the program runs on unprofiled */
 	atomic_store(&sd_rt.state, SD_ARMED);
+	pid_t self = gettid_();
+	adopt_existing_threads(self); /* before the writer thread exists */
 	if (sd_writer_start() != 0) {
 		atomic_store(&sd_rt.state, SD_OFF);
 		return;
 	}
 	atomic_store(&sd_rt.state, SD_RUNNING);
-	pid_t self = gettid_();
 	sd_thread_begin();
-	adopt_existing_threads(self);
 	pthread_atfork(sd_runtime_fork_prepare, sd_runtime_fork_parent, sd_runtime_fork_child);
 	install_flush_handlers();
 }
@@ -504,7 +504,16 @@ void sd_runtime_fork_child(void)
 	struct sd_thread *self = sd_tls_thread;
 	for (struct sd_thread *t = sd_rt.threads, *next; t; t = next) {
 		next = t->next;
-		thread_close_sources(t);
+		/* Close only: the perf events are shared with the parent, and
+		 * disabling them here would stop the parent's sampling. Timers are
+		 * not inherited at all. */
+		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+			fd_mark(t->src_fd[i], 0);
+			if (t->src_fd[i] >= 0)
+				sd_real_close(t->src_fd[i]);
+			t->src_fd[i] = -1;
+			t->has_timer[i] = 0;
+		}
 		if (t != self) {
 			free(t->scratch);
 			free(t);

@@ -173,6 +173,13 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 	unsigned n = 0;
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 		n += counts[i] != 0;
+	sd_w.n_dropped = 0;
+	for (struct sd_ring *r = sd_w.rings; r; r = r->next)
+		for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+			sd_w.n_dropped += r->drops_sent[i];
+	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+		sd_w.n_dropped += sd_w.global_drops_sent[i];
+	sd_w.n_dropped += sd_w.n_dropped_gone;
 	msgpack_pack_array(&sd_w.pk, 3);
 	msgpack_pack_uint8(&sd_w.pk, K_DROPS);
 	msgpack_pack_uint32(&sd_w.pk, thread);
@@ -192,12 +199,7 @@ void sd_stream_note(const char *text)
 
 void sd_stream_end(const char *reason, int signo)
 {
-	uint64_t dropped = 0;
-	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
-		dropped += sd_w.global_drops_sent[i];
-	for (struct sd_ring *r = sd_w.rings; r; r = r->next)
-		for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
-			dropped += r->drops_sent[i];
+	uint64_t dropped = sd_w.n_dropped;
 	msgpack_pack_array(&sd_w.pk, 4);
 	msgpack_pack_uint8(&sd_w.pk, K_END);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));

@@ -294,6 +294,8 @@ static void drain(int final)
 			sd_stream_thread_end(r);
 		}
 		if (closed) {
+			for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
+				sd_w.n_dropped_gone += r->drops_sent[i];
 			*p = r->next;
 			ring_free(r);
 		} else {
@@ -509,6 +511,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	sd_stream_intern_reset();
 	sd_w.next_thread = 0;
 	sd_w.n_samples = sd_w.n_frames = sd_w.n_bytes = sd_w.n_threads = 0;
+	sd_w.n_dropped = sd_w.n_dropped_gone = 0;
 	memset(sd_w.global_drops_sent, 0, sizeof sd_w.global_drops_sent);
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 		atomic_store(&sd_w.global_drops[i], 0);

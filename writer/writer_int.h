@@ -78,6 +78,8 @@ struct sd_writer {
 	uint32_t *tmp_nodes;
 
 	uint64_t n_samples, n_frames, n_bytes, n_threads;
+	uint64_t n_dropped;      /* all drops reported so far */
+	uint64_t n_dropped_gone; /* of rings already freed */
 };
 
 extern struct sd_writer sd_w;
