@@ -285,11 +285,22 @@ static uint32_t intern(uint32_t parent, uint32_t module, uint64_t addr)
 	return s->node;
 }
 
+/* Is m the runtime itself? Its frames between the program's (the thread
+ * trampoline, interposed calls) are left out of call paths; an innermost
+ * frame in sonde is kept, so time spent in sonde stays visible. */
+static int is_self(const struct sd_module *m)
+{
+	uintptr_t self = (uintptr_t)&sd_stream_sample;
+	return m && self >= m->lo && self < m->hi;
+}
+
 static uint32_t intern_frame(uint32_t parent, uint64_t pc, int innermost, uint64_t t_ns)
 {
 	/* Callers' return addresses point after the call: step back into it. */
 	uint64_t look = innermost ? pc : pc - 1;
 	struct sd_module *m = sd_modules_find((uintptr_t)look, t_ns);
+	if (!innermost && is_self(m))
+		return parent;
 	static uint64_t last_rescan_ns;
 	uint64_t now = sd_now_ns_sigsafe();
 	if (!m && now - last_rescan_ns > 100000000ull) {
