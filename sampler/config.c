@@ -241,7 +241,9 @@ int sd_config_parse(struct sd_config *cfg)
 		snprintf(cfg->output, sizeof cfg->output, "%s", v);
 	} else {
 		char exe[4096];
-		snprintf(cfg->output, sizeof cfg->output, "sonde-%s", exe_base(exe, sizeof exe));
+		if (snprintf(cfg->output, sizeof cfg->output, "sonde-%s",
+			     exe_base(exe, sizeof exe)) >= (int)sizeof cfg->output)
+			snprintf(cfg->output, sizeof cfg->output, "sonde-prog");
 	}
 	if (pick_signal(cfg) != 0)
 		return -EBUSY;

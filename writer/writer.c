@@ -53,7 +53,9 @@ void sd_writer_note(const char *text)
 	unsigned slot = atomic_fetch_add(&sd_w.notes_head, 1);
 	if (slot >= SD_NOTES)
 		return;
-	snprintf(sd_w.notes[slot], sizeof sd_w.notes[slot], "%s", text);
+	size_t n = strnlen(text, sizeof sd_w.notes[slot] - 1);
+	memcpy(sd_w.notes[slot], text, n);
+	sd_w.notes[slot][n] = 0;
 	atomic_fetch_add(&sd_w.notes_done, 1);
 }
 
@@ -118,8 +120,13 @@ static int create_file(void)
 		char suffix[16] = "";
 		if (seq)
 			snprintf(suffix, sizeof suffix, ".%d", seq);
-		snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%d%s.sonde", sd_w.dir,
-			 base_name(sd_w.exe), host, (int)getpid(), suffix);
+		int len = snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%d%s.sonde", sd_w.dir,
+				   base_name(sd_w.exe), host, (int)getpid(), suffix);
+		if (len < 0 || len >= (int)sizeof sd_w.path) {
+			say("sonde: SONDE_OUTPUT: '%s': path too long%s (use a shorter directory)",
+			    sd_w.dir, "");
+			return -ENAMETOOLONG;
+		}
 		int fd = open(sd_w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 		if (fd < 0 && errno == EEXIST)
 			continue;
