@@ -90,6 +90,8 @@ static int scan_dir(struct files *f, const char *dir, int depth)
 	return err;
 }
 
+static const char see[] = "see 'sonde report --help'";
+
 static int parse_enum(const char *opt, const char *val, const char *const *names, int *out)
 {
 	for (int i = 0; names[i]; i++)
@@ -97,7 +99,7 @@ static int parse_enum(const char *opt, const char *val, const char *const *names
 			*out = i;
 			return 0;
 		}
-	fprintf(stderr, "sonde: report: %s: unknown value '%s' (%s)\n", opt, val, usage);
+	fprintf(stderr, "sonde: report: %s: unknown value '%s' (%s)\n", opt, val, see);
 	return -EINVAL;
 }
 
@@ -150,7 +152,7 @@ int sd_cmd_report(int argc, char **argv)
 				break;
 		}
 		if (!with_val[k]) {
-			fprintf(stderr, "sonde: report: unknown option '%s' (%s)\n", a, usage);
+			fprintf(stderr, "sonde: report: unknown option '%s' (%s)\n", a, see);
 			goto out;
 		}
 		if (a[l] == '=') {
@@ -158,7 +160,7 @@ int sd_cmd_report(int argc, char **argv)
 		} else if (i + 1 < argc) {
 			val = argv[++i];
 		} else {
-			fprintf(stderr, "sonde: report: option '%s' needs a value (%s)\n", a, usage);
+			fprintf(stderr, "sonde: report: option '%s' needs a value (%s)\n", a, see);
 			goto out;
 		}
 		if (k == 0 && parse_enum(a, val, formats, &v) == 0)
@@ -172,7 +174,7 @@ int sd_cmd_report(int argc, char **argv)
 			unsigned long long n = strtoull(val, &end, 10);
 			if (!*val || *end || val[0] == '-') {
 				fprintf(stderr, "sonde: report: --top: '%s' is not a count (%s)\n", val,
-					usage);
+					see);
 				goto out;
 			}
 			o.top = (size_t)n;
@@ -187,7 +189,7 @@ int sd_cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (!npaths) {
-		fprintf(stderr, "sonde: report: no PATH given (%s)\n", usage);
+		fprintf(stderr, "sonde: report: no PATH given (%s)\n", see);
 		goto out;
 	}
 	if (sd_profile_init(&p, addresses))

@@ -126,7 +126,7 @@ static int on_header(struct sstate *st, const struct sd_record *r)
 	for (size_t i = 0; i <= n; i++) {
 		const msgpack_object *m = i < n ? &srcs->via.array.ptr[i] : NULL;
 		struct ssource *s = &st->sources[i];
-		s->name = strdup_or(sd_map_get(m, "name"), "?");
+		s->name = strdup_or(sd_map_get(m, "name"), i < n ? "?" : "[unknown source]");
 		s->spec = strdup_or(sd_map_get(m, "spec"), "?");
 		s->unit = strdup_or(sd_map_get(m, "unit"), "ns");
 		s->mechanism = strdup_or(sd_map_get(m, "mechanism"), "?");
@@ -160,6 +160,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	const char *str;
 	uint32_t len;
 	long i;
+	const char *why = "a field is missing or has the wrong type";
 
 	switch (r->kind) {
 	case SD_K_MODULE: {
@@ -167,6 +168,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		if (sd_rec_u64(r, 1, &a) || sd_rec_str(r, 3, &str, &len) || !bid ||
 		    (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL))
 			goto bad;
+		why = "MODULE id out of order";
 		if ((i = def_index(a, st->nmods + 1)) < 0)
 			goto bad;
 		char *path = strndup(str, len);
@@ -191,6 +193,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	case SD_K_THREAD: {
 		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c))
 			goto bad;
+		why = "THREAD id out of order";
 		if ((i = def_index(a, st->nthreads)) < 0)
 			goto bad;
 		if ((size_t)i == st->nthreads) {
@@ -225,7 +228,11 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
 		    sd_rec_u64(r, 4, &d))
 			goto bad;
-		if ((i = def_index(a, st->nnodes)) < 0 || b >= a || a >= UINT32_MAX)
+		why = "FRAME node id out of order";
+		if ((i = def_index(a, st->nnodes)) < 0 || a >= UINT32_MAX)
+			goto bad;
+		why = "FRAME parent is not an earlier node";
+		if (b >= a)
 			goto bad;
 		if ((size_t)i == st->nnodes) {
 			size_t cap = st->nnodes; /* capacity kept as a power of two >= nnodes */
@@ -307,7 +314,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	}
 bad:
 	s->err_off = r->offset;
-	s->err_why = "a record with missing or wrongly typed fields, or an id out of order";
+	s->err_why = why;
 	return SD_ERR_CORRUPT;
 }
 

@@ -1,0 +1,428 @@
+#!/bin/bash
+# Shell tests of the `sonde` CLI over streams written by mkstream (known contents; see the
+# scenario comments in mkstream.c for the counts asserted here).
+# usage: test_cli.sh CASE SONDE MKSTREAM LIBMKDUP [FUZZ_STREAM MODE]
+set -u
+CASE=$1 SONDE=$2 MK=$3 LIBDUP=$4
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+# run CMD...: stdout -> $T/out, stderr -> $T/err, status -> $rc
+run() { "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+expect_rc() { [ "$rc" -eq "$1" ] || { cat "$T/err" >&2; fail "exit status $rc, expected $1 ($2)"; }; }
+# expect_file FILE (expected text on stdin): exact comparison
+expect_file() { diff -u - "$1" >&2 || fail "unexpected content of $(basename "$1")"; }
+expect_err_line() { grep -qxF -- "$1" "$T/err" || { cat "$T/err" >&2; fail "missing stderr line: $1"; }; }
+expect_err_empty() { [ ! -s "$T/err" ] || { cat "$T/err" >&2; fail "unexpected stderr"; }; }
+
+mk() { "$MK" "$@" >/dev/null || fail "mkstream $*"; }
+
+FLAT_TABLE='      self   self%      total  total%  function
+        60  60.00%         60  60.00%  mk_beta
+        20  20.00%         70  70.00%  mk_alpha
+        20  20.00%         20  20.00%  mk_gamma
+         0   0.00%        100 100.00%  mk_main
+         0   0.00%         10  10.00%  mk_recurse'
+DROPS='sonde: warning: 4 samples dropped (4.00% of 100 recorded; ring_full 3 busy 1)'
+
+case $CASE in
+report_flat)
+	mk flat a.sonde
+	run "$SONDE" report a.sonde
+	expect_rc 0 "report"
+	expect_err_empty
+	expect_file "$T/out" <<EOF
+samples: 100  streams: 1  processes: 1  threads: 2
+source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
+source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+
+$FLAT_TABLE
+$DROPS
+EOF
+	run "$SONDE" report --top 2 --source cpu-time a.sonde
+	expect_rc 0 "--top --source"
+	sed -n 5,7p "$T/out" >top.txt
+	expect_file top.txt <<'EOF'
+      self   self%      total  total%  function
+        60  66.67%         60  66.67%  mk_beta
+        20  22.22%         70  77.78%  mk_alpha
+EOF
+	grep -qx 'samples: 90  streams: 1  processes: 1  threads: 2' "$T/out" || fail "--source header"
+	run "$SONDE" report --top x a.sonde
+	expect_rc 2 "--top x"
+	expect_err_line "sonde: report: --top: 'x' is not a count (see 'sonde report --help')"
+	run "$SONDE" report --bogus a.sonde
+	expect_rc 2 "unknown report option"
+	run "$SONDE" report --format xml a.sonde
+	expect_rc 2 "bad --format"
+	;;
+report_folded)
+	mk flat a.sonde
+	run "$SONDE" report --format folded a.sonde
+	expect_rc 0 "folded"
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha 20
+mk_main;mk_alpha;mk_beta 50
+mk_main;mk_gamma 20
+mk_main;mk_recurse;mk_recurse;mk_beta 10
+EOF
+	run "$SONDE" report --format folded --metric weight a.sonde
+	expect_rc 0 "folded weight"
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha 20000000
+mk_main;mk_alpha;mk_beta 50000000
+mk_main;mk_gamma 120000000
+mk_main;mk_recurse;mk_recurse;mk_beta 10000000
+EOF
+	run "$SONDE" report --format folded --addresses a.sonde
+	expect_rc 0 "folded addresses"
+	[ "$(wc -l <"$T/out")" -eq 4 ] || fail "4 folded lines with --addresses"
+	grep -qE '^mkstream\+0x[0-9a-f]+;mkstream\+0x[0-9a-f]+ 20$' "$T/out" || fail "module+offset names"
+	! grep -q mk_ "$T/out" || fail "--addresses still shows names"
+	;;
+report_csv_json)
+	mk flat a.sonde
+	run "$SONDE" report --format csv a.sonde
+	expect_rc 0 "csv"
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,60,60.00,60,60.00,mkstream
+mk_alpha,20,20.00,70,70.00,mkstream
+mk_gamma,20,20.00,20,20.00,mkstream
+mk_main,0,0.00,100,100.00,mkstream
+mk_recurse,0,0.00,10,10.00,mkstream
+EOF
+	expect_err_line "$DROPS"
+	run "$SONDE" report --format json a.sonde
+	expect_rc 0 "json"
+	python3 - "$T/out" <<'EOF' || fail "json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == 100 and d["metric"] == "samples", d
+assert d["streams"] == 1 and d["processes"] == 1 and d["threads"] == 2 and d["dropped"] == 4
+rows = {r["function"]: r for r in d["rows"]}
+assert [r["function"] for r in d["rows"]] == ["mk_beta", "mk_alpha", "mk_gamma", "mk_main", "mk_recurse"]
+assert rows["mk_alpha"] == {"function": "mk_alpha", "self": 20, "self_pct": 20.0, "total": 70,
+                            "total_pct": 70.0, "module": "mkstream"}, rows["mk_alpha"]
+assert rows["mk_main"]["total"] == 100 and rows["mk_recurse"]["total"] == 10
+EOF
+	;;
+report_weight)
+	mk flat a.sonde
+	run "$SONDE" report --metric weight a.sonde
+	expect_rc 0 "weight"
+	expect_file "$T/out" <<EOF
+samples: 100 (200.000 ms)  streams: 1  processes: 1  threads: 2
+source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
+source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+
+   self_ms   self%   total_ms  total%  function
+   120.000  60.00%    120.000  60.00%  mk_gamma
+    60.000  30.00%     60.000  30.00%  mk_beta
+    20.000  10.00%     70.000  35.00%  mk_alpha
+     0.000   0.00%    200.000 100.00%  mk_main
+     0.000   0.00%     10.000   5.00%  mk_recurse
+$DROPS
+EOF
+	;;
+report_threads)
+	mk flat a.sonde --pid 100
+	run "$SONDE" report --view threads --format csv a.sonde
+	expect_rc 0 "threads csv"
+	expect_file "$T/out" <<'EOF'
+pid,tid,name,samples,first_ns,last_ns
+100,100,main,70,1001000,70001000
+100,101,worker-end,30,1005000,30005000
+EOF
+	run "$SONDE" report --view threads --format json a.sonde
+	expect_rc 0 "threads json"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [(t["tid"],t["samples"],t["name"]) for t in d["threads"]]==[(100,70,"main"),(101,30,"worker-end")], d' "$T/out" || fail "threads json"
+	run "$SONDE" report --view threads a.sonde
+	expect_rc 0 "threads text"
+	expect_file "$T/out" <<'EOF'
+       pid        tid    samples     first_ms      last_ms  name
+       100        100         70        1.001       70.001  main
+       100        101         30        1.005       30.005  worker-end
+EOF
+	run "$SONDE" report --view threads --format folded a.sonde
+	expect_rc 2 "threads folded"
+	;;
+report_sources)
+	mk flat a.sonde
+	run "$SONDE" report --view sources --format csv a.sonde
+	expect_rc 0 "sources csv"
+	expect_file "$T/out" <<'EOF'
+source,spec,samples,weight,period,unit,mechanism
+cpu-time,cpu-time@1ms,90,100000000,1000000,ns,perf_event:task-clock
+wall-time,wall-time@10ms,10,100000000,10000000,ns,posix-timer:monotonic
+EOF
+	;;
+report_edge)
+	mk edge e.sonde
+	run "$SONDE" report --format csv e.sonde
+	expect_rc 0 "edge"
+	expect_err_empty
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_main,3,37.50,6,75.00,mkstream
+0x1234,1,12.50,1,12.50,
+[no stack],1,12.50,1,12.50,
+[unknown stack],1,12.50,1,12.50,
+[unknown]+0x10,1,12.50,1,12.50,
+[vdso]+0x20,1,12.50,1,12.50,[vdso]
+EOF
+	;;
+report_dup)
+	mk dup d.sonde
+	run "$SONDE" report --format folded d.sonde
+	expect_rc 0 "dup"
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha [libmkdup.so] 1
+mk_main;mk_alpha [mkstream] 3
+EOF
+	;;
+dump)
+	size=$("$MK" flat a.sonde) || fail mkstream
+	run "$SONDE" dump a.sonde
+	expect_rc 0 "dump"
+	expect_err_empty
+	# 1 HEADER, 1 MODULE, 2 THREAD, 7 FRAME, 100 SAMPLE, 2 DROPS, 1 THREAD_END, 1 END
+	[ "$(wc -l <"$T/out")" -eq 115 ] || fail "dump: $(wc -l <"$T/out") lines, expected 115"
+	python3 - "$T/out" "$size" <<'EOF' || fail "dump JSON"
+import json, sys, collections
+recs = [json.loads(l) for l in open(sys.argv[1])]
+kinds = collections.Counter(r["kind"] for r in recs)
+assert kinds == {"HEADER": 1, "MODULE": 1, "THREAD": 2, "FRAME": 7, "SAMPLE": 100,
+                 "DROPS": 2, "THREAD_END": 1, "END": 1}, kinds
+h = recs[0]
+assert h["offset"] == 0 and h["magic"] == "sonde" and h["version"] == 1, h
+assert h["info"]["pid"] == 4242 and h["info"]["argv"] == ["mkstream", 'a,"b"\n'], h
+assert h["info"]["sources"][1]["period"] == 10000000
+m = recs[1]
+assert set(m) == {"offset", "kind", "module", "t", "path", "build_id", "bias", "lo", "hi"}, m
+assert len(m["build_id"]) == 40 and m["build_id"] == m["build_id"].lower()
+s = [r for r in recs if r["kind"] == "SAMPLE"][0]
+assert set(s) == {"offset", "kind", "thread", "dt", "source", "node", "weight"}, s
+offs = [r["offset"] for r in recs]
+assert offs == sorted(offs) and len(set(offs)) == len(offs) and offs[-1] < int(sys.argv[2])
+assert recs[-1]["kind"] == "END" and recs[-1]["reason"] == "exit"
+EOF
+	mk edge e.sonde
+	run "$SONDE" dump e.sonde
+	expect_rc 0 "dump edge"
+	grep -qE '^\{"offset":[0-9]+,"kind":42,"raw":\["future",true\]\}$' "$T/out" || fail "unknown kind"
+	grep -qE '"kind":"SAMPLE","thread":1,"dt":1,"source":0,"node":1,"weight":1,"flags":3,"extra":\["more"\]\}$' "$T/out" || fail "flags/extra"
+	grep -qF '"text":"note with \"quotes\"\tand\u0001 control"}' "$T/out" || fail "escaping"
+	grep -qF '"path":"[vdso]","build_id":null,' "$T/out" || fail "nil build_id"
+	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/out" || fail "edge dump not JSON"
+	run "$SONDE" dump
+	expect_rc 2 "dump without FILE"
+	;;
+truncated)
+	mk flat a.sonde
+	# cut 2 bytes into the 32nd SAMPLE: 31 samples of main;alpha;beta remain
+	"$SONDE" dump a.sonde >full.json || fail "dump"
+	off=$(grep '"kind":"SAMPLE"' full.json | sed -n 32p | sed 's/^{"offset":\([0-9]*\),.*/\1/')
+	head -c $((off + 2)) a.sonde >t.sonde
+	run "$SONDE" dump t.sonde
+	expect_rc 0 "dump truncated"
+	# HEADER, MODULE, 2 THREAD, 3 FRAME, 31 SAMPLE
+	expect_err_line "sonde: t.sonde: truncated at byte $off (valid prefix of 38 records used)"
+	[ "$(wc -l <"$T/out")" -eq 38 ] || fail "dump truncated: line count"
+	head -n 38 full.json | cmp -s - "$T/out" || fail "dump truncated: not the prefix"
+	run "$SONDE" report --format csv t.sonde
+	expect_rc 0 "report truncated"
+	expect_err_line "sonde: t.sonde: truncated at byte $off (using the valid prefix)"
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,31,100.00,31,100.00,mkstream
+mk_alpha,0,0.00,31,100.00,mkstream
+mk_main,0,0.00,31,100.00,mkstream
+EOF
+	;;
+bad_inputs)
+	mk flat a.sonde
+	: >empty.sonde
+	run "$SONDE" dump empty.sonde
+	expect_rc 4 "empty dump"
+	expect_err_line "sonde: empty.sonde: empty file (not a sonde stream; the profiled process wrote nothing)"
+	run "$SONDE" report empty.sonde
+	expect_rc 4 "empty report"
+	expect_err_line "sonde: empty.sonde: empty file (not a sonde stream; the profiled process wrote nothing)"
+	expect_err_line "sonde: report: no stream could be read (nothing to report)"
+	run "$SONDE" dump missing.sonde
+	expect_rc 3 "missing dump"
+	expect_err_line "sonde: missing.sonde: No such file or directory"
+	run "$SONDE" report missing.sonde
+	expect_rc 3 "missing report"
+	expect_err_line "sonde: missing.sonde: No such file or directory"
+	mkdir adir
+	run "$SONDE" dump adir
+	expect_rc 3 "dump a directory"
+	expect_err_line "sonde: adir: Is a directory"
+	# random bytes, made deterministic; the first byte is not a msgpack array
+	python3 -c 'import random,sys; r=random.Random(7); sys.stdout.buffer.write(b"\x01"+bytes(r.randrange(256) for _ in range(4096)))' >rand.sonde
+	run "$SONDE" dump rand.sonde
+	expect_rc 4 "random dump"
+	expect_err_line "sonde: rand.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+	[ ! -s "$T/out" ] || fail "random dump printed records"
+	run "$SONDE" report rand.sonde
+	expect_rc 4 "random report"
+	expect_err_line "sonde: rand.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+	head -c 9 a.sonde >partial.sonde
+	run "$SONDE" dump partial.sonde
+	expect_rc 4 "partial header dump"
+	expect_err_line "sonde: partial.sonde: truncated at byte 0 (no complete HEADER record; the process may have died at startup)"
+	run "$SONDE" report partial.sonde
+	expect_rc 4 "partial header report"
+	off=$("$MK" corrupt c.sonde) || fail mkstream
+	run "$SONDE" dump c.sonde
+	expect_rc 4 "corrupt dump"
+	expect_err_line "sonde: c.sonde: corrupt record at byte $off (not an array starting with a record kind)"
+	[ "$(wc -l <"$T/out")" -eq 6 ] || fail "corrupt dump: records before the bad one"
+	off=$("$MK" cycle y.sonde) || fail mkstream
+	run "$SONDE" report y.sonde
+	expect_rc 4 "cycle report"
+	expect_err_line "sonde: y.sonde: corrupt record at byte $off (FRAME parent is not an earlier node)"
+	printf '\x92\x01\xa4sond' >foreign.sonde
+	run "$SONDE" report foreign.sonde a.sonde
+	expect_rc 0 "one foreign file among good ones"
+	expect_err_line "sonde: foreign.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+	grep -qx 'samples: 100  streams: 1  processes: 1  threads: 2' "$T/out" || fail "good file reported"
+	printf '\x94\x01\xa5sonde\x02\x80' >v2.sonde
+	run "$SONDE" dump v2.sonde
+	expect_rc 4 "version 2"
+	expect_err_line "sonde: v2.sonde: stream format version 2 is not supported (this sonde reads version 1; use a matching sonde)"
+	run "$SONDE" frobnicate
+	expect_rc 2 "unknown command"
+	expect_err_line "sonde: frobnicate: unknown command (see 'sonde --help')"
+	run "$SONDE" --help
+	expect_rc 0 "--help"
+	grep -q '^  4  bad input' "$T/out" && grep -q '^  3  I/O' "$T/out" && grep -q '^  2  usage' "$T/out" ||
+		fail "--help lists the exit codes"
+	;;
+directory)
+	mkdir -p prof/sub
+	mk flat prof/x.host.1.sonde --pid 1
+	mk flat prof/sub/x.host.2.sonde --pid 2
+	echo ignored >prof/notes.txt
+	run "$SONDE" report --format csv prof
+	expect_rc 0 "directory"
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,120,60.00,120,60.00,mkstream
+mk_alpha,40,20.00,140,70.00,mkstream
+mk_gamma,40,20.00,40,20.00,mkstream
+mk_main,0,0.00,200,100.00,mkstream
+mk_recurse,0,0.00,20,10.00,mkstream
+EOF
+	run "$SONDE" report prof
+	grep -qx 'samples: 200  streams: 2  processes: 2  threads: 4' "$T/out" || fail "directory header"
+	run "$SONDE" report --view threads --format csv prof
+	expect_file "$T/out" <<'EOF'
+pid,tid,name,samples,first_ns,last_ns
+1,1,main,70,1001000,70001000
+1,2,worker-end,30,1005000,30005000
+2,2,main,70,1001000,70001000
+2,3,worker-end,30,1005000,30005000
+EOF
+	run "$SONDE" report --format folded prof
+	grep -qx 'mk_main;mk_alpha;mk_beta 100' "$T/out" || fail "folded merged across streams"
+	mkdir empty
+	run "$SONDE" report empty
+	expect_rc 4 "empty directory"
+	expect_err_line "sonde: empty: no .sonde files in this directory (give the output directory of 'sonde run', or stream files)"
+	;;
+strict)
+	mkdir prof
+	mk flat prof/a.sonde
+	printf 'not a stream' >prof/b.sonde
+	run "$SONDE" report prof
+	expect_rc 0 "non-strict"
+	expect_err_line "sonde: prof/b.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+	grep -qx '        60  60.00%         60  60.00%  mk_beta' "$T/out" || fail "non-strict report"
+	run "$SONDE" report --strict prof
+	expect_rc 4 "strict"
+	expect_err_line "sonde: prof/b.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+	[ ! -s "$T/out" ] || fail "strict printed a report"
+	off=$("$SONDE" dump prof/a.sonde | grep '"kind":"SAMPLE"' | sed -n 32p |
+		sed 's/^{"offset":\([0-9]*\),.*/\1/')
+	head -c $((off + 2)) prof/a.sonde >prof/c.sonde
+	rm prof/b.sonde
+	run "$SONDE" report --strict prof
+	expect_rc 0 "strict with a truncated stream"
+	expect_err_line "sonde: prof/c.sonde: truncated at byte $off (using the valid prefix)"
+	grep -qx 'samples: 131  streams: 2  processes: 1  threads: 4' "$T/out" || fail "strict truncated counts"
+	;;
+build_id)
+	mk flat a.sonde --bad-build-id
+	run "$SONDE" report --format folded a.sonde
+	expect_rc 0 "build-id mismatch"
+	[ "$(grep -c 'build-id differs' "$T/err")" -eq 1 ] || fail "one build-id warning"
+	expect_err_line "sonde: $(readlink -f "$MK"): build-id differs from the profiled file (it was rebuilt or replaced since the run; showing mkstream+0xADDR)"
+	grep -qE '^mkstream\+0x[0-9a-f]+;mkstream\+0x[0-9a-f]+;mkstream\+0x[0-9a-f]+ 50$' "$T/out" || fail "module+offset names"
+	mk flat m.sonde --missing-module
+	run "$SONDE" report --format folded m.sonde
+	expect_rc 0 "missing module"
+	expect_err_line "sonde: /nonexistent/dir/libgone.so: No such file or directory (cannot symbolize; showing libgone.so+0xADDR)"
+	grep -qE '^libgone\.so\+0x[0-9a-f]+;libgone\.so\+0x[0-9a-f]+ 20$' "$T/out" || fail "libgone.so+offset"
+	;;
+run)
+	unset SONDE_OUTPUT SONDE_SAMPLE SONDE_LIB
+	run "$SONDE" run -x true
+	expect_rc 2 "unknown run option"
+	expect_err_line "sonde: run: unknown option '-x' (usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS])"
+	run "$SONDE" run -e
+	expect_rc 2 "missing value"
+	export SONDE_LIB=$LIBDUP
+	run "$SONDE" run -o out -- ./no-such-command-here
+	expect_rc 127 "nonexistent command"
+	expect_err_line "sonde: run: ./no-such-command-here: No such file or directory (check the command name and PATH)"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "one line on exec failure"
+	# environment, exit status and the closing line, with a harmless library as SONDE_LIB
+	LD_PRELOAD= run "$SONDE" run -e cpu-time@1ms --sample wall-time@10ms -o prof -- \
+		sh -c 'mkdir -p "$SONDE_OUTPUT"; echo "$SONDE_SAMPLE|$SONDE_OUTPUT|$LD_PRELOAD"; exit 3'
+	expect_rc 3 "child status"
+	expect_file "$T/out" <<EOF
+cpu-time@1ms,wall-time@10ms|prof|$(readlink -f "$LIBDUP")
+EOF
+	expect_file "$T/err" <<'EOF'
+sonde: profile written to prof (sonde report prof)
+EOF
+	run "$SONDE" run sh -c 'mkdir -p "$SONDE_OUTPUT"; kill -TERM $$'
+	expect_rc 143 "killed by SIGTERM"
+	expect_err_line "sonde: profile written to ./sonde-sh (sonde report ./sonde-sh)"
+	[ -d sonde-sh ] || fail "default output directory"
+	LD_PRELOAD=/keep/me.so run "$SONDE" run -o p2 -- sh -c 'echo "$LD_PRELOAD"'
+	expect_file "$T/out" <<EOF
+$(readlink -f "$LIBDUP"):/keep/me.so
+EOF
+	unset SONDE_LIB
+	mkdir bin && cp "$SONDE" bin/sonde
+	run bin/sonde run true
+	expect_rc 3 "no libsonde.so"
+	expect_err_line "sonde: libsonde.so: not found next to $T/bin/sonde (build it, or set SONDE_LIB)"
+	;;
+fuzz)
+	FUZZ=$5 MODE=$6
+	mkdir seeds
+	mk flat seeds/flat.sonde
+	mk edge seeds/edge.sonde
+	mk dup seeds/dup.sonde
+	if [ "$MODE" = libfuzzer ]; then
+		"$FUZZ" -runs=20000 -seed=1 -max_len=4096 seeds >fuzz.log 2>&1 ||
+			{ tail -50 fuzz.log >&2; fail "fuzzer found a crash"; }
+	else
+		"$FUZZ" seeds/flat.sonde seeds/edge.sonde seeds/dup.sonde 2>fuzz.log ||
+			{ tail -50 fuzz.log >&2; fail "fuzz driver crashed"; }
+		grep -qx 'fuzz_stream: 3 files, 2000 mutations, 0 crashes' fuzz.log ||
+			{ tail -5 fuzz.log >&2; fail "fuzz driver did not run all inputs"; }
+	fi
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+echo "PASS [$CASE]"
