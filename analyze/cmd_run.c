@@ -3,12 +3,12 @@
  * preloaded and returns CMD's exit status (128+signo if a signal killed it), like a shell.
  *
  * The environment of CMD gets SONDE_SAMPLE (the -e specs joined with commas, only when
- * some were given), SONDE_OUTPUT (-o DIR, else an existing $SONDE_OUTPUT, else
- * ./sonde-<basename of CMD>) and LD_PRELOAD with the absolute path of libsonde.so first
+ * some were given), SONDE_OUTPUT (-o DIR, else ./sonde-<basename of CMD>, always set so
+ * that sonde knows where the profile went; docs/ENV.md) and LD_PRELOAD with the absolute path of libsonde.so first
  * ($SONDE_LIB, else the one next to this executable). While CMD runs, sonde ignores
  * SIGINT and SIGQUIT so that a ^C reaches CMD and sonde still reports where the profile
  * went. An exec failure is reported through a close-on-exec pipe, so exactly one of
- * "cannot run" (exit 127/126) or "profile written" is printed.
+ * "cannot run" (exit 127) or "profile written" is printed.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/analyze.h"
@@ -131,8 +131,6 @@ int sd_cmd_run(int argc, char **argv)
 	}
 	if ((code = find_lib(lib, sizeof(lib))))
 		goto out;
-	if (!out && getenv("SONDE_OUTPUT") && *getenv("SONDE_OUTPUT"))
-		out = getenv("SONDE_OUTPUT");
 	if (!out) {
 		const char *base = strrchr(argv[i], '/');
 		if (append(&outdir, "", "./sonde-") || append(&outdir, "", base ? base + 1 : argv[i]))
@@ -164,7 +162,7 @@ int sd_cmd_run(int argc, char **argv)
 		int err = errno;
 		if (write(pfd[1], &err, sizeof(err)) < 0)
 			_exit(127);
-		_exit(err == ENOENT ? 127 : 126);
+		_exit(127);
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
@@ -182,7 +180,7 @@ int sd_cmd_run(int argc, char **argv)
 	if (n == (ssize_t)sizeof(exec_err)) {
 		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", argv[i],
 			strerror(exec_err));
-		code = exec_err == ENOENT ? 127 : 126;
+		code = 127;
 		goto out;
 	}
 	code = WIFEXITED(status) ? WEXITSTATUS(status)

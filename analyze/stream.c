@@ -168,8 +168,8 @@ int sd_stream_open(struct sd_stream *s, const char *path)
 			s->owned = 1;
 		}
 	} else {
-		uint8_t *buf;
-		size_t n;
+		uint8_t *buf = NULL;
+		size_t n = 0;
 		err = read_all(fd, &buf, &n);
 		if (err == 0) {
 			s->data = buf;

@@ -251,6 +251,12 @@ int sd_sym_lookup(struct sd_symbolizer *sy, int mod, uint64_t addr)
 			GElf_Off off;
 			GElf_Sym sym;
 			name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+			/* drop the symbol version ("memcpy@@GLIBC_2.14"): one function, one row */
+			const char *at = name ? strchr(name, '@') : NULL;
+			if (at && at > name) {
+				snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
+				name = buf;
+			}
 		}
 		modpath = m->path;
 		if (!name) {

@@ -6,7 +6,7 @@
  * `sonde report` must symbolize them to those names.
  *
  * Prints the stream's size, or for corrupt/cycle the offset of the bad record.
- * usage: mkstream SCENARIO OUT [--pid N] [--bad-build-id] [--missing-module] [--no-end]
+ * usage: mkstream SCENARIO OUT [--pid N] [--count N] [--bad-build-id] [--missing-module] [--no-end]
  * The scenarios and their exact counts are listed with each function; the shell tests
  * assert on them.
  */
@@ -154,16 +154,18 @@ static uint64_t addr_of(void (*fn)(void), uintptr_t bias)
 int main(int argc, char **argv)
 {
 	struct mod self = { .name = "" }, dup = { .name = "libmkdup.so" };
-	uint64_t pid = 4242;
+	uint64_t pid = 4242, count = 1000000;
 	int bad_bid = 0, missing = 0, no_end = 0;
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkstream flat|edge|dup|corrupt|cycle OUT [--pid N] "
-			"[--bad-build-id] [--missing-module] [--no-end]\n");
+		fprintf(stderr, "usage: mkstream flat|edge|dup|big|corrupt|cycle OUT [--pid N] "
+			"[--count N] [--bad-build-id] [--missing-module] [--no-end]\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
 			pid = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
+			count = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--bad-build-id"))
 			bad_bid = 1;
 		else if (!strcmp(argv[i], "--missing-module"))
@@ -245,6 +247,19 @@ int main(int argc, char **argv)
 		frame(3, 1, 2, (uint64_t)((uintptr_t)mk_dup_alpha_addr() - dup.bias));
 		samples(3, 1, 0, 2, 1);
 		samples(1, 1, 0, 3, 1);
+	} else if (!strcmp(argv[1], "big")) {
+		/* --count N samples alternating over main;alpha;beta (thread 1) and
+		 * main;gamma (thread 2), with 1000 unsampled FRAMEs in between */
+		thread(1, pid, 0, "main");
+		thread(2, pid + 1, 0, "worker");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 1, addr_of(mk_beta, b));
+		for (int i = 0; i < 1000; i++)
+			frame(4 + (uint64_t)i, 3 + (uint64_t)i, 1, addr_of(mk_recurse, b));
+		frame(1004, 1, 1, addr_of(mk_gamma, b));
+		for (uint64_t i = 0; i < count; i++)
+			samples(1, 1 + i % 2, 0, i % 2 ? 1004 : 3, 1);
 	} else if (!strcmp(argv[1], "corrupt")) {
 		/* a valid start, then a record that is not [kind, ...] at a known offset */
 		thread(1, pid, 0, "main");

@@ -1,9 +1,9 @@
 #!/bin/bash
 # Shell tests of the `sonde` CLI over streams written by mkstream (known contents; see the
 # scenario comments in mkstream.c for the counts asserted here).
-# usage: test_cli.sh CASE SONDE MKSTREAM LIBMKDUP [FUZZ_STREAM MODE]
+# usage: test_cli.sh CASE SONDE MKSTREAM PRELOAD_STUB [FUZZ_STREAM MODE]
 set -u
-CASE=$1 SONDE=$2 MK=$3 LIBDUP=$4
+CASE=$1 SONDE=$2 MK=$3 STUB=$4
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -369,6 +369,21 @@ build_id)
 	expect_err_line "sonde: /nonexistent/dir/libgone.so: No such file or directory (cannot symbolize; showing libgone.so+0xADDR)"
 	grep -qE '^libgone\.so\+0x[0-9a-f]+;libgone\.so\+0x[0-9a-f]+ 20$' "$T/out" || fail "libgone.so+offset"
 	;;
+big)
+	# a million samples: exact counts, and in a bounded time even under sanitizers
+	mk big b.sonde --count 1000000
+	start=$(date +%s)
+	run "$SONDE" report --format csv b.sonde
+	expect_rc 0 "big"
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,500000,50.00,500000,50.00,mkstream
+mk_gamma,500000,50.00,500000,50.00,mkstream
+mk_alpha,0,0.00,500000,50.00,mkstream
+mk_main,0,0.00,1000000,100.00,mkstream
+EOF
+	[ $(($(date +%s) - start)) -le 30 ] || fail "report of 1M samples took more than 30 s"
+	;;
 run)
 	unset SONDE_OUTPUT SONDE_SAMPLE SONDE_LIB
 	run "$SONDE" run -x true
@@ -376,7 +391,7 @@ run)
 	expect_err_line "sonde: run: unknown option '-x' (usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS])"
 	run "$SONDE" run -e
 	expect_rc 2 "missing value"
-	export SONDE_LIB=$LIBDUP
+	export SONDE_LIB=$STUB
 	run "$SONDE" run -o out -- ./no-such-command-here
 	expect_rc 127 "nonexistent command"
 	expect_err_line "sonde: run: ./no-such-command-here: No such file or directory (check the command name and PATH)"
@@ -386,18 +401,22 @@ run)
 		sh -c 'mkdir -p "$SONDE_OUTPUT"; echo "$SONDE_SAMPLE|$SONDE_OUTPUT|$LD_PRELOAD"; exit 3'
 	expect_rc 3 "child status"
 	expect_file "$T/out" <<EOF
-cpu-time@1ms,wall-time@10ms|prof|$(readlink -f "$LIBDUP")
+cpu-time@1ms,wall-time@10ms|prof|$(readlink -f "$STUB")
 EOF
 	expect_file "$T/err" <<'EOF'
 sonde: profile written to prof (sonde report prof)
 EOF
-	run "$SONDE" run sh -c 'mkdir -p "$SONDE_OUTPUT"; kill -TERM $$'
+	SONDE_OUTPUT=elsewhere run "$SONDE" run sh -c 'mkdir -p "$SONDE_OUTPUT"; kill -TERM $$'
 	expect_rc 143 "killed by SIGTERM"
 	expect_err_line "sonde: profile written to ./sonde-sh (sonde report ./sonde-sh)"
-	[ -d sonde-sh ] || fail "default output directory"
+	[ -d sonde-sh ] && [ ! -e elsewhere ] || fail "default output directory"
+	echo 'echo hi' >noexec.sh
+	run "$SONDE" run ./noexec.sh
+	expect_rc 127 "not executable"
+	expect_err_line "sonde: run: ./noexec.sh: Permission denied (check the command name and PATH)"
 	LD_PRELOAD=/keep/me.so run "$SONDE" run -o p2 -- sh -c 'echo "$LD_PRELOAD"'
 	expect_file "$T/out" <<EOF
-$(readlink -f "$LIBDUP"):/keep/me.so
+$(readlink -f "$STUB"):/keep/me.so
 EOF
 	unset SONDE_LIB
 	mkdir bin && cp "$SONDE" bin/sonde
