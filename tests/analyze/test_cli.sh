@@ -4,6 +4,7 @@
 # usage: test_cli.sh CASE SONDE MKSTREAM PRELOAD_STUB [FUZZ_STREAM MODE]
 set -u
 CASE=$1 SONDE=$2 MK=$3 STUB=$4
+DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
@@ -368,6 +369,21 @@ build_id)
 	expect_rc 0 "missing module"
 	expect_err_line "sonde: /nonexistent/dir/libgone.so: No such file or directory (cannot symbolize; showing libgone.so+0xADDR)"
 	grep -qE '^libgone\.so\+0x[0-9a-f]+;libgone\.so\+0x[0-9a-f]+ 20$' "$T/out" || fail "libgone.so+offset"
+	;;
+docs)
+	# every example line of docs/REPORT.md's code blocks (but abbreviated ones and the
+	# dump example, whose offsets depend on the build path) is real output
+	mk flat a.sonde --pid 100
+	for args in "" "--format csv" "--format json --top 1" "--format folded" \
+		    "--view threads --format csv" "--view sources --format csv"; do
+		"$SONDE" report $args a.sonde >>all.txt 2>&1 || fail "report $args"
+	done
+	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
+		grep -v '^{"offset"' >examples.txt
+	[ "$(wc -l <examples.txt)" -ge 15 ] || fail "examples not found in REPORT.md"
+	while IFS= read -r line; do
+		grep -qxF -- "$line" all.txt || fail "REPORT.md example not in the output: $line"
+	done <examples.txt
 	;;
 big)
 	# a million samples: exact counts, and in a bounded time even under sanitizers
