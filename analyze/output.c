@@ -139,7 +139,12 @@ void sd_json_obj(FILE *out, const msgpack_object *o)
 				putc(',', out);
 			if (kv->key.type == MSGPACK_OBJECT_STR) {
 				sd_json_str(out, kv->key.via.str.ptr, kv->key.via.str.size);
-			} else { /* JSON keys are strings: render the key's JSON as one */
+			} else if (kv->key.type == MSGPACK_OBJECT_ARRAY ||
+				   kv->key.type == MSGPACK_OBJECT_MAP) {
+				/* not quoted JSON: escaping nested keys would grow exponentially */
+				fputs(kv->key.type == MSGPACK_OBJECT_MAP ? "\"<map>\"" : "\"<array>\"",
+				      out);
+			} else { /* JSON keys are strings: render the scalar key's JSON as one */
 				char *buf = NULL;
 				size_t len = 0;
 				FILE *m = open_memstream(&buf, &len);

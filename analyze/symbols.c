@@ -153,9 +153,10 @@ static void mod_open(struct sd_symbolizer *sy, struct symmod *m)
 	m->state = MOD_FALLBACK;
 	if (sy->addresses || m->path[0] != '/')   /* [vdso], [unknown], "" */
 		return;
-	if (stat(m->path, &st) < 0) {
+	int bad = stat(m->path, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? -1 : 0;
+	if (bad) {
 		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", m->path,
-			strerror(errno), m->base);
+			bad > 0 ? strerror(bad) : "not a regular file", m->base);
 		return;
 	}
 	m->dwfl = dwfl_begin(&sy->cb);
