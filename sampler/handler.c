@@ -311,7 +311,9 @@ out:
 void sd_handler_warmup(struct sd_thread *t)
 {
 	t->busy = 1;
+	t->in_handler = 1; /* libunwind's lazily made pipe is marked as ours */
 	unw_backtrace((void **)t->scratch, (int)t->scratch_len);
+	t->in_handler = 0;
 	t->busy = 0;
 }
 

@@ -11,13 +11,15 @@
  *   dl_iterate_phdr   inside a sample, served from the snapshot: no loader lock
  *   exec*             the stream is flushed first; resumed if exec fails
  *   _exit/_Exit       the stream is completed first
- *   close/dup2/...    a descriptor of sonde's closed by the program is
- *                     forgotten first and re-opened higher, never reused
+ *   close/closefrom   sonde's descriptors (and libunwind's pipe, see pipe2)
+ *                     are spared: their numbers are never reused under us
+ *   dup2/dup3         onto a sonde descriptor: honoured, sonde opens anew
  *   sigaction/signal  the sampling signal stays sonde's; SIGTERM/SIGINT/SIGHUP
  *                     flush-then-default handlers stay invisible
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
@@ -58,6 +60,7 @@ DECL(int, close, (int));
 DECL(int, close_range, (unsigned, unsigned, int));
 DECL(void, closefrom, (int));
 DECL(int, dup2, (int, int));
+DECL(int, pipe2, (int[2], int));
 DECL(int, dup3, (int, int, int));
 DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
 
@@ -86,6 +89,7 @@ void sd_interpose_init(void)
 	RESOLVE(closefrom);
 	RESOLVE(dup2);
 	RESOLVE(dup3);
+	RESOLVE(pipe2);
 	RESOLVE(sigaction);
 }
 
@@ -383,57 +387,75 @@ int sd_real_close(int fd)
 	return REAL(close)(fd);
 }
 
+/* Descriptors that are sonde's (perf events, the output file, libunwind's
+ * validation pipe) are left open when the program closes them: the program
+ * never opened those numbers, and closing them would let a later open() of
+ * the program reuse a number that sonde (or libunwind, inside a signal
+ * handler) still reads and writes (hazards B6, D4). dup2() onto one of them
+ * is honoured: the program asked for that number explicitly. */
 SONDE_API int close(int fd)
 {
-	int ours = sd_runtime_is_sonde_fd(fd);
-	if (ours)
-		sd_runtime_fd_closed(fd);
-	int r = sd_real_close(fd);
-	if (ours) {
-		int e = errno;
-		sd_runtime_fd_reopen();
-		errno = e;
-	}
-	return r;
+	if (sd_runtime_is_sonde_fd(fd))
+		return 0;
+	return sd_real_close(fd);
 }
 
-static int forget_range(unsigned lo, unsigned hi)
+/* Closes [first, last] except sonde's descriptors. */
+static int close_range_sparing(unsigned first, unsigned last, int flags)
 {
-	int any = 0;
-	for (unsigned fd = lo; fd <= hi && fd < 65536; fd++)
-		if (sd_runtime_is_sonde_fd((int)fd)) {
-			sd_runtime_fd_closed((int)fd);
-			any = 1;
-		}
-	return any;
+	unsigned lo = first;
+	int r = 0;
+	for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
+		if (!sd_runtime_is_sonde_fd((int)fd))
+			continue;
+		if (fd > lo)
+			r |= REAL(close_range) ? REAL(close_range)(lo, fd - 1, flags)
+					       : (int)syscall(SYS_close_range, lo, fd - 1, flags);
+		lo = fd + 1;
+		if (fd == UINT_MAX)
+			return r;
+	}
+	if (lo <= last)
+		r |= REAL(close_range) ? REAL(close_range)(lo, last, flags)
+				       : (int)syscall(SYS_close_range, lo, last, flags);
+	return r ? -1 : 0;
 }
 
 SONDE_API int close_range(unsigned first, unsigned last, int flags)
 {
 	RESOLVE(close_range);
-	int any = 0;
-	if (!(flags & CLOSE_RANGE_CLOEXEC))
-		any = forget_range(first, last);
-	int r = REAL(close_range) ? REAL(close_range)(first, last, flags)
-				  : (int)syscall(SYS_close_range, first, last, flags);
-	if (any) {
-		int e = errno;
-		sd_runtime_fd_reopen();
-		errno = e;
-	}
-	return r;
+	if ((flags & CLOSE_RANGE_CLOEXEC) || first > last)
+		return REAL(close_range) ? REAL(close_range)(first, last, flags)
+					 : (int)syscall(SYS_close_range, first, last, flags);
+	return close_range_sparing(first, last, flags);
 }
 
 SONDE_API void closefrom(int lowfd)
 {
-	RESOLVE(closefrom);
-	int any = forget_range(lowfd < 0 ? 0 : (unsigned)lowfd, UINT_MAX);
-	if (REAL(closefrom))
-		REAL(closefrom)(lowfd);
-	else
-		syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
-	if (any)
-		sd_runtime_fd_reopen();
+	RESOLVE(close_range);
+	close_range_sparing(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
+}
+
+/* libunwind opens a pipe to validate addresses, when it initialises and
+ * again from inside our signal handler when it finds it closed. Moved high
+ * and marked as sonde's, like our own descriptors. */
+SONDE_API int pipe2(int fds[2], int flags)
+{
+	RESOLVE(pipe2);
+	int r = REAL(pipe2)(fds, flags);
+	struct sd_thread *t = sd_tls_thread;
+	int libunwind = (t && t->in_handler) || atomic_load(&sd_rt.unwind_init);
+	if (r == 0 && libunwind && sd_rt.fd_floor > 0) {
+		for (int i = 0; i < 2; i++) {
+			int hi = fcntl(fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor);
+			if (hi >= 0) {
+				sd_real_close(fds[i]);
+				fds[i] = hi;
+			}
+			sd_runtime_fd_track(fds[i], 1);
+		}
+	}
+	return r;
 }
 
 SONDE_API int dup2(int oldfd, int newfd)

@@ -41,12 +41,13 @@ static pthread_key_t thread_key;
 static struct sd_source_info source_info[SD_MAX_SOURCES];
 static char mechanism[SD_MAX_SOURCES][48];
 
-/* Bitmap of descriptors that are sonde's (perf_event fds), read by the
- * close/dup2 wrappers without a lock. */
+/* Bitmap of descriptors that are sonde's (perf_event fds, the output file,
+ * libunwind's pipe), read by the close/dup2 wrappers without a lock.
+ * sd_runtime_fd_track is async-signal-safe (atomics only). */
 #define FDMAP_BITS 65536
 static _Atomic uint64_t fdmap[FDMAP_BITS / 64];
 
-static void fd_mark(int fd, int on)
+void sd_runtime_fd_track(int fd, int on)
 {
 	if (fd < 0 || fd >= FDMAP_BITS)
 		return;
@@ -147,13 +148,13 @@ static void thread_open_sources(struct sd_thread *t)
 		sd_msg("sonde: thread %d: cannot start sampling: %s (this thread is not sampled; "
 		       "check RLIMIT_NOFILE and SONDE_SAMPLE)", (int)t->tid, strerror(-err));
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
-		fd_mark(t->src_fd[i], 1);
+		sd_runtime_fd_track(t->src_fd[i], 1);
 }
 
 static void thread_close_sources(struct sd_thread *t)
 {
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
-		fd_mark(t->src_fd[i], 0);
+		sd_runtime_fd_track(t->src_fd[i], 0);
 	sd_sources_close(t);
 }
 
@@ -181,13 +182,13 @@ struct sd_thread *sd_thread_begin(void)
 		}
 		pthread_attr_destroy(&attr);
 	}
+	sd_tls_thread = t; /* signals are blocked: no handler sees it yet */
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
 		sd_handler_warmup(t);
 	pthread_mutex_lock(&lock);
 	t->next = sd_rt.threads;
 	sd_rt.threads = t;
 	pthread_mutex_unlock(&lock);
-	sd_tls_thread = t;
 	pthread_setspecific(thread_key, t);
 	thread_open_sources(t);
 	sd_runtime_restore_signals(&old);
@@ -344,6 +345,8 @@ static int start_writer(int forked)
 	extern int sd_real_pthread_create(pthread_t *, const pthread_attr_t *,
 					  void *(*)(void *), void *);
 	wc.create_thread = sd_real_pthread_create;
+	wc.fd_floor = sd_rt.fd_floor;
+	wc.fd_track = sd_runtime_fd_track;
 	return sd_writer_init(&wc);
 }
 
@@ -366,8 +369,11 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		       sd_rt.cfg.signo, strerror(errno));
 		return;
 	}
-	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
+	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
+		atomic_store(&sd_rt.unwind_init, 1);
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+		atomic_store(&sd_rt.unwind_init, 0);
+	}
 	sd_phdr_snapshot_rebuild();
 	sd_sources_probe(&sd_rt.cfg);
 	if (start_writer(0) != 0)
@@ -429,8 +435,8 @@ void sd_runtime_exec_failed(void)
 	sd_runtime_restore_signals(&old);
 }
 
-/* The program closed (or dup2'ed over) one of sonde's descriptors. The
- * caller closes it right after; sampling of that thread is re-armed by
+/* The program dup2'ed over one of sonde's descriptors. The number is the
+ * program's from now on; sampling of that thread is re-armed by
  * sd_runtime_fd_reopen() on a new, high descriptor. */
 void sd_runtime_fd_closed(int fd)
 {
@@ -443,8 +449,9 @@ void sd_runtime_fd_closed(int fd)
 				t->src_fd[i] = -1;
 				sd_ring_drop_sigsafe(t->ring, SD_DROP_FD_STOLEN);
 			}
-	fd_mark(fd, 0);
+	sd_runtime_fd_track(fd, 0);
 	pthread_mutex_unlock(&lock);
+	sd_writer_fd_closed(fd);
 	sd_runtime_restore_signals(&old);
 }
 
@@ -465,7 +472,7 @@ void sd_runtime_fd_reopen(void)
 						 &fd) == 0 &&
 			    sd_kernel_enable_sigsafe(fd, 1) == 0) {
 				t->src_fd[i] = fd;
-				fd_mark(fd, 1);
+				sd_runtime_fd_track(fd, 1);
 			}
 		}
 	pthread_mutex_unlock(&lock);
@@ -508,7 +515,7 @@ void sd_runtime_fork_child(void)
 		 * disabling them here would stop the parent's sampling. Timers are
 		 * not inherited at all. */
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
-			fd_mark(t->src_fd[i], 0);
+			sd_runtime_fd_track(t->src_fd[i], 0);
 			if (t->src_fd[i] >= 0)
 				sd_real_close(t->src_fd[i]);
 			t->src_fd[i] = -1;

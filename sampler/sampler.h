@@ -79,6 +79,7 @@ struct sd_runtime {
 	struct sd_thread *threads;     /* registry, under lock */
 	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
 	_Atomic int nadopted;
+	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
 	int sigterm_installed[65];     /* our flush handler holds this signal */
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
@@ -104,6 +105,8 @@ void sd_runtime_stop(const char *reason, int signo);
 void sd_runtime_block_signals(sigset_t *old);
 void sd_runtime_restore_signals(const sigset_t *old);
 int sd_runtime_is_sonde_fd(int fd);
+/* Marks fd as sonde's (on) or not. async-signal-safe. */
+void sd_runtime_fd_track(int fd, int on);
 void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 void sd_runtime_fork_prepare(void);

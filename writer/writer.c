@@ -104,6 +104,39 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* Moves fd to at least the configured floor (out of the program's low
+ * range) and announces it. Returns the descriptor to use. */
+static int adopt_fd(int fd)
+{
+	if (sd_w.cfg.fd_floor > 0 && fd < sd_w.cfg.fd_floor) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, sd_w.cfg.fd_floor);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+		}
+	}
+	if (sd_w.cfg.fd_track)
+		sd_w.cfg.fd_track(fd, 1);
+	return fd;
+}
+
+static void drop_fd(int close_it)
+{
+	int fd = atomic_exchange(&sd_w.out_fd, -1);
+	if (fd < 0)
+		return;
+	if (sd_w.cfg.fd_track)
+		sd_w.cfg.fd_track(fd, 0);
+	if (close_it)
+		close(fd);
+}
+
+void sd_writer_fd_closed(int fd)
+{
+	if (fd >= 0 && atomic_load(&sd_w.out_fd) == fd)
+		atomic_store(&sd_w.out_fd_dead, 1);
+}
+
 /* Creates a new file for this process: <exe>.<host>.<pid>[.<seq>].sonde. */
 static int create_file(void)
 {
@@ -127,7 +160,8 @@ static int create_file(void)
 			    sd_w.dir, "");
 			return -ENAMETOOLONG;
 		}
-		int fd = open(sd_w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+		int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			      0644);
 		if (fd < 0 && errno == EEXIST)
 			continue;
 		if (fd < 0) {
@@ -142,13 +176,45 @@ static int create_file(void)
 		sd_w.dev = st.st_dev;
 		sd_w.ino = st.st_ino;
 		sd_w.seq = seq;
-		close(fd);
+		sd_w.out_bytes = 0;
+		atomic_store(&sd_w.out_fd_dead, 0);
+		atomic_store(&sd_w.out_fd, adopt_fd(fd));
 		sd_w.file_ok = 1;
 		return 0;
 	}
 	say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
 	    "(clean the directory)", sd_w.dir, "");
 	return -EEXIST;
+}
+
+/* The descriptor to append to: the one we hold, or the file opened again
+ * after the program closed our number. Checked to be our file (device and
+ * inode), never someone else's. -1 when the file is gone. */
+static int output_fd(void)
+{
+	if (atomic_load(&sd_w.out_fd_dead)) {
+		drop_fd(0); /* the number is the program's now: never close it */
+		atomic_store(&sd_w.out_fd_dead, 0);
+	}
+	int fd = atomic_load(&sd_w.out_fd);
+	if (fd < 0) {
+		fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			return -1;
+		fd = adopt_fd(fd);
+		atomic_store(&sd_w.out_fd, fd);
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_dev != sd_w.dev || st.st_ino != sd_w.ino) {
+		drop_fd(0);
+		return -1;
+	}
+	if ((uint64_t)st.st_size > sd_w.out_bytes) {
+		/* A write cut short left part of a record: cut back to whole ones. */
+		if (ftruncate(fd, (off_t)sd_w.out_bytes) != 0)
+			return -1;
+	}
+	return fd;
 }
 
 /* Appends the encoded records to the file. Writer lock held. */
@@ -161,15 +227,11 @@ static void flush_file(void)
 		msgpack_sbuffer_clear(&sd_w.sbuf);
 		return;
 	}
-	int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != sd_w.dev || st.st_ino != sd_w.ino) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
+	int fd = output_fd();
+	if (fd < 0) {
 		sd_w.file_ok = 0;
 		say("sonde: %s: stream file vanished or was replaced (%s; profiling data from now "
-		    "on is discarded)", sd_w.path, fd < 0 ? strerror(e) : "different file");
+		    "on is discarded)", sd_w.path, strerror(errno));
 		msgpack_sbuffer_clear(&sd_w.sbuf);
 		return;
 	}
@@ -179,21 +241,26 @@ static void flush_file(void)
 		ssize_t n = write(fd, p, left);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EBADF && atomic_load(&sd_w.out_fd_dead)) {
+			/* The program closed our descriptor under us: open again. */
+			fd = output_fd();
+			if (fd >= 0)
+				continue;
+		}
 		if (n <= 0) {
-			int e = errno;
-			/* Cut back to the last whole record: the file stays valid. */
-			if (ftruncate(fd, st.st_size + (off_t)(p - sd_w.sbuf.data)) != 0)
+			int e = n < 0 ? errno : ENOSPC;
+			if (ftruncate(fd, (off_t)sd_w.out_bytes) != 0)
 				(void)0;
 			sd_w.file_ok = 0;
 			say("sonde: %s: write failed: %s (profiling data from now on is discarded; "
-			    "check free space)", sd_w.path, strerror(n < 0 ? e : ENOSPC));
+			    "check free space)", sd_w.path, strerror(e));
 			break;
 		}
 		p += n;
 		left -= (size_t)n;
+		sd_w.out_bytes += (uint64_t)n;
 	}
 	sd_w.n_bytes += sd_w.sbuf.size;
-	close(fd);
 	msgpack_sbuffer_clear(&sd_w.sbuf);
 }
 
@@ -530,6 +597,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	atomic_store(&sd_w.final_done, 0);
 	atomic_store(&sd_w.thread_running, 0);
 	if (!keep) {
+		drop_fd(1);
 		atomic_store(&sd_w.inited, 0);
 		return 0;
 	}
@@ -546,6 +614,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	sd_w.rings = keep;
 	sd_w.fork_of = parent;
 	sd_w.file_ok = 0;
+	drop_fd(1); /* the parent's file */
 	if (create_file() != 0) {
 		atomic_store(&sd_w.inited, 0);
 		return -EIO;

@@ -150,6 +150,11 @@ struct sd_writer_config {
 	/* How to start the writer thread without the sampler's pthread_create
 	 * interposition (the writer is never sampled). */
 	int (*create_thread)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	/* The output file stays open on a descriptor at or above fd_floor, and
+	 * is announced through fd_track so that the program's close()/dup2()
+	 * of that number is seen (sd_writer_fd_closed). */
+	int fd_floor;
+	void (*fd_track)(int fd, int on);
 };
 
 /* Creates the output file and writes the header; does not start the thread.
@@ -185,6 +190,10 @@ void sd_writer_ring_close(struct sd_ring *r, const char *name);
 /* The set of loaded objects may have changed (after dlopen/dlclose).
  * t_ns: when the change began (loads) or ended (unloads). */
 void sd_writer_modules_changed(uint64_t t_ns);
+/* The program is closing (or dup2'ing over) descriptor fd, which is
+ * sonde's: if it is the output file, the writer stops using that number and
+ * opens the file again before its next write. Any thread. */
+void sd_writer_fd_closed(int fd);
 /* One diagnostic line into the stream (NOTE record); also what was printed. */
 void sd_writer_note(const char *text);
 /* Process-wide drops (no thread record). async-signal-safe. */

@@ -54,6 +54,9 @@ struct sd_writer {
 	char path[4200];
 	dev_t dev;
 	ino_t ino;
+	_Atomic int out_fd;         /* -1 when closed */
+	_Atomic int out_fd_dead;    /* the program closed our number */
+	uint64_t out_bytes;         /* size of the file we wrote */
 	int file_ok;
 	int seq;
 	pid_t fork_of;

@@ -1,0 +1,25 @@
+# Thread, fork and dlopen/dlclose churn: the program finishes with its normal
+# output and status, every stream (parent and forked children) is valid, and
+# the plugin's code, unloaded long before the end, is still symbolized.
+# Repeated ROUNDS times (default 3): a deadlock against the loader shows up
+# as a hang, which ctest's timeout turns into a failure.
+. "$(dirname "$0")/lib.sh"
+ROUNDS=${ROUNDS:-3}
+"$B/wl_churn" 0.5 >plain.out 2>&1 || fail "plain wl_churn failed"
+for r in $(seq 1 "$ROUNDS"); do
+	rm -rf p p.out p.err
+	timeout -s KILL 120 env LD_PRELOAD="$LIB" SONDE_OUTPUT=p "$B/wl_churn" 0.5 >p.out 2>p.err
+	st=$?
+	[ $st -eq 137 ] && fail "round $r: wl_churn hung (killed after 120 s)"
+	[ $st -eq 0 ] || fail "round $r: wl_churn exited $st: $(cat p.err)"
+	cmp -s plain.out p.out || fail "round $r: output differs from the plain run"
+	[ -s p.err ] && fail "round $r: unexpected stderr: $(cat p.err)"
+	n=0
+	for f in p/*.sonde; do valid_stream "$f"; n=$((n + 1)); done
+	[ "$n" -eq 5 ] || fail "round $r: $n streams, expected 5 (parent + 4 forked children)"
+	"$SONDE" report --format csv p >flat.csv || fail "report failed"
+	plug=$(awk -F, '$1 == "plug_leaf" {print $2}' flat.csv)
+	[ "${plug:-0}" -gt 20 ] || fail "round $r: plug_leaf has ${plug:-0} samples"
+	grep -q '^libplug.so+0x' flat.csv && fail "round $r: unsymbolized plugin addresses"
+	pass "round $r: 5 valid streams, plug_leaf $plug samples"
+done

@@ -1,0 +1,118 @@
+# Process and thread lifecycle: fork, exec, a failed exec, exit from a
+# thread, _exit after atexit, SIGTERM/SIGINT/SIGHUP, SIGKILL, programs that
+# close every descriptor, programs that use SIGPROF, threads born with every
+# signal blocked. Each case checks the program's own output and status and
+# the streams it leaves.
+. "$(dirname "$0")/lib.sh"
+L="$B/lifecycle"
+
+# streams DIR: the stream files in DIR, one per line
+streams() { ls "$1"/*.sonde 2>/dev/null; }
+end_of() { "$SONDE" dump "$1" | grep '"kind":"END"' | tail -n 1; }
+samples_in() { "$SONDE" report --format csv "$1" | awk -F, -v fn="$2" '$1 == fn {print $4}'; }
+
+# fork: parent and child each have a complete stream of their own; the
+# child's holds child_work and none of the parent's samples from before fork.
+profile f "$L" fork || fail "fork: exit $?"
+grep -q '^child status 0$' f.out || fail "fork: child failed: $(cat f.out)"
+[ "$(streams f | wc -l)" -eq 2 ] || fail "fork: expected 2 streams, got $(streams f | wc -l)"
+for s in $(streams f); do valid_stream "$s"; done
+parent_pid=$(head -c 0 /dev/null; "$SONDE" dump "$(streams f | head -n 1)" | head -n 1 | grep -o '"pid":[0-9]*' | cut -d: -f2)
+child=""
+for s in $(streams f); do "$SONDE" dump "$s" | head -n 1 | grep -q '"fork_of"' && child=$s; done
+[ -n "$child" ] || fail "fork: no stream has fork_of"
+[ "$(samples_in "$child" child_work)" -gt 200 ] || fail "fork: child stream lacks child_work"
+[ -z "$(samples_in "$child" parent_work)" ] || fail "fork: child stream repeats the parent's samples"
+pass "fork: parent and child streams complete, child has only its own samples"
+
+# exec: the pre-exec stream ends with reason exec; the new image writes its own.
+profile e "$L" exec || fail "exec: exit $?"
+grep -q '^done$' e.out || fail "exec: new image did not run"
+[ "$(streams e | wc -l)" -eq 2 ] || fail "exec: expected 2 streams"
+for s in $(streams e); do valid_stream "$s"; done
+reasons=$(for s in $(streams e); do field "$(end_of "$s")" reason; done | sort | tr '\n' ' ')
+[ "$reasons" = "exec exit " ] || fail "exec: END reasons are '$reasons'"
+[ "$(samples_in e before_exec)" -gt 100 ] || fail "exec: before_exec not flushed"
+[ "$(samples_in e spin_work)" -gt 100 ] || fail "exec: new image not profiled"
+pass "exec: flushed before exec, new image profiled in its own stream"
+
+# exec that fails: sampling resumes in the same stream.
+profile x "$L" exec-fail || fail "exec-fail: exit $?"
+grep -q '^exec failed: No such file or directory$' x.out || fail "exec-fail: output '$(cat x.out)'"
+[ "$(streams x | wc -l)" -eq 1 ] || fail "exec-fail: expected 1 stream"
+valid_stream "$(streams x)"
+[ "$(samples_in x after_exec_fail)" -gt 100 ] || fail "exec-fail: no samples after the failed exec"
+pass "exec-fail: sampling resumed"
+
+# exit() from a thread
+profile t "$L" thread-exit; st=$?
+[ $st -eq 3 ] || fail "thread-exit: status $st, expected 3"
+valid_stream "$(streams t)"
+[ "$(field "$(end_of "$(streams t)")" reason)" = exit ] || fail "thread-exit: END reason"
+[ "$(samples_in t thread_work)" -gt 100 ] || fail "thread-exit: thread_work missing"
+pass "exit from a thread: status 3, complete stream"
+
+# _exit after atexit: atexit handlers do not run, the stream is complete.
+profile u "$L" _exit; st=$?
+[ $st -eq 5 ] || fail "_exit: status $st, expected 5"
+grep -q 'atexit ran' u.out && fail "_exit: atexit handler ran"
+valid_stream "$(streams u)"
+[ "$(field "$(end_of "$(streams u)")" reason)" = _exit ] || fail "_exit: END reason"
+pass "_exit: status 5, no atexit, complete stream"
+
+# SIGTERM, SIGINT, SIGHUP with default dispositions: flushed, then the
+# default action (death by that signal).
+for sig in TERM INT HUP; do
+	env --default-signal="$sig" LD_PRELOAD="$LIB" SONDE_OUTPUT="s$sig" "$L" forever >"s$sig.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do grep -q alive "s$sig.out" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.3
+	kill -"$sig" $pid
+	wait $pid; st=$?
+	want=$((128 + $(kill -l "$sig")))
+	[ $st -eq $want ] || fail "SIG$sig: status $st, expected $want"
+	valid_stream "$(streams "s$sig")"
+	end=$(end_of "$(streams "s$sig")")
+	[ "$(field "$end" reason)" = signal ] && [ "$(field "$end" signal)" = "$(kill -l "$sig")" ] ||
+		fail "SIG$sig: END record $end"
+	pass "SIG$sig: complete stream, then death by SIG$sig"
+done
+
+# SIGKILL: a valid prefix whose last sample is at most a flush period (plus
+# scheduling slack) older than the program's last sign of life.
+LD_PRELOAD="$LIB" SONDE_OUTPUT=k "$L" forever >k.out 2>&1 &
+pid=$!
+sleep 1
+kill -KILL $pid
+wait $pid
+f=$(streams k)
+"$SONDE" dump "$f" >k.json 2>k.err || fail "SIGKILL: dump failed"
+grep -q '"kind":"END"' k.json && fail "SIGKILL: END record in a killed process"
+origin=$(head -n 1 k.json | grep -o '"monotonic_ns":[0-9]*' | cut -d: -f2)
+last_sample=$("$SONDE" report --view threads --format csv k | awk -F, 'NR > 1 && $6 > m {m = $6} END {print m}')
+last_alive=$(grep alive k.out | tail -n 1 | cut -d' ' -f2)
+lag_ms=$(( (last_alive - origin - last_sample) / 1000000 ))
+[ "$last_sample" -gt 0 ] && [ $lag_ms -le 300 ] ||
+	fail "SIGKILL: last sample $lag_ms ms before the last sign of life (flush period 100 ms)"
+pass "SIGKILL: valid prefix, last sample $lag_ms ms before death"
+
+# Closing every descriptor (a loop of close(), and closefrom): the program's
+# own file gets exactly its data, and sampling goes on.
+for m in closefds closefrom; do
+	profile "$m" "$L" "$m" "$T/$m.data" || fail "$m: exit $?: $(cat "$m.out")"
+	grep -q '^file ok$' "$m.out" || fail "$m: $(cat "$m.out")"
+	valid_stream "$(streams "$m")"
+	n=$(samples_in "$m" after_close_work)
+	[ "${n:-0}" -gt 200 ] || fail "$m: sampling stopped after the descriptors were closed (${n:-0})"
+	pass "$m: program's file intact, $n samples after closing"
+done
+
+# A program that uses SIGPROF keeps getting its signals.
+profile g "$L" sigprof || fail "sigprof: exit $?"
+grep -q '^sigprof ok$' g.out || fail "sigprof: $(cat g.out)"
+pass "SIGPROF left to the program"
+
+# A thread created while every signal is blocked is still sampled.
+profile m "$L" masked || fail "masked: exit $?"
+[ "$(samples_in m masked_work)" -gt 200 ] || fail "masked: thread with blocked signals not sampled"
+pass "thread born with signals blocked is sampled"

@@ -1,0 +1,19 @@
+# A known CPU split over call paths (leaf_a/b/c/d = 50/30/15/5 % of identical
+# work) is reproduced by `sonde report --format folded` within 3 points, and
+# the stack of every sample reaches main through the whole chain.
+. "$(dirname "$0")/lib.sh"
+profile p "$B/wl_split" 0.6 || fail "wl_split exited $?"
+for pair in leaf_a:50 leaf_b:30 leaf_c:15 leaf_d:5; do
+	leaf=${pair%:*} want=${pair#*:}
+	got=$(folded_share p "$leaf")
+	within "$got" "$want" 3 || fail "$leaf: $got % of samples, expected $want ± 3"
+	pass "$leaf $got % (expected $want)"
+done
+# Every leaf sample has the full chain: main;run_split;split_round;...;dispatch;leaf
+total=$("$SONDE" report --format folded p | awk '{s += $NF} END {print s}')
+chained=$("$SONDE" report --format folded p |
+	awk '$1 ~ /main;run_split;split_round;chain_1;.*;dispatch;leaf_[abcd]$/ {s += $NF} END {print s+0}')
+[ "$total" -gt 500 ] || fail "only $total samples"
+awk -v c="$chained" -v t="$total" 'BEGIN { exit !(c >= 0.98 * t) }' ||
+	fail "only $chained of $total samples have the whole call chain"
+pass "$chained of $total samples unwound through the whole chain"
