@@ -1,0 +1,28 @@
+# As an unprivileged user (perf_event_paranoid 2 is the usual setting), the
+# per-thread task clock still works: every thread is sampled at the rate asked.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip "needs root to switch to an unprivileged user"
+command -v setpriv >/dev/null || skip "setpriv not installed"
+id nobody >/dev/null 2>&1 || skip "no user nobody"
+chmod 755 "$T"
+mkdir -m 777 out
+for p in "$B" "$B/wl_threads" "$LIB"; do
+	setpriv --reuid=nobody --regid=nogroup --clear-groups test -r "$p" ||
+		skip "$p is not readable by nobody"
+done
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/out/p" "$B/wl_threads" 2 0.3 >p.out 2>p.err ||
+	fail "wl_threads failed as nobody: $(cat p.err)"
+[ -s p.err ] && fail "unexpected stderr as nobody: $(cat p.err)"
+f=$(ls out/p/*.sonde)
+valid_stream "$f"
+head -n 1 "$T/dump.json" | grep -q '"mechanism":"perf_event:task-clock"' ||
+	fail "as nobody the task clock was not used: $(head -n 1 "$T/dump.json")"
+"$SONDE" report --view threads --format csv out/p >threads.csv
+while read -r _ name _ tid _ cpu; do
+	samples=$(awk -F, -v tid="$tid" '$2 == tid {print $4}' threads.csv)
+	want=$((cpu / 1000000))
+	awk -v s="${samples:-0}" -v w="$want" 'BEGIN { d = s - w; if (d < 0) d = -d; exit !(d <= 0.10 * w + 1) }' ||
+		fail "$name: ${samples:-0} samples for $want ms of CPU as nobody"
+	pass "nobody: $name ${samples} samples for $want ms of CPU"
+done < <(grep '^thread ' p.out)
