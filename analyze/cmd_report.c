@@ -80,7 +80,8 @@ static int scan_dir(struct files *f, const char *dir, int depth)
 			err = add_file(f, dir, e->d_name);
 	}
 	closedir(d);
-	qsort(sub.v, sub.n, sizeof(*sub.v), cmp_str);
+	if (sub.n > 1)
+		qsort(sub.v, sub.n, sizeof(*sub.v), cmp_str);
 	for (size_t i = 0; i < sub.n; i++) {
 		if (!err)
 			err = scan_dir(f, sub.v[i], depth - 1);

@@ -279,8 +279,13 @@ static void drops_warning(FILE *out, const struct sd_profile *p)
 {
 	if (!p->dropped || p->dropped * 100 <= p->samples)
 		return;
-	fprintf(out, "sonde: warning: %" PRIu64 " samples dropped (%.2f%% of %" PRIu64
-		" recorded;", p->dropped, pct((double)p->dropped, (double)p->samples), p->samples);
+	if (p->samples)
+		fprintf(out, "sonde: warning: %" PRIu64 " samples dropped (%.2f%% of %" PRIu64
+			" recorded;", p->dropped, pct((double)p->dropped, (double)p->samples),
+			p->samples);
+	else
+		fprintf(out, "sonde: warning: %" PRIu64 " samples dropped (none recorded;",
+			p->dropped);
 	for (size_t i = 0; i < p->ndrop; i++)
 		if (p->drop_counts[i])
 			fprintf(out, " %s %" PRIu64, p->drop_names[i], p->drop_counts[i]);
@@ -424,7 +429,8 @@ static int thread_cmp(const void *a, const void *b)
 
 static void out_threads(FILE *out, struct sd_profile *p, enum sd_format fmt)
 {
-	qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
+	if (p->nthreads > 1)
+		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
 	if (fmt == SD_FMT_TEXT)
 		fprintf(out, "%10s %10s %10s %12s %12s  name\n", "pid", "tid", "samples",
 			"first_ms", "last_ms");

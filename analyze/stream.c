@@ -332,7 +332,8 @@ char *sd_obj_strdup(const msgpack_object *o)
 		return NULL;
 	char *s = malloc(o->via.str.size + 1);
 	if (s) {
-		memcpy(s, o->via.str.ptr, o->via.str.size);
+		if (o->via.str.size)
+			memcpy(s, o->via.str.ptr, o->via.str.size);
 		s[o->via.str.size] = 0;
 	}
 	return s;
