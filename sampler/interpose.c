@@ -221,17 +221,16 @@ SONDE_API void *dlopen(const char *file, int mode)
 {
 	RESOLVE(dlopen);
 	struct sd_thread *t = sd_tls_thread;
-	if (!running() || !t)
-		return REAL(dlopen)(file, mode);
 	char buf[PATH_MAX];
-	void *h;
 	const char *path = resolve_for_caller(file, __builtin_return_address(0), buf, sizeof buf);
 	uint64_t t0 = sd_now_ns_sigsafe();
-	t->in_dl++;
-	h = REAL(dlopen)(path, mode);
+	if (t)
+		t->in_dl++;
+	void *h = REAL(dlopen)(path, mode);
 	if (!h && path != file)
 		h = REAL(dlopen)(file, mode);
-	t->in_dl--;
+	if (t)
+		t->in_dl--;
 	loader_changed(t0);
 	return h;
 }
