@@ -119,6 +119,6 @@ pass "thread born with signals blocked is sampled"
 
 # dlopen by bare name through the program's own DT_RUNPATH still finds the
 # plugin (the dlopen wrapper searches the caller's paths, not sonde's).
-profile r "$B/tests/runtime/dlrpath" || fail "dlrpath: exit $?: $(cat r.out)"
+profile r "$B/dlrpath" || fail "dlrpath: exit $?: $(cat r.out)"
 grep -q '^loaded ' r.out || fail "dlrpath: $(cat r.out)"
 pass "dlopen through the program's RUNPATH"
