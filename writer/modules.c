@@ -221,3 +221,29 @@ void sd_modules_free(void)
 	sd_w.loaded = NULL;
 	sd_w.nmods = sd_w.capmods = sd_w.nloaded = 0;
 }
+
+/* In a forked child the loader's lock may be held forever by a thread that
+ * no longer exists (one that was inside dlopen when another forked), so the
+ * child must not call dl_iterate_phdr until the program itself has loaded or
+ * unloaded something. The address space is the parent's: the modules the
+ * parent had loaded are carried over, renumbered for the new stream. Writer
+ * lock held. */
+void sd_modules_reemit(uint64_t t_ns)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < sd_w.nmods; i++) {
+		struct sd_module *m = sd_w.mods[i];
+		if (!m->loaded) {
+			free(m->path);
+			free(m);
+			continue;
+		}
+		m->id = (uint32_t)k + 1;
+		m->t_load = t_ns;
+		sd_w.mods[k++] = m;
+		sd_stream_module(m);
+	}
+	sd_w.nmods = k;
+	rebuild_index();
+	sd_w.mod_gen++;
+}

@@ -303,7 +303,7 @@ static uint32_t intern_frame(uint32_t parent, uint64_t pc, int innermost, uint64
 		return parent;
 	static uint64_t last_rescan_ns;
 	uint64_t now = sd_now_ns_sigsafe();
-	if (!m && now - last_rescan_ns > 100000000ull) {
+	if (!m && !sd_w.loader_suspect && now - last_rescan_ns > 100000000ull) {
 		/* Loaded behind our back (e.g. by libc itself): look again, at most
 		 * ten times a second. */
 		last_rescan_ns = now;

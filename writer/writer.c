@@ -473,7 +473,10 @@ static void begin_stream(void)
 	msgpack_packer_init(&sd_w.pk, &sd_w.sbuf, msgpack_sbuffer_write);
 	clock_origin();
 	sd_stream_header();
-	sd_modules_scan(sd_w.t0_mono, sd_w.t0_mono);
+	if (sd_w.loader_suspect)
+		sd_modules_reemit(sd_w.t0_mono);
+	else
+		sd_modules_scan(sd_w.t0_mono, sd_w.t0_mono);
 	flush_file();
 }
 
@@ -535,6 +538,7 @@ void sd_writer_modules_changed(uint64_t t_ns)
 	if (!atomic_load(&sd_w.inited))
 		return;
 	pthread_mutex_lock(&sd_w.lock);
+	sd_w.loader_suspect = 0; /* the program's own dlopen/dlclose returned */
 	sd_modules_scan(t_ns, sd_now_ns_sigsafe());
 	pthread_mutex_unlock(&sd_w.lock);
 }
@@ -581,7 +585,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 			ring_free(r);
 	}
 	sd_w.rings = NULL;
-	sd_modules_free();
+	sd_w.loader_suspect = 1;
 	sd_stream_intern_reset();
 	sd_w.next_thread = 0;
 	sd_w.n_samples = sd_w.n_frames = sd_w.n_bytes = sd_w.n_threads = 0;
@@ -597,6 +601,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	atomic_store(&sd_w.final_done, 0);
 	atomic_store(&sd_w.thread_running, 0);
 	if (!keep) {
+		sd_modules_free();
 		drop_fd(1);
 		atomic_store(&sd_w.inited, 0);
 		return 0;

@@ -74,6 +74,7 @@ struct sd_writer {
 	struct sd_module **loaded; /* sorted by lo */
 	size_t nloaded;
 	uint32_t mod_gen;
+	int loader_suspect;       /* forked child: do not call dl_iterate_phdr */
 
 	struct sd_intern_slot *slots;
 	size_t nslots, used_slots;
@@ -91,6 +92,7 @@ extern struct sd_writer sd_w;
 void sd_modules_scan(uint64_t t_load, uint64_t t_unload);
 struct sd_module *sd_modules_find(uintptr_t addr, uint64_t t_ns);
 void sd_modules_free(void);
+void sd_modules_reemit(uint64_t t_ns);
 
 /* stream.c: encoders; writer lock held. */
 void sd_stream_header(void);
