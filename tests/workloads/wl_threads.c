@@ -11,13 +11,14 @@
  *                                 multiplies R (default 1: R = 64, about
  *                                 1.5 s of CPU in total for N = 4)
  * Output (stdout), after all workers finished, in worker order:
- *   thread worker-<i> tid <tid> cpu_ns <ns>
+ *   thread worker-<i> tid <tid> cpu_ns <ns> user_ns <ns>
  * with cpu_ns from CLOCK_THREAD_CPUTIME_ID read by the worker as its last
- * act, then "checksum <hex>" (depends only on N and SCALE, not on
+ * act and user_ns, the user-mode part, from getrusage(RUSAGE_THREAD), then "checksum <hex>" (depends only on N and SCALE, not on
  * scheduling).  Exit status 0; 1 if a thread could not be created; 2 on a bad
  * argument.
  */
 #define _GNU_SOURCE
+#include <sys/resource.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct worker {
     pid_t tid;
     uint64_t sum;
     long long cpu_ns;
+    long long user_ns;
 };
 
 static WL_NOINLINE uint64_t worker_body(int index, long rounds)
@@ -61,6 +63,9 @@ static void *worker_main(void *arg)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     w->cpu_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    w->user_ns = (long long)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
     return NULL;
 }
 
@@ -107,8 +112,8 @@ int main(int argc, char **argv)
     }
     pthread_barrier_destroy(&start);
     for (int i = 0; i < n; i++)
-        printf("thread worker-%d tid %d cpu_ns %lld\n", i, (int)workers[i].tid,
-               workers[i].cpu_ns);
+        printf("thread worker-%d tid %d cpu_ns %lld user_ns %lld\n", i, (int)workers[i].tid,
+               workers[i].cpu_ns, workers[i].user_ns);
     printf("checksum %016llx\n", (unsigned long long)total);
     return 0;
 }
