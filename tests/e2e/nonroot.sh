@@ -19,7 +19,7 @@ valid_stream "$f"
 head -n 1 "$T/dump.json" | grep -q '"mechanism":"perf_event:task-clock"' ||
 	fail "as nobody the task clock was not used: $(head -n 1 "$T/dump.json")"
 "$SONDE" report --view threads --format csv out/p >threads.csv
-while read -r _ name _ tid _ _ _ cpu; do
+while read -r _ name _ tid _ cpu _ user; do
 	samples=$(awk -F, -v tid="$tid" '$2 == tid {print $4}' threads.csv)
 	want=$((cpu / 1000000))
 	awk -v s="${samples:-0}" -v w="$want" 'BEGIN { d = s - w; if (d < 0) d = -d; exit !(d <= 0.10 * w + 1) }' ||
