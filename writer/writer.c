@@ -356,6 +356,7 @@ static void drain(int final)
 		if (closed || final) {
 			if (!closed) {
 				char path[64];
+				memcpy(r->name_end, r->name_begin, sizeof r->name_end);
 				snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)r->tid);
 				FILE *f = fopen(path, "re");
 				if (f) {

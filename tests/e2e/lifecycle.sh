@@ -122,3 +122,11 @@ pass "thread born with signals blocked is sampled"
 profile r "$B/dlrpath" || fail "dlrpath: exit $?: $(cat r.out)"
 grep -q '^loaded ' r.out || fail "dlrpath: $(cat r.out)"
 pass "dlopen through the program's RUNPATH"
+
+# A thread started by a library's constructor, before sonde's own: adopted
+# and sampled on its own clock.
+profile a "$B/early" || fail "early: exit $?"
+grep -qx 'early done' a.out || fail "early: $(cat a.out)"
+n=$(samples_in a early_work)
+[ "${n:-0}" -gt 300 ] || fail "early: thread alive before sonde started has ${n:-0} samples (expected ~400)"
+pass "thread alive before sonde started: $n samples"

@@ -1,0 +1,39 @@
+/* early.c - a library whose constructor starts a thread, so that when it is
+ * loaded before libsonde's constructor runs, the thread is alive before
+ * sonde starts (tests/e2e/lifecycle.sh: such threads are sampled too).
+ * The program that links it (early_main.c) joins the thread. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <time.h>
+
+pthread_t early_thread;
+static volatile unsigned long long early_sink;
+
+__attribute__((noinline)) static void early_work(void)
+{
+	struct timespec ts;
+	double end;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = ts.tv_sec + ts.tv_nsec * 1e-9 + 0.4;
+	unsigned long long x = 1;
+	do {
+		for (int i = 0; i < 20000; i++)
+			x = x * 6364136223846793005ull + 1;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec + ts.tv_nsec * 1e-9 < end);
+	early_sink = x;
+}
+
+static void *early_main(void *arg)
+{
+	(void)arg;
+	struct timespec pause = {0, 50000000}; /* let the process finish starting */
+	nanosleep(&pause, NULL);
+	early_work();
+	return NULL;
+}
+
+__attribute__((constructor)) static void early_start(void)
+{
+	pthread_create(&early_thread, NULL, early_main, NULL);
+}
