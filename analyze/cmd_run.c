@@ -73,6 +73,14 @@ static int append(char **acc, const char *sep, const char *s)
 	return 0;
 }
 
+static volatile pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
 int sd_cmd_run(int argc, char **argv)
 {
 	char *sample = NULL, *preload = NULL, *outdir = NULL;
@@ -166,9 +174,17 @@ int sd_cmd_run(int argc, char **argv)
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
-	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	/* Like a shell running a command: Ctrl-C and Ctrl-\ reach the whole
+	 * process group, so sonde ignores them and reports how CMD ended;
+	 * SIGTERM and SIGHUP sent to sonde alone are passed on to CMD. */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit, oterm, ohup;
+	struct sigaction fwd = { .sa_handler = forward_signal };
+	sigemptyset(&fwd.sa_mask);
+	child_pid = pid;
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
+	sigaction(SIGTERM, &fwd, &oterm);
+	sigaction(SIGHUP, &fwd, &ohup);
 	int exec_err = 0, status = 0;
 	ssize_t n;
 	while ((n = read(pfd[0], &exec_err, sizeof(exec_err))) < 0 && errno == EINTR)
@@ -177,6 +193,8 @@ int sd_cmd_run(int argc, char **argv)
 		;
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
+	sigaction(SIGTERM, &oterm, NULL);
+	sigaction(SIGHUP, &ohup, NULL);
 	if (n == (ssize_t)sizeof(exec_err)) {
 		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", argv[i],
 			strerror(exec_err));

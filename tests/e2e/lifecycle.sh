@@ -130,3 +130,14 @@ grep -qx 'early done' a.out || fail "early: $(cat a.out)"
 n=$(samples_in a early_work)
 [ "${n:-0}" -gt 300 ] || fail "early: thread alive before sonde started has ${n:-0} samples (expected ~400)"
 pass "thread alive before sonde started: $n samples"
+
+# SIGTERM sent to `sonde run` reaches the program, which flushes and dies by it.
+"$SONDE" run -o w -- "$L" forever >w.out 2>w.err &
+pid=$!
+for _ in $(seq 1 100); do grep -q alive w.out 2>/dev/null && break; sleep 0.05; done
+kill -TERM $pid
+wait $pid; st=$?
+[ $st -eq 143 ] || fail "sonde run + SIGTERM: status $st, expected 143"
+valid_stream "$(streams w)"
+[ "$(field "$(end_of "$(streams w)")" signal)" = 15 ] || fail "sonde run + SIGTERM: END record"
+pass "sonde run passes SIGTERM on; the program's stream is complete"
