@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +101,16 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
 				sd_real_close(t->src_fd[i]);
 				t->src_fd[i] = -1;
+			}
+			if (err == -EMFILE || err == -ENFILE) {
+				/* Out of descriptors: a POSIX timer needs none. Tick-bound,
+				 * but weighted by its overruns, so totals stay right. */
+				static _Atomic int said;
+				err = timer_open(t, i, thread_cpu_clock(tid), tid);
+				if (err == 0 && !atomic_exchange(&said, 1))
+					sd_msg("sonde: %s: no file descriptor left for a perf_event task clock "
+					       "(RLIMIT_NOFILE); threads from now on may sample with a POSIX "
+					       "CPU-time timer (raise ulimit -n for exact rates)", s->spec);
 			}
 		} else if (s->kind == SD_SRC_CPU) {
 			err = timer_open(t, i, thread_cpu_clock(tid), tid);

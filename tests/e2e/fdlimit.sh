@@ -1,0 +1,24 @@
+# Out of file descriptors (a low RLIMIT_NOFILE): threads that cannot get a
+# perf_event descriptor sample with a POSIX CPU-time timer instead, one line
+# says so, and every thread's sample weights still add up to its CPU time.
+. "$(dirname "$0")/lib.sh"
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=p exec "$B/wl_threads" 4 0.4) >p.out 2>p.err ||
+	fail "wl_threads failed with ulimit -n 9: $(cat p.err)"
+grep -q '^checksum ' p.out || fail "output changed: $(cat p.out)"
+want="sonde: cpu-time@1ms: no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); threads from now on may sample with a POSIX CPU-time timer (raise ulimit -n for exact rates)"
+[ "$(cat p.err)" = "$want" ] || fail "stderr: $(cat p.err)"
+f=$(ls p/*.sonde)
+valid_stream "$f"
+# weight per tid, from the dump: THREAD maps stream thread ids to tids.
+awk -F'[:,}]' '
+	/"kind":"THREAD",/ { for (i = 1; i < NF; i++) { if ($i == "\"thread\"") th = $(i+1); if ($i == "\"tid\"") tid[th] = $(i+1) } }
+	/"kind":"SAMPLE"/ { for (i = 1; i < NF; i++) { if ($i == "\"thread\"") th = $(i+1); if ($i == "\"weight\"") w[th] += $(i+1) } }
+	END { for (th in tid) print tid[th], w[th] + 0 }' "$T/dump.json" >weights.txt
+while read -r _ name _ tid _ cpu _ user; do
+	got=$(awk -v t="$tid" '$1 == t {print $2}' weights.txt)
+	cpu_ms=$((cpu / 1000000)) user_ms=$((user / 1000000))
+	# tick-bound timers: allow 15 %
+	awk -v s="${got:-0}" -v u="$user_ms" -v c="$cpu_ms" 'BEGIN { exit !(s >= u * 0.85 - 4 && s <= c * 1.15 + 4) }' ||
+		fail "$name: weight ${got:-0} periods for $user_ms ms user / $cpu_ms ms CPU"
+	pass "$name: weight $got periods for $cpu_ms ms of CPU"
+done < <(grep '^thread ' p.out)
