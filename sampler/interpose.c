@@ -394,8 +394,13 @@ int sd_real_close(int fd)
  * is honoured: the program asked for that number explicitly. */
 SONDE_API int close(int fd)
 {
-	if (sd_runtime_is_sonde_fd(fd))
-		return 0;
+	if (sd_runtime_is_sonde_fd(fd)) {
+		struct sd_thread *t = sd_tls_thread;
+		if (!t || !t->in_handler)
+			return 0;
+		/* libunwind, inside our handler, replacing its own pipe. */
+		sd_runtime_fd_track_sigsafe(fd, 0);
+	}
 	return sd_real_close(fd);
 }
 
@@ -451,7 +456,7 @@ SONDE_API int pipe2(int fds[2], int flags)
 				sd_real_close(fds[i]);
 				fds[i] = hi;
 			}
-			sd_runtime_fd_track(fds[i], 1);
+			sd_runtime_fd_track_sigsafe(fds[i], 1);
 		}
 	}
 	return r;

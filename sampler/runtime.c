@@ -47,7 +47,7 @@ static char mechanism[SD_MAX_SOURCES][48];
 #define FDMAP_BITS 65536
 static _Atomic uint64_t fdmap[FDMAP_BITS / 64];
 
-void sd_runtime_fd_track(int fd, int on)
+void sd_runtime_fd_track_sigsafe(int fd, int on)
 {
 	if (fd < 0 || fd >= FDMAP_BITS)
 		return;
@@ -148,13 +148,13 @@ static void thread_open_sources(struct sd_thread *t)
 		sd_msg("sonde: thread %d: cannot start sampling: %s (this thread is not sampled; "
 		       "check RLIMIT_NOFILE and SONDE_SAMPLE)", (int)t->tid, strerror(-err));
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
-		sd_runtime_fd_track(t->src_fd[i], 1);
+		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
 }
 
 static void thread_close_sources(struct sd_thread *t)
 {
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
-		sd_runtime_fd_track(t->src_fd[i], 0);
+		sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
 	sd_sources_close(t);
 }
 
@@ -346,7 +346,7 @@ static int start_writer(int forked)
 					  void *(*)(void *), void *);
 	wc.create_thread = sd_real_pthread_create;
 	wc.fd_floor = sd_rt.fd_floor;
-	wc.fd_track = sd_runtime_fd_track;
+	wc.fd_track = sd_runtime_fd_track_sigsafe;
 	return sd_writer_init(&wc);
 }
 
@@ -449,7 +449,7 @@ void sd_runtime_fd_closed(int fd)
 				t->src_fd[i] = -1;
 				sd_ring_drop_sigsafe(t->ring, SD_DROP_FD_STOLEN);
 			}
-	sd_runtime_fd_track(fd, 0);
+	sd_runtime_fd_track_sigsafe(fd, 0);
 	pthread_mutex_unlock(&lock);
 	sd_writer_fd_closed(fd);
 	sd_runtime_restore_signals(&old);
@@ -472,7 +472,7 @@ void sd_runtime_fd_reopen(void)
 						 &fd) == 0 &&
 			    sd_kernel_enable_sigsafe(fd, 1) == 0) {
 				t->src_fd[i] = fd;
-				sd_runtime_fd_track(fd, 1);
+				sd_runtime_fd_track_sigsafe(fd, 1);
 			}
 		}
 	pthread_mutex_unlock(&lock);
@@ -515,7 +515,7 @@ void sd_runtime_fork_child(void)
 		 * disabling them here would stop the parent's sampling. Timers are
 		 * not inherited at all. */
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
-			sd_runtime_fd_track(t->src_fd[i], 0);
+			sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
 			if (t->src_fd[i] >= 0)
 				sd_real_close(t->src_fd[i]);
 			t->src_fd[i] = -1;

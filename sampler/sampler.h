@@ -106,7 +106,7 @@ void sd_runtime_block_signals(sigset_t *old);
 void sd_runtime_restore_signals(const sigset_t *old);
 int sd_runtime_is_sonde_fd(int fd);
 /* Marks fd as sonde's (on) or not. async-signal-safe. */
-void sd_runtime_fd_track(int fd, int on);
+void sd_runtime_fd_track_sigsafe(int fd, int on);
 void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 void sd_runtime_fork_prepare(void);
