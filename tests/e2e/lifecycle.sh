@@ -25,6 +25,14 @@ for s in $(streams f); do "$SONDE" dump "$s" | head -n 1 | grep -q '"fork_of"' &
 [ -z "$(samples_in "$child" parent_work)" ] || fail "fork: child stream repeats the parent's samples"
 pass "fork: parent and child streams complete, child has only its own samples"
 
+# SONDE_FOLLOW_FORK=0: the child runs unprofiled, the parent's stream is whole.
+SONDE_FOLLOW_FORK=0 profile nf "$L" fork || fail "no-follow fork: exit $?"
+grep -q '^child status 0$' nf.out || fail "no-follow fork: $(cat nf.out)"
+[ "$(streams nf | wc -l)" -eq 1 ] || fail "SONDE_FOLLOW_FORK=0 still wrote a child stream"
+valid_stream "$(streams nf)"
+[ -z "$(samples_in nf child_work)" ] || fail "SONDE_FOLLOW_FORK=0: child samples in the parent's stream"
+pass "SONDE_FOLLOW_FORK=0: one stream, child unprofiled"
+
 # exec: the pre-exec stream ends with reason exec; the new image writes its own.
 profile e "$L" exec || fail "exec: exit $?"
 grep -q '^done$' e.out || fail "exec: new image did not run"
