@@ -115,8 +115,6 @@ static int fill_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-extern int sd_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
-
 /* Rebuilds the snapshot from the real loader state. Ordinary context only;
  * the calling thread must have sonde's signals blocked or be the writer. */
 void sd_phdr_snapshot_rebuild(void)

@@ -99,11 +99,6 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-struct sd_thread *sd_thread_self(void)
-{
-	return sd_tls_thread;
-}
-
 SONDE_API int sonde_active(void)
 {
 	return atomic_load(&sd_rt.state) == SD_RUNNING;
@@ -310,7 +305,7 @@ static const char *unwind_name(enum sd_unwind u)
 	return u == SD_UNWIND_FP ? "fp" : u == SD_UNWIND_NONE ? "none" : "libunwind";
 }
 
-static int start_writer(int forked)
+static int start_writer(void)
 {
 	const struct sd_config *c = &sd_rt.cfg;
 	for (unsigned i = 0; i < c->nsources; i++) {
@@ -339,14 +334,10 @@ static int start_writer(int forked)
 		.sources = source_info,
 		.nsources = c->nsources,
 		.verbose = c->verbose,
-		.create_thread = NULL,
+		.create_thread = sd_real_pthread_create,
+		.fd_floor = sd_rt.fd_floor,
+		.fd_track = sd_runtime_fd_track_sigsafe,
 	};
-	(void)forked;
-	extern int sd_real_pthread_create(pthread_t *, const pthread_attr_t *,
-					  void *(*)(void *), void *);
-	wc.create_thread = sd_real_pthread_create;
-	wc.fd_floor = sd_rt.fd_floor;
-	wc.fd_track = sd_runtime_fd_track_sigsafe;
 	return sd_writer_init(&wc);
 }
 
@@ -376,7 +367,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	}
 	sd_phdr_snapshot_rebuild();
 	sd_sources_probe(&sd_rt.cfg);
-	if (start_writer(0) != 0)
+	if (start_writer() != 0)
 		return; /* said why; the program runs on unprofiled */
 	atomic_store(&sd_rt.state, SD_ARMED);
 	pid_t self = gettid_();

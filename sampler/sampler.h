@@ -96,7 +96,6 @@ int sd_config_parse_period(const char *s, uint64_t *period_ns);
 
 /* runtime.c */
 void sd_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-struct sd_thread *sd_thread_self(void);
 /* Sets up the calling thread: ring, unwinder warm-up, sources. */
 struct sd_thread *sd_thread_begin(void);
 /* Tears down the calling thread's state; idempotent. */
@@ -135,6 +134,9 @@ void sd_flush_handler(int sig, siginfo_t *si, void *uc);
 /* interpose.c */
 void sd_interpose_init(void);
 int sd_real_close(int fd);
+int sd_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			   void *arg);
+int sd_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif

@@ -123,9 +123,8 @@ static void rebuild_index(void)
  * began); t_unload: to vanished ones. Writer lock held. */
 void sd_modules_scan(uint64_t t_load, uint64_t t_unload)
 {
-	extern int sd_real_dl_iterate_phdr(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 	struct scan s = {0};
-	sd_real_dl_iterate_phdr(scan_cb, &s);
+	dl_iterate_phdr(scan_cb, &s); /* ordinary context: the loader's own list */
 	for (size_t i = 0; i < sd_w.nmods; i++)
 		sd_w.mods[i]->seen = 0;
 	for (size_t j = 0; j < s.n; j++) {
