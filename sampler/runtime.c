@@ -99,7 +99,7 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-SONDE_API int sonde_active(void)
+SONDE_API int sonde_rt_active(void)
 {
 	return atomic_load(&sd_rt.state) == SD_RUNNING;
 }
