@@ -67,8 +67,10 @@ SONDE_API SONDE_WEAK void sonde_rt_attr_set_str(sonde_attr_t a, const char *valu
 SONDE_API SONDE_WEAK void sonde_rt_attr_set_int(sonde_attr_t a, int64_t value);
 SONDE_API SONDE_WEAK void sonde_rt_attr_set_double(sonde_attr_t a, double value);
 SONDE_API SONDE_WEAK void sonde_rt_attr_end(sonde_attr_t a);
+SONDE_API SONDE_WEAK void sonde_rt_region_end(const char *name);
 
 /* ---- the API ------------------------------------------------------------ */
+#ifndef SONDE_BUILDING_RUNTIME
 
 /* 1 when the sonde runtime is loaded and sampling this process, else 0. */
 static inline int sonde_active(void)
@@ -119,7 +121,6 @@ static inline void sonde_region_begin(const char *name)
 		sonde_rt_begin("region", name);
 }
 
-SONDE_API SONDE_WEAK void sonde_rt_region_end(const char *name);
 static inline void sonde_region_end(const char *name)
 {
 	if (sonde_rt_region_end)
@@ -176,6 +177,7 @@ static inline void sonde_attr_end(sonde_attr_t a)
 	if (a)
 		sonde_rt_attr_end(a);
 }
+#endif /* SONDE_BUILDING_RUNTIME */
 
 #ifdef __cplusplus
 }

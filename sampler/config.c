@@ -223,6 +223,14 @@ int sd_config_parse(struct sd_config *cfg)
 	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);
 	cfg->follow_fork = (int)ff;
 
+	v = getenv("SONDE_REGIONS");
+	if (v && *v) {
+		if (!strcmp(v, "on") || !strcmp(v, "1"))
+			cfg->regions = 1;
+		else if (strcmp(v, "off") && strcmp(v, "0"))
+			sd_msg("sonde: SONDE_REGIONS: '%s' is not on or off (keeping off)", v);
+	}
+
 	v = getenv("SONDE_UNWIND");
 	if (v && *v) {
 		if (!strcmp(v, "libunwind"))

@@ -31,6 +31,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "annotate/annotate.h"
 #include "sampler/sampler.h"
 
 extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
@@ -276,7 +277,10 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		t->busy = 0;
 		goto out;
 	}
+	rec->kind = SD_REC_SAMPLE;
 	rec->t_ns = sd_now_ns_sigsafe();
+	rec->ctx = sd_annotate_thread_ctx_sigsafe();
+	rec->pctx = sd_annotate_process_ctx_sigsafe();
 	rec->source = (uint8_t)src;
 	rec->flags = 0;
 	rec->weight = 1;

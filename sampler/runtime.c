@@ -29,6 +29,7 @@
 #include <libunwind.h>
 
 #include "include/sonde.h"
+#include "annotate/annotate.h"
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
 
@@ -208,6 +209,7 @@ void sd_thread_end(void)
 	struct sd_thread *t = sd_tls_thread;
 	if (!t || t->adopted)
 		return;
+	sd_annotate_thread_exit(); /* forced ends of open regions, into the ring */
 	sigset_t old;
 	sd_runtime_block_signals(&old);
 	t->busy = 1;
@@ -224,6 +226,33 @@ void sd_thread_end(void)
 	free(t->scratch);
 	free(t);
 	sd_runtime_restore_signals(&old);
+}
+
+/* SONDE_REGIONS=on: every change of a thread's context goes into its ring
+ * with a timestamp. Called by annotate on the thread itself, ordinary
+ * context; `busy` keeps this thread's sampling handler off the ring. */
+static void region_event(uint32_t node, int ev)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!t || atomic_load_explicit(&sd_rt.state, memory_order_relaxed) != SD_RUNNING)
+		return;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct sd_rec *rec = sd_ring_reserve_sigsafe(t->ring);
+	if (rec) {
+		rec->kind = SD_REC_REGION;
+		rec->depth = 0;
+		rec->t_ns = sd_now_ns_sigsafe();
+		rec->weight = node;
+		rec->source = (uint8_t)ev;
+		rec->flags = 0;
+		rec->ctx = rec->pctx = 0;
+		sd_ring_commit_sigsafe(t->ring, rec);
+	} else {
+		sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
 }
 
 /* Backstop for exits that skip the trampoline's cleanup. */
@@ -378,6 +407,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	}
 	atomic_store(&sd_rt.state, SD_RUNNING);
 	sd_thread_begin();
+	sd_annotate_start(sd_rt.cfg.regions ? region_event : NULL);
 	pthread_atfork(sd_runtime_fork_prepare, sd_runtime_fork_parent, sd_runtime_fork_child);
 	install_flush_handlers();
 }
@@ -478,6 +508,7 @@ void sd_runtime_fork_prepare(void)
 	if (atomic_load(&sd_rt.state) == SD_OFF)
 		return;
 	sd_runtime_block_signals(&fork_saved_mask);
+	sd_annotate_fork_prepare();
 	pthread_mutex_lock(&lock);
 	sd_writer_fork_prepare();
 }
@@ -488,6 +519,7 @@ void sd_runtime_fork_parent(void)
 		return;
 	sd_writer_fork_parent();
 	pthread_mutex_unlock(&lock);
+	sd_annotate_fork_parent();
 	sd_runtime_restore_signals(&fork_saved_mask);
 }
 
@@ -498,6 +530,7 @@ void sd_runtime_fork_child(void)
 {
 	if (atomic_load(&sd_rt.state) == SD_OFF)
 		return;
+	sd_annotate_fork_child();
 	pthread_mutex_init(&lock, NULL);
 	struct sd_thread *self = sd_tls_thread;
 	for (struct sd_thread *t = sd_rt.threads, *next; t; t = next) {

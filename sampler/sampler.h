@@ -50,6 +50,7 @@ struct sd_config {
 	int signo;
 	int verbose;
 	int follow_fork;
+	int regions;
 };
 
 /* Per-thread state. Reached from the handler through an initial-exec TLS

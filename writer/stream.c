@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annotate/annotate.h"
 #include "include/sonde.h"
 #include "writer/writer_int.h"
 
@@ -29,7 +30,10 @@ enum {
 	K_SAMPLE,
 	K_DROPS,
 	K_END,
-	K_NOTE
+	K_NOTE,
+	K_ATTRIBUTE,
+	K_CONTEXT,
+	K_REGION
 };
 
 static const char *const drop_names[SD_DROP_NREASONS] = {
@@ -218,6 +222,8 @@ void sd_stream_end(const char *reason, int signo)
 
 void sd_stream_intern_reset(void)
 {
+	sd_w.ctx_sent = 0;
+	sd_w.attrs_sent = 0;
 	free(sd_w.slots);
 	sd_w.slots = NULL;
 	sd_w.nslots = sd_w.used_slots = 0;
@@ -315,6 +321,62 @@ static uint32_t intern_frame(uint32_t parent, uint64_t pc, int innermost, uint64
 	return intern(parent, m->id, look - m->bias);
 }
 
+/* ---- annotation context -------------------------------------------------- */
+
+static void emit_attrs_upto(uint32_t id)
+{
+	static const char *const types[] = {"string", "int", "double"};
+	while (sd_w.attrs_sent < id) {
+		struct sd_attr_view a;
+		uint32_t n = ++sd_w.attrs_sent;
+		if (sd_annotate_attr_get(n, &a) != 0)
+			continue;
+		msgpack_pack_array(&sd_w.pk, 5);
+		msgpack_pack_uint8(&sd_w.pk, K_ATTRIBUTE);
+		msgpack_pack_uint32(&sd_w.pk, n);
+		pack_str(a.name);
+		pack_str(types[a.type >= 0 && a.type <= 2 ? a.type : 0]);
+		pack_str(a.scope ? "process" : "thread");
+	}
+}
+
+/* Writes CONTEXT records for every node up to `id` not yet in this stream
+ * (nodes are numbered so that parents come first). */
+static void emit_contexts_upto(uint32_t id)
+{
+	while (sd_w.ctx_sent < id) {
+		struct sd_node_view v;
+		uint32_t n = ++sd_w.ctx_sent;
+		if (sd_annotate_node_get(n, &v) != 0)
+			continue;
+		emit_attrs_upto(v.attr);
+		msgpack_pack_array(&sd_w.pk, v.flags ? 6 : 5);
+		msgpack_pack_uint8(&sd_w.pk, K_CONTEXT);
+		msgpack_pack_uint32(&sd_w.pk, n);
+		msgpack_pack_uint32(&sd_w.pk, v.parent);
+		msgpack_pack_uint32(&sd_w.pk, v.attr);
+		if (v.type == 1)
+			msgpack_pack_int64(&sd_w.pk, v.i);
+		else if (v.type == 2)
+			msgpack_pack_double(&sd_w.pk, v.d);
+		else
+			pack_str(v.s ? v.s : "");
+		if (v.flags)
+			msgpack_pack_uint8(&sd_w.pk, v.flags);
+	}
+}
+
+void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
+{
+	emit_contexts_upto(rec->weight);
+	msgpack_pack_array(&sd_w.pk, 5);
+	msgpack_pack_uint8(&sd_w.pk, K_REGION);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
+	msgpack_pack_uint32(&sd_w.pk, rec->weight);
+	msgpack_pack_uint8(&sd_w.pk, rec->source);
+}
+
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 {
 	unsigned depth = rec->depth;
@@ -349,14 +411,21 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 	uint64_t t = sd_stream_rel(rec->t_ns);
 	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
 	r->last_t_ns = t;
-	msgpack_pack_array(&sd_w.pk, rec->flags ? 7 : 6);
+	int ctx = rec->ctx || rec->pctx;
+	if (ctx)
+		emit_contexts_upto(rec->ctx > rec->pctx ? rec->ctx : rec->pctx);
+	msgpack_pack_array(&sd_w.pk, ctx ? 9 : rec->flags ? 7 : 6);
 	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);
 	msgpack_pack_uint8(&sd_w.pk, rec->source);
 	msgpack_pack_uint32(&sd_w.pk, node);
 	msgpack_pack_uint32(&sd_w.pk, rec->weight);
-	if (rec->flags)
+	if (rec->flags || ctx)
 		msgpack_pack_uint8(&sd_w.pk, rec->flags);
+	if (ctx) {
+		msgpack_pack_uint32(&sd_w.pk, rec->ctx);
+		msgpack_pack_uint32(&sd_w.pk, rec->pctx);
+	}
 	sd_w.n_samples++;
 }

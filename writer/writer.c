@@ -345,6 +345,8 @@ static void drain(int final)
 			const struct sd_rec *rec = (const void *)(r->buf + (tail & (r->cap_bytes - 1)));
 			if (rec->kind == SD_REC_SAMPLE)
 				sd_stream_sample(r, rec);
+			else if (rec->kind == SD_REC_REGION)
+				sd_stream_region(r, rec);
 			tail += rec->len_bytes;
 			if (sd_w.sbuf.size > (1u << 20)) {
 				atomic_store_explicit(&r->tail, tail, memory_order_release);

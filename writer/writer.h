@@ -27,7 +27,7 @@ enum sd_drop {
 	SD_DROP_NREASONS
 };
 
-enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2 };
+enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
 
 /* Sample flags, as in docs/FORMAT.md SAMPLE.flags. */
 #define SD_FLAG_TRUNCATED 1u
@@ -35,7 +35,9 @@ enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2 };
 #define SD_FLAG_SLOWPATH 4u
 
 /* One raw record in a ring: fixed header, then `depth` PCs, innermost first.
- * pcs[0] is the interrupted PC; pcs[1..] are return addresses. */
+ * pcs[0] is the interrupted PC; pcs[1..] are return addresses. A REGION
+ * record has no PCs: `weight` holds the context node and `source` the event
+ * (docs/FORMAT.md REGION). */
 struct sd_rec {
 	uint32_t len_bytes; /* whole record, multiple of 8 */
 	uint16_t kind;      /* enum sd_rec_kind */
@@ -45,6 +47,8 @@ struct sd_rec {
 	uint8_t source;
 	uint8_t flags;
 	uint16_t unused;
+	uint32_t ctx;       /* thread context node (annotate) */
+	uint32_t pctx;      /* process context node */
 	uint64_t pcs[];
 };
 
@@ -110,13 +114,13 @@ static inline struct sd_rec *sd_ring_reserve_sigsafe(struct sd_ring *r)
 	return (struct sd_rec *)(r->buf + pos);
 }
 
-/* Publishes the record reserved last, with its final length (rounded up to
- * 8 bytes here). async-signal-safe; producer only. */
+/* Publishes the record reserved last (its kind set by the caller), with its
+ * final length (rounded up to 8 bytes here). async-signal-safe; producer
+ * only. */
 static inline void sd_ring_commit_sigsafe(struct sd_ring *r, struct sd_rec *rec)
 {
 	uint32_t len = (uint32_t)(sizeof *rec + rec->depth * sizeof rec->pcs[0]);
 	rec->len_bytes = (len + 7u) & ~7u;
-	rec->kind = SD_REC_SAMPLE;
 	atomic_store_explicit(&r->head, r->reserved_at + rec->len_bytes,
 			      memory_order_release);
 }

@@ -80,6 +80,8 @@ struct sd_writer {
 	size_t nslots, used_slots;
 	uint32_t next_node;
 	uint32_t *tmp_nodes;
+	uint32_t ctx_sent;   /* CONTEXT records written up to this node */
+	uint32_t attrs_sent; /* ATTRIBUTE records written up to this id */
 
 	uint64_t n_samples, n_frames, n_bytes, n_threads;
 	uint64_t n_dropped;      /* all drops reported so far */
@@ -101,6 +103,7 @@ void sd_stream_module_end(const struct sd_module *m);
 void sd_stream_thread(struct sd_ring *r);
 void sd_stream_thread_end(struct sd_ring *r);
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
+void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_drops(uint32_t thread, const uint64_t *counts);
 void sd_stream_end(const char *reason, int signo);
 void sd_stream_note(const char *text);

@@ -1,0 +1,572 @@
+/* api.c - the annotation entry points (sonde_rt_*, called by the inline
+ * functions of include/sonde.h) and the blackboards.
+ *
+ * Runs in program threads, ordinary context. A thread's blackboard is its
+ * stack of open values and `ctx`, the context node of the whole stack, which
+ * the signal handler reads (one aligned word, stored after the node is
+ * published: a sample arriving mid-update sees the old or the new context,
+ * never a torn one). Process-scope values live on one process-wide stack
+ * under a lock; its node is `pctx`. Misuse warns once per message and is
+ * repaired so that later annotations keep working.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "annotate/annotate_int.h"
+#include "include/sonde.h"
+#include "writer/writer.h"
+
+struct entry {
+	uint16_t attr;
+	uint32_t node;
+};
+
+struct cache_e {
+	uint64_t key;
+	uint32_t parent;
+	uint32_t node;
+	uint16_t attr;
+	uint8_t type;
+};
+
+struct name_e {
+	const char *p;
+	struct sd_attr *a;
+};
+
+struct stack {
+	struct entry e[SD_STACK_MAX];
+	unsigned depth;
+	unsigned overflow; /* begins ignored past SD_STACK_MAX */
+	_Atomic uint32_t ctx;
+};
+
+struct ann_thread {
+	struct stack st;
+	struct cache_e cache[256];
+	struct name_e names[16];
+};
+
+static _Atomic int enabled;
+static sd_region_hook region_hook;
+static __thread struct ann_thread *tls __attribute__((tls_model("initial-exec")));
+static struct stack pstack;
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+static struct sd_attr *region_attr;
+
+/* ---- warnings: once per distinct text ------------------------------------- */
+
+void sd_ann_warn(const char *fmt, ...)
+{
+	static _Atomic uint64_t said[64];
+	static _Atomic unsigned nsaid;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	uint64_t h = sd_ann_hash_str(buf, (size_t)n) | 1;
+	unsigned k = atomic_load(&nsaid);
+	for (unsigned i = 0; i < k && i < 64; i++)
+		if (atomic_load(&said[i]) == h)
+			return;
+	unsigned slot = atomic_fetch_add(&nsaid, 1);
+	if (slot < 64)
+		atomic_store(&said[slot], h);
+	else if (slot > 64)
+		return; /* too many distinct warnings: stay quiet */
+	sd_writer_note(buf);
+	buf[n] = '\n';
+	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
+	(void)w;
+}
+
+/* ---- start/stop and the handler's view ------------------------------------ */
+
+void sd_annotate_start(sd_region_hook hook)
+{
+	region_hook = hook;
+	region_attr = sd_ann_attr_get("region", SD_TYPE_STRING, SD_SCOPE_THREAD);
+	atomic_store(&enabled, 1);
+}
+
+void sd_annotate_stop(void)
+{
+	atomic_store(&enabled, 0);
+}
+
+uint32_t sd_annotate_thread_ctx_sigsafe(void)
+{
+	struct ann_thread *t = tls;
+	return t ? atomic_load_explicit(&t->st.ctx, memory_order_relaxed) : 0;
+}
+
+uint32_t sd_annotate_process_ctx_sigsafe(void)
+{
+	return atomic_load_explicit(&pstack.ctx, memory_order_relaxed);
+}
+
+static struct ann_thread *self(void)
+{
+	if (!tls)
+		tls = calloc(1, sizeof *tls);
+	return tls;
+}
+
+/* ---- values ---------------------------------------------------------------- */
+
+static void value_str(struct sd_value *v, const char *fn, const char *attr, const char *s)
+{
+	memset(v, 0, sizeof *v);
+	v->type = SD_TYPE_STRING;
+	v->s = s ? s : "";
+	v->len = strlen(v->s);
+	if (v->len > SD_VALUE_MAX) {
+		sd_ann_warn("sonde: %s(\"%s\"): value of %zu bytes truncated to %d (see docs/API.md, "
+			    "Limits)", fn, attr, v->len, SD_VALUE_MAX);
+		v->len = SD_VALUE_MAX;
+		v->truncated = 1;
+	}
+	v->key = sd_ann_hash_str(v->s, v->len);
+}
+
+static void value_int(struct sd_value *v, int64_t i)
+{
+	memset(v, 0, sizeof *v);
+	v->type = SD_TYPE_INT;
+	v->i = i;
+	v->key = (uint64_t)i;
+}
+
+static void value_double(struct sd_value *v, double d)
+{
+	memset(v, 0, sizeof *v);
+	v->type = SD_TYPE_DOUBLE;
+	v->d = d;
+	memcpy(&v->key, &d, sizeof v->key);
+}
+
+/* Text of a node's value, for messages. */
+static const char *value_text(uint32_t node, char *buf, size_t len)
+{
+	struct sd_value v;
+	sd_ann_node_value(node, &v);
+	if (v.type == SD_TYPE_INT)
+		snprintf(buf, len, "%lld", (long long)v.i);
+	else if (v.type == SD_TYPE_DOUBLE)
+		snprintf(buf, len, "%g", v.d);
+	else
+		snprintf(buf, len, "%s", v.s);
+	return buf;
+}
+
+static const char *attr_name(uint16_t id)
+{
+	struct sd_attr_view a;
+	return sd_annotate_attr_get(id, &a) == 0 ? a.name : "?";
+}
+
+/* ---- the tree walk, cached per thread ------------------------------------- */
+
+static uint32_t child(struct ann_thread *t, uint32_t parent, uint16_t attr, const struct sd_value *v)
+{
+	if (!t)
+		return sd_ann_child(parent, attr, v);
+	uint64_t h = (v->key ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ attr) * 0xff51afd7ed558ccdull;
+	struct cache_e *c = &t->cache[h >> 56];
+	if (c->node && c->parent == parent && c->attr == attr && c->key == v->key &&
+	    c->type == v->type) {
+		if (v->type != SD_TYPE_STRING)
+			return c->node;
+		struct sd_value have;
+		sd_ann_node_value(c->node, &have);
+		if (have.len == v->len && !memcmp(have.s, v->s, v->len))
+			return c->node;
+	}
+	uint32_t id = sd_ann_child(parent, attr, v);
+	c->key = v->key;
+	c->parent = parent;
+	c->attr = attr;
+	c->type = (uint8_t)v->type;
+	c->node = id;
+	return id;
+}
+
+static uint32_t top_node(const struct stack *st)
+{
+	return st->depth ? st->e[st->depth - 1].node : 0;
+}
+
+static void publish(struct stack *st)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&st->ctx, top_node(st), memory_order_release);
+}
+
+static void event(struct stack *st, uint32_t node, int ev)
+{
+	if (region_hook && st != &pstack && node)
+		region_hook(node, ev);
+}
+
+/* Removes entries [k, depth) and returns their count; forced-end events. */
+static unsigned cut(struct stack *st, unsigned k, int ev)
+{
+	unsigned n = st->depth - k;
+	for (unsigned j = st->depth; j-- > k;)
+		event(st, st->e[j].node, ev);
+	st->depth = k;
+	return n;
+}
+
+/* Re-creates entries saved[from..n) on top of the stack (after a value below
+ * them was removed or replaced). */
+static void rebuild(struct ann_thread *t, struct stack *st, const struct entry *saved, unsigned n)
+{
+	for (unsigned j = 0; j < n; j++) {
+		struct sd_value v;
+		sd_ann_node_value(saved[j].node, &v);
+		uint32_t node = child(t, top_node(st), saved[j].attr, &v);
+		st->e[st->depth].attr = saved[j].attr;
+		st->e[st->depth++].node = node;
+		event(st, node, SD_REGION_BEGIN);
+	}
+}
+
+static int innermost(const struct stack *st, uint16_t attr)
+{
+	for (unsigned j = st->depth; j-- > 0;)
+		if (st->e[j].attr == attr)
+			return (int)j;
+	return -1;
+}
+
+/* ---- the operations --------------------------------------------------------- */
+
+static struct stack *stack_of(struct sd_attr *a, struct ann_thread **t)
+{
+	*t = self();
+	if (a->scope == SD_SCOPE_PROCESS) {
+		pthread_mutex_lock(&plock);
+		return &pstack;
+	}
+	return *t ? &(*t)->st : NULL;
+}
+
+static void stack_done(struct stack *st)
+{
+	if (st == &pstack)
+		pthread_mutex_unlock(&plock);
+}
+
+static void op_begin(struct sd_attr *a, const struct sd_value *v, const char *fn)
+{
+	struct ann_thread *t;
+	struct stack *st = stack_of(a, &t);
+	if (!st)
+		return;
+	if (st->depth == SD_STACK_MAX) {
+		st->overflow++;
+		sd_ann_warn("sonde: %s(\"%s\"): more than %d values open (ignored; check nesting, "
+			    "see docs/API.md, Limits)", fn, a->name, SD_STACK_MAX);
+		stack_done(st);
+		return;
+	}
+	uint32_t node = child(t, top_node(st), a->id, v);
+	st->e[st->depth].attr = a->id;
+	st->e[st->depth++].node = node;
+	publish(st);
+	event(st, node, SD_REGION_BEGIN);
+	stack_done(st);
+}
+
+/* Ends the innermost value of `a`; `want` (regions) names the value that must
+ * be the innermost open one. */
+static void op_end(struct sd_attr *a, const char *want, const char *fn)
+{
+	struct ann_thread *t;
+	struct stack *st = stack_of(a, &t);
+	if (!st)
+		return;
+	char b1[64], b2[64];
+	if (st->overflow) {
+		st->overflow--;
+		stack_done(st);
+		return;
+	}
+	int k = innermost(st, a->id);
+	if (want) {
+		/* the innermost open region named `want` */
+		k = -1;
+		for (unsigned j = st->depth; j-- > 0;) {
+			if (st->e[j].attr != a->id)
+				continue;
+			struct sd_value v;
+			sd_ann_node_value(st->e[j].node, &v);
+			if (v.type == SD_TYPE_STRING && strlen(want) == v.len && !memcmp(want, v.s, v.len)) {
+				k = (int)j;
+				break;
+			}
+		}
+	}
+	if (k < 0) {
+		if (want)
+			sd_ann_warn("sonde: %s(\"%s\"): region \"%s\" is not open (check nesting)", fn,
+				    want, want);
+		else
+			sd_ann_warn("sonde: %s(\"%s\"): no value of \"%s\" is open (check nesting)", fn,
+				    a->name, a->name);
+		stack_done(st);
+		return;
+	}
+	unsigned top = st->depth - 1;
+	if ((unsigned)k == top) {
+		st->depth--;
+		publish(st);
+		event(st, st->e[top].node, SD_REGION_END);
+		stack_done(st);
+		return;
+	}
+	/* Misnested: say what is innermost, then close k and keep the rest. */
+	const struct entry *in = &st->e[top];
+	if (want && in->attr == a->id)
+		sd_ann_warn("sonde: %s(\"%s\"): innermost open region is \"%s\" (check nesting)", fn,
+			    want, value_text(in->node, b1, sizeof b1));
+	else
+		sd_ann_warn("sonde: %s(\"%s\"): innermost open value is \"%s\" of \"%s\" (check "
+			    "nesting)", fn, want ? want : a->name, value_text(in->node, b1, sizeof b1),
+			    attr_name(in->attr));
+	(void)b2;
+	struct entry saved[SD_STACK_MAX];
+	unsigned n = st->depth - (unsigned)k - 1;
+	memcpy(saved, &st->e[k + 1], n * sizeof *saved);
+	cut(st, (unsigned)k, SD_REGION_FORCED_END);
+	rebuild(t, st, saved, n);
+	publish(st);
+	stack_done(st);
+}
+
+static void op_set(struct sd_attr *a, const struct sd_value *v, const char *fn)
+{
+	struct ann_thread *t;
+	struct stack *st = stack_of(a, &t);
+	if (!st)
+		return;
+	int k = innermost(st, a->id);
+	if (k < 0) {
+		stack_done(st);
+		op_begin(a, v, fn);
+		return;
+	}
+	struct entry saved[SD_STACK_MAX];
+	unsigned n = st->depth - (unsigned)k - 1;
+	memcpy(saved, &st->e[k + 1], n * sizeof *saved);
+	cut(st, (unsigned)k, SD_REGION_END);
+	uint32_t node = child(t, top_node(st), a->id, v);
+	st->e[st->depth].attr = a->id;
+	st->e[st->depth++].node = node;
+	event(st, node, SD_REGION_BEGIN);
+	rebuild(t, st, saved, n);
+	publish(st);
+	stack_done(st);
+}
+
+/* The attribute named `name`, through a per-thread cache of name pointers. */
+static struct sd_attr *by_name(const char *name, int type)
+{
+	if (!name)
+		return NULL;
+	struct ann_thread *t = self();
+	if (t) {
+		struct name_e *c = &t->names[((uintptr_t)name >> 4) & 15];
+		if (c->p == name && !strcmp(c->a->name, name))
+			return c->a;
+		struct sd_attr *a = sd_ann_attr_get(name, type, SD_SCOPE_THREAD);
+		if (a) {
+			c->p = name;
+			c->a = a;
+		}
+		return a;
+	}
+	return sd_ann_attr_get(name, type, SD_SCOPE_THREAD);
+}
+
+static int on(void)
+{
+	return atomic_load_explicit(&enabled, memory_order_relaxed);
+}
+
+/* ---- exported entry points ---------------------------------------------------- */
+
+SONDE_API void sonde_rt_begin(const char *attr, const char *value)
+{
+	struct sd_attr *a;
+	if (!on() || !(a = by_name(attr, SD_TYPE_STRING)))
+		return;
+	struct sd_value v;
+	value_str(&v, attr == region_attr->name || !strcmp(attr, "region") ? "sonde_region_begin"
+									  : "sonde_begin",
+		  attr, value);
+	op_begin(a, &v, "sonde_begin");
+}
+
+SONDE_API void sonde_rt_begin_int(const char *attr, int64_t value)
+{
+	struct sd_attr *a;
+	if (!on() || !(a = by_name(attr, SD_TYPE_INT)))
+		return;
+	struct sd_value v;
+	value_int(&v, value);
+	op_begin(a, &v, "sonde_begin_int");
+}
+
+SONDE_API void sonde_rt_set(const char *attr, const char *value)
+{
+	struct sd_attr *a;
+	if (!on() || !(a = by_name(attr, SD_TYPE_STRING)))
+		return;
+	struct sd_value v;
+	value_str(&v, "sonde_set", attr, value);
+	op_set(a, &v, "sonde_set");
+}
+
+SONDE_API void sonde_rt_set_int(const char *attr, int64_t value)
+{
+	struct sd_attr *a;
+	if (!on() || !(a = by_name(attr, SD_TYPE_INT)))
+		return;
+	struct sd_value v;
+	value_int(&v, value);
+	op_set(a, &v, "sonde_set_int");
+}
+
+SONDE_API void sonde_rt_end(const char *attr)
+{
+	struct sd_attr *a;
+	if (!on() || !attr)
+		return;
+	if (!(a = sd_ann_attr_find(attr))) {
+		sd_ann_warn("sonde: sonde_end(\"%s\"): no value of \"%s\" is open (check nesting)",
+			    attr, attr);
+		return;
+	}
+	op_end(a, NULL, "sonde_end");
+}
+
+SONDE_API void sonde_rt_region_end(const char *name)
+{
+	if (!on() || !region_attr)
+		return;
+	op_end(region_attr, name ? name : "", "sonde_region_end");
+}
+
+SONDE_API sonde_attr_t sonde_rt_attr_create(const char *name, int type, int scope)
+{
+	if (!on() || !name)
+		return NULL;
+	return (sonde_attr_t)sd_ann_attr_get(name, type, scope);
+}
+
+#define A(h) ((struct sd_attr *)(h))
+
+SONDE_API void sonde_rt_attr_begin_str(sonde_attr_t h, const char *value)
+{
+	if (!on() || !h)
+		return;
+	struct sd_value v;
+	value_str(&v, "sonde_attr_begin_str", A(h)->name, value);
+	op_begin(A(h), &v, "sonde_attr_begin_str");
+}
+
+SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
+{
+	if (!on() || !h)
+		return;
+	struct sd_value v;
+	value_int(&v, value);
+	op_begin(A(h), &v, "sonde_attr_begin_int");
+}
+
+SONDE_API void sonde_rt_attr_begin_double(sonde_attr_t h, double value)
+{
+	if (!on() || !h)
+		return;
+	struct sd_value v;
+	value_double(&v, value);
+	op_begin(A(h), &v, "sonde_attr_begin_double");
+}
+
+SONDE_API void sonde_rt_attr_set_str(sonde_attr_t h, const char *value)
+{
+	if (!on() || !h)
+		return;
+	struct sd_value v;
+	value_str(&v, "sonde_attr_set_str", A(h)->name, value);
+	op_set(A(h), &v, "sonde_attr_set_str");
+}
+
+SONDE_API void sonde_rt_attr_set_int(sonde_attr_t h, int64_t value)
+{
+	if (!on() || !h)
+		return;
+	struct sd_value v;
+	value_int(&v, value);
+	op_set(A(h), &v, "sonde_attr_set_int");
+}
+
+SONDE_API void sonde_rt_attr_set_double(sonde_attr_t h, double value)
+{
+	if (!on() || !h)
+		return;
+	struct sd_value v;
+	value_double(&v, value);
+	op_set(A(h), &v, "sonde_attr_set_double");
+}
+
+SONDE_API void sonde_rt_attr_end(sonde_attr_t h)
+{
+	if (!on() || !h)
+		return;
+	op_end(A(h), NULL, "sonde_attr_end");
+}
+
+/* ---- thread end and fork ------------------------------------------------------- */
+
+void sd_annotate_thread_exit(void)
+{
+	struct ann_thread *t = tls;
+	if (!t)
+		return;
+	if (t->st.depth)
+		cut(&t->st, 0, SD_REGION_FORCED_END);
+	tls = NULL;
+	free(t);
+}
+
+void sd_annotate_fork_prepare(void)
+{
+	pthread_mutex_lock(&plock);
+	sd_ann_lock();
+}
+
+void sd_annotate_fork_parent(void)
+{
+	sd_ann_unlock();
+	pthread_mutex_unlock(&plock);
+}
+
+void sd_annotate_fork_child(void)
+{
+	sd_ann_lock_reset();
+	pthread_mutex_init(&plock, NULL);
+}

@@ -1,0 +1,287 @@
+/* context.c - attributes and the generalized context tree (seed 003).
+ *
+ * Called from the annotation entry points (api.c) in program threads, and
+ * read by the writer thread. Every distinct path of attribute values is one
+ * node: (parent, attribute, value). Nodes and attributes are append-only and
+ * immutable once their id is published (release store of the count), so
+ * readers need no lock; creation takes `lock`. Memory is bounded: at most
+ * SD_NODES_MAX nodes; past a reserve, new values become "(capped)".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotate/annotate_int.h"
+
+#define CHUNK 4096
+#define CAP_RESERVE 1024
+
+struct node {
+	uint32_t parent;
+	uint16_t attr;
+	uint8_t type;
+	uint8_t flags;
+	union {
+		int64_t i;
+		double d;
+		char *s;
+	} v;
+};
+
+struct slot {
+	uint64_t key;   /* value key: int, double bits, or string hash */
+	uint32_t parent;
+	uint32_t node;  /* 0 = empty */
+	uint16_t attr;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sd_attr attrs[SD_ATTR_MAX + 1];
+static _Atomic uint32_t nattrs;
+static struct node *chunks[SD_NODES_MAX / CHUNK];
+static _Atomic uint32_t nnodes;
+static struct slot *table; /* 2 * SD_NODES_MAX slots */
+static _Atomic int capped_said;
+
+static struct node *node_at(uint32_t id)
+{
+	return &chunks[id / CHUNK][id % CHUNK];
+}
+
+uint64_t sd_ann_hash_str(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+struct sd_attr *sd_ann_attr_find(const char *name)
+{
+	uint32_t n = atomic_load_explicit(&nattrs, memory_order_acquire);
+	for (uint32_t i = 1; i <= n; i++)
+		if (!strcmp(attrs[i].name, name))
+			return &attrs[i];
+	return NULL;
+}
+
+struct sd_attr *sd_ann_attr_get(const char *name, int type, int scope)
+{
+	struct sd_attr *a = sd_ann_attr_find(name);
+	if (a)
+		return a;
+	if (strlen(name) > SD_ATTR_NAME_MAX) {
+		sd_ann_warn("sonde: attribute \"%.63s...\": name longer than %d bytes (ignored; see "
+			    "docs/API.md, Limits)", name, SD_ATTR_NAME_MAX);
+		return NULL;
+	}
+	pthread_mutex_lock(&lock);
+	a = sd_ann_attr_find(name);
+	uint32_t n = atomic_load(&nattrs);
+	if (!a && n < SD_ATTR_MAX) {
+		a = &attrs[n + 1];
+		a->id = (uint16_t)(n + 1);
+		memcpy(a->name, name, strlen(name) + 1);
+		a->type = type < 0 || type > 2 ? SD_TYPE_STRING : type;
+		a->scope = scope == SD_SCOPE_PROCESS ? SD_SCOPE_PROCESS : SD_SCOPE_THREAD;
+		atomic_store_explicit(&nattrs, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&lock);
+	if (!a)
+		sd_ann_warn("sonde: attribute \"%s\": more than %d attributes (ignored; see "
+			    "docs/API.md, Limits)", name, SD_ATTR_MAX);
+	return a;
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+static int same_value(const struct node *nd, const struct sd_value *v)
+{
+	switch (v->type) {
+	case SD_TYPE_INT:
+		return nd->type == SD_TYPE_INT && nd->v.i == v->i;
+	case SD_TYPE_DOUBLE:
+		return nd->type == SD_TYPE_DOUBLE && !memcmp(&nd->v.d, &v->d, sizeof v->d);
+	default:
+		return nd->type == SD_TYPE_STRING && strlen(nd->v.s) == v->len &&
+		       !memcmp(nd->v.s, v->s, v->len);
+	}
+}
+
+static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
+{
+	uint32_t id = atomic_load(&nnodes) + 1;
+	if (id >= SD_NODES_MAX)
+		return 0;
+	if (!chunks[id / CHUNK] && !(chunks[id / CHUNK] = calloc(CHUNK, sizeof(struct node))))
+		return 0;
+	struct node *nd = node_at(id);
+	nd->parent = parent;
+	nd->attr = attr;
+	nd->type = (uint8_t)v->type;
+	nd->flags = v->truncated ? 1 : 0;
+	if (v->type == SD_TYPE_INT) {
+		nd->v.i = v->i;
+	} else if (v->type == SD_TYPE_DOUBLE) {
+		nd->v.d = v->d;
+	} else {
+		nd->v.s = malloc(v->len + 1);
+		if (!nd->v.s)
+			return 0;
+		memcpy(nd->v.s, v->s, v->len);
+		nd->v.s[v->len] = 0;
+	}
+	atomic_store_explicit(&nnodes, id, memory_order_release);
+	return id;
+}
+
+static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_value *v)
+{
+	if (!table && !(table = calloc(2 * SD_NODES_MAX, sizeof *table)))
+		return 0;
+	size_t mask = 2 * SD_NODES_MAX - 1;
+	size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+	for (;; h = (h + 1) & mask) {
+		struct slot *s = &table[h];
+		if (!s->node)
+			break;
+		if (s->key == v->key && s->parent == parent && s->attr == attr &&
+		    same_value(node_at(s->node), v))
+			return s->node;
+	}
+	uint32_t id = create(parent, attr, v);
+	if (id) {
+		table[h].key = v->key;
+		table[h].parent = parent;
+		table[h].attr = attr;
+		table[h].node = id;
+	}
+	return id;
+}
+
+/* The node for `v` of attribute `attr` under `parent`, created on first use.
+ * Near the limit, new values share one "(capped)" node per (parent, attr);
+ * at the limit, the value is left out (the parent is returned). */
+uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v)
+{
+	pthread_mutex_lock(&lock);
+	uint32_t id;
+	if (atomic_load(&nnodes) < SD_NODES_MAX - CAP_RESERVE) {
+		id = find_or_create(parent, attr, v);
+	} else {
+		/* Existing values still resolve; new ones become "(capped)". */
+		struct sd_value capped = {.type = SD_TYPE_STRING, .s = "(capped)", .len = 8};
+		capped.key = sd_ann_hash_str(capped.s, capped.len);
+		id = 0;
+		if (table) {
+			size_t mask = 2 * SD_NODES_MAX - 1;
+			size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+			for (; table[h].node; h = (h + 1) & mask)
+				if (table[h].key == v->key && table[h].parent == parent &&
+				    table[h].attr == attr && same_value(node_at(table[h].node), v)) {
+					id = table[h].node;
+					break;
+				}
+		}
+		if (!id)
+			id = find_or_create(parent, attr, &capped);
+		if (!atomic_exchange(&capped_said, 1))
+			sd_ann_warn("sonde: annotations: %d distinct contexts reached, new values are "
+				    "recorded as \"(capped)\" (see docs/API.md, Limits)%s",
+				    SD_NODES_MAX - CAP_RESERVE, "");
+	}
+	pthread_mutex_unlock(&lock);
+	return id ? id : parent;
+}
+
+/* Copies node `id`'s value into *v (strings point into the node). */
+void sd_ann_node_value(uint32_t id, struct sd_value *v)
+{
+	const struct node *nd = node_at(id);
+	v->type = nd->type;
+	v->truncated = nd->flags & 1;
+	if (nd->type == SD_TYPE_INT) {
+		v->i = nd->v.i;
+		v->key = (uint64_t)nd->v.i;
+	} else if (nd->type == SD_TYPE_DOUBLE) {
+		v->d = nd->v.d;
+		memcpy(&v->key, &nd->v.d, sizeof v->key);
+	} else {
+		v->s = nd->v.s;
+		v->len = strlen(nd->v.s);
+		v->key = sd_ann_hash_str(v->s, v->len);
+	}
+}
+
+uint32_t sd_ann_node_parent(uint32_t id)
+{
+	return id ? node_at(id)->parent : 0;
+}
+
+uint16_t sd_ann_node_attr(uint32_t id)
+{
+	return id ? node_at(id)->attr : 0;
+}
+
+uint32_t sd_annotate_node_count(void)
+{
+	return atomic_load_explicit(&nnodes, memory_order_acquire);
+}
+
+int sd_annotate_node_get(uint32_t id, struct sd_node_view *out)
+{
+	if (id == 0 || id > sd_annotate_node_count())
+		return -1;
+	const struct node *nd = node_at(id);
+	out->parent = nd->parent;
+	out->attr = nd->attr;
+	out->type = nd->type;
+	out->flags = nd->flags;
+	out->i = nd->type == SD_TYPE_INT ? nd->v.i : 0;
+	out->d = nd->type == SD_TYPE_DOUBLE ? nd->v.d : 0;
+	out->s = nd->type == SD_TYPE_STRING ? nd->v.s : NULL;
+	return 0;
+}
+
+uint32_t sd_annotate_attr_count(void)
+{
+	return atomic_load_explicit(&nattrs, memory_order_acquire);
+}
+
+int sd_annotate_attr_get(uint32_t id, struct sd_attr_view *out)
+{
+	if (id == 0 || id > sd_annotate_attr_count())
+		return -1;
+	out->name = attrs[id].name;
+	out->type = attrs[id].type;
+	out->scope = attrs[id].scope;
+	return 0;
+}
+
+void sd_ann_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void sd_ann_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+void sd_ann_lock_reset(void)
+{
+	pthread_mutex_init(&lock, NULL);
+}

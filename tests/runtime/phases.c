@@ -1,0 +1,134 @@
+/* phases.c - an annotated program with a known split of CPU work by phase and
+ * iteration, for the annotation tests (tests/e2e/annotate.sh).
+ *
+ * Each iteration (sonde_set_int("iteration", i)) runs phase "solve" for 7
+ * work units, "exchange" for 2 and "checkpoint" for 1 (identical work per
+ * unit), so samples split 70/20/10 % by phase and evenly by iteration. Phases
+ * are opened by name; inside "solve", a nested region "smooth" takes half of
+ * solve's units. With -t N, N threads each do the same; a process-scope
+ * attribute "run" set by the main thread then appears in every thread's
+ * samples. With -m, deliberate misuse follows the work (tests check the
+ * messages). Output is the same with or without sonde.
+ *
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m]
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/sonde.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static int iters = 10;
+static double unit_ms = 2.0;
+static volatile uint64_t sink;
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* `units` units of CPU time, measured on this thread's clock. */
+NOINLINE static void work(double units)
+{
+	double end = cpu_now() + units * unit_ms * 1e-3;
+	uint64_t x = 1;
+	while (cpu_now() < end)
+		for (int i = 0; i < 2000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+	sink += x;
+}
+
+NOINLINE static void solve(void)
+{
+	work(3.5);
+	sonde_region_begin("smooth");
+	work(3.5);
+	sonde_region_end("smooth");
+}
+
+NOINLINE static void exchange(void) { work(2); }
+NOINLINE static void checkpoint(void) { work(1); }
+
+static void *run(void *arg)
+{
+	(void)arg;
+	sonde_attr_t it = sonde_attr_create("iteration", SONDE_INT, SONDE_THREAD);
+	for (int i = 0; i < iters; i++) {
+		sonde_attr_set_int(it, i);
+		sonde_begin("phase", "solve");
+		solve();
+		sonde_end("phase");
+		sonde_begin("phase", "exchange");
+		exchange();
+		sonde_end("phase");
+		sonde_begin("phase", "checkpoint");
+		checkpoint();
+		sonde_end("phase");
+	}
+	sonde_attr_end(it);
+	return NULL;
+}
+
+static void misuse(void)
+{
+	sonde_region_begin("solve");
+	sonde_region_begin("halo");
+	sonde_region_end("solve");   /* innermost is halo */
+	sonde_region_end("halo");
+	sonde_end("phase");          /* nothing open */
+	sonde_begin("phase", "outer");
+	sonde_begin("level", "2");
+	sonde_end("phase");          /* innermost is level */
+	sonde_end("level");
+	char big[400];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	sonde_begin("phase", big);   /* truncated */
+	sonde_end("phase");
+	sonde_begin("phase", "after");
+	work(2);                     /* annotations still work after misuse */
+	sonde_end("phase");
+}
+
+int main(int argc, char **argv)
+{
+	int threads = 0, mis = 0, opt;
+	while ((opt = getopt(argc, argv, "i:u:t:m")) != -1) {
+		switch (opt) {
+		case 'i': iters = atoi(optarg); break;
+		case 'u': unit_ms = atof(optarg); break;
+		case 't': threads = atoi(optarg); break;
+		case 'm': mis = 1; break;
+		default:
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m]\n");
+			return 2;
+		}
+	}
+	if (threads > 0) {
+		sonde_attr_t runattr = sonde_attr_create("run", SONDE_STRING, SONDE_PROCESS);
+		sonde_attr_begin_str(runattr, "main-run");
+		pthread_t th[64];
+		if (threads > 64)
+			threads = 64;
+		for (int i = 0; i < threads; i++)
+			pthread_create(&th[i], NULL, run, NULL);
+		for (int i = 0; i < threads; i++)
+			pthread_join(th[i], NULL);
+		sonde_attr_end(runattr);
+	} else {
+		run(NULL);
+	}
+	if (mis)
+		misuse();
+	printf("phases: %d iterations, %d threads, done\n", iters, threads);
+	return 0;
+}
