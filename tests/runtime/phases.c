@@ -10,7 +10,11 @@
  * samples. With -m, deliberate misuse follows the work (tests check the
  * messages). Output is the same with or without sonde.
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m]
+ * With -d N, it then sets N distinct values of attribute "uid" (a unique id
+ * per step, the case that would grow the context tree without bound) and
+ * prints its peak resident memory.
+ *
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,14 +107,16 @@ static void misuse(void)
 int main(int argc, char **argv)
 {
 	int threads = 0, mis = 0, opt;
-	while ((opt = getopt(argc, argv, "i:u:t:m")) != -1) {
+	long distinct = 0;
+	while ((opt = getopt(argc, argv, "i:u:t:md:")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'm': mis = 1; break;
+		case 'd': distinct = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N]\n");
 			return 2;
 		}
 	}
@@ -129,6 +136,14 @@ int main(int argc, char **argv)
 	}
 	if (mis)
 		misuse();
+	if (distinct > 0) {
+		for (long i = 0; i < distinct; i++)
+			sonde_set_int("uid", i);
+		sonde_end("uid");
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("maxrss_kb %ld\n", ru.ru_maxrss);
+	}
 	printf("phases: %d iterations, %d threads, done\n", iters, threads);
 	return 0;
 }

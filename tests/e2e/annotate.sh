@@ -1,0 +1,129 @@
+# Annotations: the program's own context in every sample. A program with a
+# known split by phase (70/20/10 % solve/exchange/checkpoint) over numbered
+# iterations is profiled; the split is checked from the stream itself (an
+# independent reading of sonde dump) and through `sonde report --group-by`
+# when the analyzer offers it. Also: process-scope values reach every
+# thread, exact region counts with SONDE_REGIONS=on, misuse messages, and the
+# same binary without sonde.
+. "$(dirname "$0")/lib.sh"
+P="$B/phases"
+
+# by_attr DUMP ATTR: "value count" per value of ATTR over all samples (thread
+# context first, then process context), from a sonde dump.
+by_attr() {
+	awk -v want="$2" '
+	function num(k,   m) { if (match($0, "\"" k "\":-?[0-9]+")) { m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m + 0 } return 0 }
+	function str(k,   m) { if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return m } return "" }
+	/"kind":"ATTRIBUTE"/ { name[num("attr")] = str("name") }
+	/"kind":"CONTEXT"/ { n = num("node"); parent[n] = num("parent"); attr[n] = num("attr");
+		v = str("value"); if (v == "") v = num("value"); val[n] = v }
+	/"kind":"SAMPLE"/ { got = "(none)"
+		for (c = num("context"); c; c = parent[c]) if (name[attr[c]] == want) { got = val[c]; break }
+		if (got == "(none)") for (c = num("pcontext"); c; c = parent[c]) if (name[attr[c]] == want) { got = val[c]; break }
+		count[got]++; total++ }
+	END { for (v in count) printf "%s %d %.2f\n", v, count[v], 100 * count[v] / total }' "$1"
+}
+
+# 1. The split by phase and by iteration.
+"$P" -i 10 -u 4 >plain.out 2>plain.err; plain_st=$?
+profile p "$P" -i 10 -u 4; st=$?
+[ $st -eq $plain_st ] && cmp -s plain.out p.out || fail "output or status changed under sonde"
+[ -s p.err ] && fail "unexpected stderr: $(cat p.err)"
+f=$(ls p/*.sonde)
+valid_stream "$f"
+cp "$T/dump.json" p.json
+by_attr p.json phase >phase.txt
+for pair in solve:70 exchange:20 checkpoint:10; do
+	v=${pair%:*} want=${pair#*:}
+	got=$(awk -v v="$v" '$1 == v {print $3}' phase.txt)
+	within "${got:-0}" "$want" 3 || fail "phase=$v: ${got:-0} % of samples, expected $want ± 3"
+	pass "phase=$v ${got} % (expected $want)"
+done
+by_attr p.json iteration >iter.txt
+[ "$(awk '$1 ~ /^[0-9]+$/' iter.txt | wc -l)" -eq 10 ] || fail "expected 10 iterations: $(cat iter.txt)"
+awk '$1 ~ /^[0-9]+$/ && ($3 < 7 || $3 > 13) { bad = 1 } END { exit bad }' iter.txt ||
+	fail "iterations not ~10 % each: $(sort -n iter.txt | tr '\n' ' ')"
+pass "10 iterations, each $(awk '$1 ~ /^[0-9]+$/ {printf "%s ", $3}' iter.txt | cut -c1-60)%"
+
+# The same through the report, when it has --group-by.
+if "$SONDE" report --group-by phase --format csv p >gb.csv 2>gb.err; then
+	for pair in solve:70 exchange:20 checkpoint:10; do
+		v=${pair%:*} want=${pair#*:}
+		got=$(awk -F, -v v="$v" '$1 == v {print $3}' gb.csv)
+		within "${got:-0}" "$want" 3 || fail "report --group-by phase: $v ${got:-?} %, expected $want ± 3"
+	done
+	"$SONDE" report --where phase=solve --format csv p >w.csv || fail "report --where failed"
+	n_solve=$(awk '$1 == "solve" {print $2}' phase.txt)
+	n_where=$(awk -F, 'NR > 1 && $1 == "work" {print $4}' w.csv)
+	[ "${n_where:-0}" -eq "$n_solve" ] || fail "--where phase=solve kept ${n_where:-0} samples in work, expected $n_solve"
+	pass "report --group-by phase and --where phase=solve agree with the stream"
+else
+	echo "note: sonde report has no --group-by yet: $(head -n 1 gb.err)"
+fi
+
+# 2. Threads: thread-scope values stay in their thread; the process-scope
+# attribute set by main appears in every worker's samples.
+profile t "$P" -t 3 -i 4 -u 3 || fail "threads: exit $?"
+valid_stream "$(ls t/*.sonde)"
+cp "$T/dump.json" t.json
+by_attr t.json run >run.txt
+runs=$(awk '$1 == "main-run" {print $2}' run.txt)
+none=$(awk '$1 == "(none)" {print $2}' run.txt)
+[ "${runs:-0}" -gt 300 ] || fail "process-scope run=main-run in only ${runs:-0} samples"
+[ "${none:-0}" -le $(( ${runs:-0} / 50 + 2 )) ] || fail "${none} samples without run=main-run (workers run inside it)"
+by_attr t.json phase >tphase.txt
+n_none=$(awk '$1 == "(none)" {print $2}' tphase.txt)
+[ "${n_none:-0}" -le 5 ] || fail "${n_none} worker samples lost their thread's phase"
+pass "process scope in every thread (${runs} samples), thread scope per thread"
+
+# 3. Exact region timing: N iterations give exactly N begins of each phase
+# and of the nested region, inclusive of the nested inside the parent.
+SONDE_REGIONS=on profile r "$P" -i 7 -u 1 || fail "regions: exit $?"
+valid_stream "$(ls r/*.sonde)"
+cp "$T/dump.json" r.json
+awk '
+	function num(k,   m) { if (match($0, "\"" k "\":-?[0-9]+")) { m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m + 0 } return 0 }
+	function str(k,   m) { if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return m } return "" }
+	/"kind":"CONTEXT"/ { val[num("node")] = str("value") }
+	/"kind":"REGION"/ { n = num("node"); e = num("event"); t = num("t")
+		if (e == 1) { begin[val[n]]++; start[n] = t } else { incl[val[n]] += t - start[n]; if (e == 2) forced++ } }
+	END { printf "solve %d exchange %d checkpoint %d smooth %d forced %d smooth_ns %d solve_ns %d\n",
+		begin["solve"], begin["exchange"], begin["checkpoint"], begin["smooth"], forced + 0, incl["smooth"], incl["solve"] }' r.json >regions.txt
+read -r _ s _ e _ c _ m _ forced _ smooth_ns _ solve_ns <regions.txt
+[ "$s" -eq 7 ] && [ "$e" -eq 7 ] && [ "$c" -eq 7 ] && [ "$m" -eq 7 ] ||
+	fail "region begins: $(cat regions.txt) (expected 7 each)"
+[ "$forced" -eq 0 ] || fail "$forced forced ends in a well-nested program"
+awk -v a="$smooth_ns" -v b="$solve_ns" 'BEGIN { exit !(a > 0.4 * b && a < b) }' ||
+	fail "smooth (${smooth_ns} ns) should be about half of solve (${solve_ns} ns)"
+pass "regions: 7 begins per phase and nested region; smooth $((smooth_ns / 1000000)) ms of solve $((solve_ns / 1000000)) ms"
+
+# 4. Misuse: exact messages, once each, program unaffected, and annotations
+# keep working afterwards.
+"$P" -i 1 -u 1 -m >mp.out 2>&1
+profile m "$P" -i 1 -u 1 -m || fail "misuse: exit $?"
+cmp -s mp.out m.out || fail "misuse: output changed"
+cat >m.want <<'W'
+sonde: sonde_region_end("solve"): innermost open region is "halo" (check nesting)
+sonde: sonde_end("phase"): no value of "phase" is open (check nesting)
+sonde: sonde_end("phase"): innermost open value is "2" of "level" (check nesting)
+sonde: sonde_begin("phase"): value of 399 bytes truncated to 255 (see docs/API.md, Limits)
+W
+diff m.want m.err >m.diff || fail "misuse messages differ: $(cat m.diff)"
+"$SONDE" dump "$(ls m/*.sonde)" >m.json
+by_attr m.json phase | grep -q '^after ' || fail "annotations stopped working after misuse"
+grep -q '"kind":"CONTEXT".*"flags":1' m.json || fail "truncated value not flagged"
+pass "misuse: exact messages, truncation flagged, annotations still live"
+
+# 6. A million distinct values: memory stays bounded and one line says the
+# tree was capped.
+profile d "$P" -i 1 -u 1 -d 1000000 || fail "distinct: exit $?"
+rss=$(awk '/^maxrss_kb/ {print $2}' d.out)
+want="sonde: annotations: 64512 distinct contexts reached, new values are recorded as \"(capped)\" (see docs/API.md, Limits)"
+[ "$(cat d.err)" = "$want" ] || fail "distinct: stderr $(cat d.err)"
+[ "${rss:-999999}" -lt 200000 ] || fail "distinct: peak RSS ${rss} KiB for a million distinct values"
+valid_stream "$(ls d/*.sonde)"
+pass "a million distinct values: capped once, peak RSS ${rss} KiB"
+
+# 5. Without sonde the annotated binary runs as if unannotated (weak calls).
+[ ! -s plain.err ] || fail "plain run printed: $(cat plain.err)"
+pass "annotated binary runs without sonde, same output and status"
