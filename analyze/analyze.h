@@ -5,8 +5,11 @@
  *   stream.c   reads a docs/FORMAT.md stream record by record (bounded memory, byte offsets)
  *   hash.c     two small hash maps (u64 -> u32, string -> u32) used by the layers above
  *   symbols.c  turns (module, ELF vaddr) into function names with elfutils, cached
- *   profile.c  loads streams into one merged call tree plus per-thread/per-source tables
+ *   profile.c  loads streams into one merged call tree plus per-thread/per-source tables,
+ *              a merged annotation context tree, sample rows per (context, call path)
+ *              and region timings; applies --where filters while merging
  *   output.c   renders a loaded profile (flat/folded/threads/sources; text/csv/json)
+ *   views.c    renders the context views (--group-by, --view tree, --view regions)
  *   cmd_*.c    one file per subcommand; main.c holds the command table
  *
  * Everything here runs in one ordinary thread of the `sonde` process; nothing is shared
@@ -39,7 +42,8 @@ int sd_cmd_dump(int argc, char **argv);
 /* Record kinds of docs/FORMAT.md. */
 enum sd_kind {
 	SD_K_HEADER = 1, SD_K_MODULE, SD_K_MODULE_END, SD_K_THREAD, SD_K_THREAD_END,
-	SD_K_FRAME, SD_K_SAMPLE, SD_K_DROPS, SD_K_END, SD_K_NOTE,
+	SD_K_FRAME, SD_K_SAMPLE, SD_K_DROPS, SD_K_END, SD_K_NOTE, SD_K_ATTRIBUTE, SD_K_CONTEXT,
+	SD_K_REGION,
 };
 
 /* Errors of the reader beyond plain -errno from open/read. */
@@ -159,6 +163,32 @@ struct sd_source_row {
 /* Merged call tree: node 0 is the root; parent < child. */
 struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; };
 
+/* Merged annotation context tree: node 0 is the empty context; parent < child. `attr`
+ * indexes sd_profile.attr_names, `value` sd_profile.value_strs (values as strings). */
+struct sd_ctxnode { uint32_t parent, attr, value; };
+
+/* Samples of one (stream, thread, source, context, process context, call node): what the
+ * context views aggregate. Never one per sample. `tname` is owned by the thread row. */
+struct sd_crow {
+	uint32_t cnode, source, ctx, pctx; /* source: index into sd_profile.sources */
+	uint64_t pid, tid;
+	const char *tname;
+	uint64_t samples;
+	double weight;
+};
+
+/* Timing of one region path (a thread context node) in one thread of one stream. */
+struct sd_region_row {
+	uint32_t ctx;
+	uint64_t pid, tid;
+	const char *tname;
+	uint64_t calls, incl_ns, excl_ns, min_ns, max_ns, forced;
+};
+
+/* One --where filter: attribute `attr` (an attr_names id) compared with `value`. */
+enum sd_where_op { SD_WHERE_EQ, SD_WHERE_NE, SD_WHERE_PRESENT, SD_WHERE_ABSENT };
+struct sd_where { enum sd_where_op op; uint32_t attr, value; };
+
 struct sd_profile {
 	struct sd_symbolizer *sym;
 	const char *only_source;    /* count only samples of this source name (NULL: all) */
@@ -173,6 +203,16 @@ struct sd_profile {
 	uint64_t *pids; size_t npids, cappids; /* distinct processes */
 	struct sd_strmap drop_reasons; uint64_t *drop_counts; size_t ndrop, capdrop;
 	char **drop_names;
+	/* annotation contexts, merged across streams by attribute name and value */
+	struct sd_strmap attr_map, value_map;
+	char **attr_names; size_t nattr_names, capattr_names;
+	char **value_strs; size_t nvalue_strs, capvalue_strs;
+	struct sd_ctxnode *ctx; size_t nctx, capctx;
+	struct sd_strmap ctx_children; /* (parent, attr, value) -> ctx node */
+	struct sd_crow *rows; size_t nrows, caprows;
+	struct sd_region_row *regions; size_t nregions, capregions;
+	uint64_t region_records;       /* REGION records read, all streams */
+	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
 };
 
 /* addresses: see sd_sym_new. 0 or -ENOMEM. */
@@ -182,20 +222,38 @@ void sd_profile_fini(struct sd_profile *p);
  * only if it is valid: 0 (complete), 1 (truncated: the valid prefix was merged),
  * or an SD_ERR_* / -errno (nothing merged). *bad_off gets the failing offset. */
 int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off);
+/* Add a --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`) before any
+ * sd_profile_add. 0, -EINVAL (malformed: empty attribute name) or -ENOMEM. */
+int sd_profile_where(struct sd_profile *p, const char *expr);
+/* Id of attribute name `name` in p->attr_names, created if needed: >= 0 or -ENOMEM. */
+long sd_profile_attr(struct sd_profile *p, const char *name);
+/* The value of attribute `attr` in a sample with contexts (ctx, pctx): the innermost on
+ * the thread path, else the innermost on the process path. 1 and *value, or 0 (absent). */
+int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32_t attr,
+		 uint32_t *value);
 
 /* ---- output.c ---------------------------------------------------------------------- */
 
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
-enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES };
+enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
+	       SD_VIEW_REGIONS, SD_VIEW_GROUP };
 
 struct sd_report_opts {
 	enum sd_format format;
 	enum sd_view view;
 	int weight;                 /* --metric weight */
 	size_t top;                 /* 0: all rows */
+	char **group_by; size_t ngroup; /* SD_VIEW_GROUP: key names (not owned) */
+	double min_percent;         /* tree: prune nodes below this share */
+	int by_thread;              /* regions: one row per thread */
 };
 
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* views.c, called by sd_output after sd_sym_finish: 0 or -ENOMEM. */
+int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+void sd_csv_str(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);

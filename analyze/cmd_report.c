@@ -17,9 +17,13 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-	"usage: sonde report [--format text|folded|csv|json] [--view flat|threads|sources]\n"
-	"                    [--metric samples|weight] [--top N] [--source NAME]\n"
-	"                    [--addresses] [--strict] PATH...";
+	"usage: sonde report [--format text|folded|csv|json]\n"
+	"                    [--view flat|threads|sources|tree|regions] [--group-by KEY[,KEY...]]\n"
+	"                    [--where FILTER]... [--metric samples|weight] [--top N]\n"
+	"                    [--source NAME] [--min-percent P] [--by-thread] [--addresses]\n"
+	"                    [--strict] PATH...\n"
+	"KEY: an annotation attribute, or function, thread, process, module, source\n"
+	"FILTER: attr=value, attr!=value, attr (present), !attr (absent)";
 
 struct files { char **v; size_t n, cap; };
 
@@ -107,9 +111,13 @@ static int parse_enum(const char *opt, const char *val, const char *const *names
 int sd_cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
-	static const char *const views[] = { "flat", "threads", "sources", NULL };
+	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
+					     NULL };
 	static const char *const metrics[] = { "samples", "weight", NULL };
-	struct sd_report_opts o = { 0 };
+	struct sd_report_opts o = { .min_percent = 0.5 };
+	char *group_spec = NULL;
+	const char **wheres = calloc((size_t)argc + 1, sizeof(*wheres));
+	size_t nwheres = 0;
 	struct sd_profile p = { 0 };
 	struct files files = { 0 };
 	const char *only_source = NULL;
@@ -117,7 +125,7 @@ int sd_cmd_report(int argc, char **argv)
 	char **paths = calloc((size_t)argc + 1, sizeof(*paths));
 	size_t npaths = 0;
 
-	if (!paths) {
+	if (!paths || !wheres) {
 		fprintf(stderr, "sonde: report: out of memory\n");
 		return SD_EXIT_IO;
 	}
@@ -144,8 +152,13 @@ int sd_cmd_report(int argc, char **argv)
 			strict = 1;
 			continue;
 		}
+		if (!strcmp(a, "--by-thread")) {
+			o.by_thread = 1;
+			continue;
+		}
 		static const char *const with_val[] = { "--format", "--view", "--metric", "--top",
-							"--source", NULL };
+							"--source", "--group-by", "--where",
+							"--min-percent", NULL };
 		size_t k, l = 0;
 		for (k = 0; with_val[k]; k++) {
 			l = strlen(with_val[k]);
@@ -179,12 +192,55 @@ int sd_cmd_report(int argc, char **argv)
 				goto out;
 			}
 			o.top = (size_t)n;
-		} else if (k == 4)
+		} else if (k == 4) {
 			only_source = val;
-		else
+		} else if (k == 5) {
+			group_spec = (char *)val;
+		} else if (k == 6) {
+			wheres[nwheres++] = val;
+		} else if (k == 7) {
+			char *end;
+			o.min_percent = strtod(val, &end);
+			if (!*val || *end || o.min_percent < 0) {
+				fprintf(stderr, "sonde: report: --min-percent: '%s' is not a percentage "
+					"(%s)\n", val, see);
+				goto out;
+			}
+		} else
 			goto out;
 	}
-	if (o.format == SD_FMT_FOLDED && o.view != SD_VIEW_FLAT) {
+	if (group_spec) {
+		if (o.view != SD_VIEW_FLAT || o.format == SD_FMT_FOLDED) {
+			fprintf(stderr, "sonde: report: --group-by makes its own table (use it without "
+				"--view and with --format text, csv or json)\n");
+			goto out;
+		}
+		o.group_by = calloc(strlen(group_spec) + 1, sizeof(*o.group_by));
+		if (!o.group_by || !(group_spec = strdup(group_spec)))
+			goto nomem;
+		for (char *q = group_spec, *c;; q = c + 1) {
+			c = strchr(q, ',');
+			if (c)
+				*c = 0;
+			if (!*q) {
+				fprintf(stderr, "sonde: report: --group-by: empty key (give names "
+					"separated by commas, e.g. --group-by phase,function)\n");
+				goto out;
+			}
+			o.group_by[o.ngroup++] = q;
+			if (!c)
+				break;
+		}
+		o.view = SD_VIEW_GROUP;
+	} else {
+		group_spec = NULL; /* not owned */
+	}
+	if (o.view == SD_VIEW_TREE && (o.format == SD_FMT_CSV || o.format == SD_FMT_JSON)) {
+		fprintf(stderr, "sonde: report: --view tree prints text or folded (use --format "
+			"text or --format folded)\n");
+		goto out;
+	}
+	if (o.format == SD_FMT_FOLDED && o.view != SD_VIEW_FLAT && o.view != SD_VIEW_TREE) {
 		fprintf(stderr, "sonde: report: --format folded shows call paths (use it without "
 			"--view, or pick text, csv or json)\n");
 		goto out;
@@ -196,6 +252,16 @@ int sd_cmd_report(int argc, char **argv)
 	if (sd_profile_init(&p, addresses))
 		goto nomem;
 	p.only_source = only_source;
+	for (size_t i = 0; i < nwheres; i++) {
+		int r = sd_profile_where(&p, wheres[i]);
+		if (r == -ENOMEM)
+			goto nomem;
+		if (r) {
+			fprintf(stderr, "sonde: report: --where '%s': no attribute name (use attr=value, "
+				"attr!=value, attr or !attr)\n", wheres[i]);
+			goto out;
+		}
+	}
 
 	for (size_t i = 0; i < npaths; i++) {
 		struct stat st;
@@ -257,6 +323,11 @@ int sd_cmd_report(int argc, char **argv)
 		code = SD_EXIT_BADINPUT;
 		goto out;
 	}
+	if (o.view == SD_VIEW_REGIONS && !p.region_records) {
+		fprintf(stderr, "sonde: no region records (run with SONDE_REGIONS=on)\n");
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
 	if (sd_output(stdout, &p, &o))
 		goto nomem;
 	if (fflush(stdout) || ferror(stdout)) {
@@ -274,6 +345,9 @@ out:
 		free(files.v[i]);
 	free(files.v);
 	free(paths);
+	free(wheres);
+	free(o.group_by);
+	free(group_spec);
 	sd_profile_fini(&p);
 	return code;
 }

@@ -1,6 +1,7 @@
 /*
  * output.c: renders a loaded profile for `sonde report` (views flat, threads, sources;
- * formats text, folded, csv, json) and the JSON helpers `sonde dump` shares.
+ * formats text, folded, csv, json) and the JSON helpers `sonde dump` shares. The
+ * context views (group-by, tree, regions) are in views.c.
  *
  * Column names and shapes are documented in docs/REPORT.md and checked by
  * tests/analyze; a change here changes both. Output is deterministic: every list is
@@ -165,7 +166,7 @@ void sd_json_obj(FILE *out, const msgpack_object *o)
 	}
 }
 
-static void csv_str(FILE *out, const char *s)
+void sd_csv_str(FILE *out, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, out);
@@ -178,6 +179,11 @@ static void csv_str(FILE *out, const char *s)
 		putc(*s, out);
 	}
 	putc('"', out);
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+	sd_csv_str(out, s);
 }
 
 static void json_cstr(FILE *out, const char *s)
@@ -525,6 +531,12 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		out_sources(out, p, o->format);
 		return 0;
 	}
+	if (o->view == SD_VIEW_GROUP)
+		return sd_out_group(out, p, o);
+	if (o->view == SD_VIEW_TREE)
+		return sd_out_tree(out, p, o);
+	if (o->view == SD_VIEW_REGIONS)
+		return sd_out_regions(out, p, o);
 	if (o->format == SD_FMT_FOLDED)
 		return out_folded(out, p, o->weight);
 	return out_flat(out, p, o);

@@ -2,10 +2,18 @@
  * profile.c: loads sonde streams into one merged profile for `sonde report`.
  *
  * Samples are never stored one by one. While a stream is read, each SAMPLE only adds to
- * counters of its stream-local FRAME node, its thread and its source. When the stream is
- * done, each node that has samples below it is symbolized once and mapped to a node of
- * the merged call tree (struct sd_cnode), keyed by (parent, function), so paths of all
- * streams, processes and threads with the same functions meet in one node.
+ * the counter of its key (thread, source, context, process context, FRAME node), struct
+ * sagg. When the stream is done, the --where filters are evaluated once per key, the
+ * kept keys add to their node, thread and source, each node that has samples below it is
+ * symbolized once and mapped to a node of the merged call tree (struct sd_cnode), keyed
+ * by (parent, function), so paths of all streams, processes and threads with the same
+ * functions meet in one node. Annotation contexts are merged the same way into one
+ * context tree keyed by (parent, attribute name, value); each kept key becomes one
+ * struct sd_crow for the context views.
+ *
+ * REGION records are replayed per thread while reading (a stack of open context nodes):
+ * each closed region adds to the timing of its (thread, node); regions still open at the
+ * end of the stream are closed at the thread's last known time and flagged as forced.
  *
  * A stream is merged only after it was read without error (a truncated stream is read up
  * to its last whole record), so a corrupt file leaves the profile as it was.
@@ -13,7 +21,10 @@
  * Input is untrusted. Ids that are defined (node, module, thread) must be at most one
  * more than the number defined so far, so memory stays proportional to the file; a FRAME's
  * parent must be an earlier node (no cycles); references to undefined ids are counted
- * under "[unknown ...]" names instead of failing.
+ * under "[unknown ...]" names instead of failing. The same holds for ATTRIBUTE and
+ * CONTEXT ids (a CONTEXT's attribute must be defined); a SAMPLE naming an undefined
+ * context counts as without context; a REGION naming an undefined thread or context, or
+ * an unknown event, is ignored.
  */
 #include "analyze/analyze.h"
 
@@ -22,7 +33,14 @@
 
 struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; double weight;
 	       uint32_t cnode; int used; };
-struct sthread { uint64_t tid, t, now, samples, first, last; char *name; int defined; };
+struct sopen { uint32_t node; uint64_t t, child_ns; };
+struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
+		 struct sopen *open; size_t nopen, capopen; uint32_t row; };
+struct sattr { char *name; uint32_t gid; int merged; };
+struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
+struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
+	      double weight; };
+struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced; };
 struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples; double weight; };
 
 /* Everything known about the stream being read. Index 0 of nodes is the root; index 0 of
@@ -37,6 +55,14 @@ struct sstate {
 	double nostack_w, badnode_w;
 	struct sd_strmap drops;                   /* thread \0 reason -> index in dropv */
 	uint64_t *dropv; char **dropr; size_t ndrops;
+	struct sattr *attrs; size_t nattrs, capattrs;  /* includes slot 0 */
+	struct sctx *ctxs; size_t nctxs, capctxs;      /* includes the root */
+	struct sagg *aggs; size_t naggs, capaggs;
+	struct sd_strmap aggmap;                       /* packed key -> index in aggs */
+	uint32_t last_agg; int have_last;              /* cache: consecutive samples repeat */
+	struct sreg *regs; size_t nregs, capregs;
+	struct sd_u64map regmap;                       /* thread << 32 | node -> index in regs */
+	uint64_t nregion_records;
 };
 
 static int grow(void *pp, size_t *cap, size_t need, size_t size)
@@ -62,6 +88,9 @@ int sd_profile_init(struct sd_profile *p, int addresses)
 	if (!p->sym || grow(&p->nodes, &p->capnodes, 1, sizeof(*p->nodes)))
 		return -ENOMEM;
 	p->nnodes = 1; /* the root */
+	if (grow(&p->ctx, &p->capctx, 1, sizeof(*p->ctx)))
+		return -ENOMEM;
+	p->nctx = 1; /* the empty context */
 	return 0;
 }
 
@@ -84,6 +113,19 @@ void sd_profile_fini(struct sd_profile *p)
 		free(p->drop_names[i]);
 	free(p->drop_names);
 	free(p->drop_counts);
+	sd_strmap_fini(&p->attr_map);
+	sd_strmap_fini(&p->value_map);
+	for (size_t i = 0; i < p->nattr_names; i++)
+		free(p->attr_names[i]);
+	free(p->attr_names);
+	for (size_t i = 0; i < p->nvalue_strs; i++)
+		free(p->value_strs[i]);
+	free(p->value_strs);
+	free(p->ctx);
+	sd_strmap_fini(&p->ctx_children);
+	free(p->rows);
+	free(p->regions);
+	free(p->where);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -91,9 +133,21 @@ static void sstate_fini(struct sstate *st)
 {
 	free(st->nodes);
 	free(st->mods);
-	for (size_t i = 0; i < st->nthreads; i++)
+	for (size_t i = 0; i < st->nthreads; i++) {
 		free(st->threads[i].name);
+		free(st->threads[i].open);
+	}
 	free(st->threads);
+	for (size_t i = 0; i < st->nattrs; i++)
+		free(st->attrs[i].name);
+	free(st->attrs);
+	for (size_t i = 0; i < st->nctxs; i++)
+		free(st->ctxs[i].value);
+	free(st->ctxs);
+	free(st->aggs);
+	sd_strmap_fini(&st->aggmap);
+	free(st->regs);
+	sd_u64map_fini(&st->regmap);
 	for (size_t i = 0; i <= st->nsources && st->sources; i++) {
 		struct ssource *s = &st->sources[i];
 		free(s->name), free(s->spec), free(s->unit), free(s->mechanism);
@@ -140,9 +194,12 @@ static int on_header(struct sstate *st, const struct sd_record *r)
 		return -ENOMEM;
 	st->nthreads = 1;
 	st->nodes = calloc(1, sizeof(*st->nodes));
-	if (!st->nodes)
+	if (!st->nodes || grow(&st->attrs, &st->capattrs, 1, sizeof(*st->attrs)) ||
+	    grow(&st->ctxs, &st->capctxs, 1, sizeof(*st->ctxs)))
 		return -ENOMEM;
 	st->nnodes = 1;
+	st->nattrs = 1;
+	st->nctxs = 1;
 	return 0;
 }
 
@@ -151,6 +208,116 @@ static int on_header(struct sstate *st, const struct sd_record *r)
 static long def_index(uint64_t id, size_t n)
 {
 	return id >= 1 && id <= n ? (long)id : -1;
+}
+
+/* Count one sample under its key (see struct sagg). */
+static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now)
+{
+	uint32_t idx;
+
+	if (st->have_last && !memcmp(&st->aggs[st->last_agg].thread, key, 5 * sizeof(*key))) {
+		idx = st->last_agg;
+	} else if (!sd_strmap_get(&st->aggmap, key, 5 * sizeof(*key), &idx)) {
+		if (st->naggs >= UINT32_MAX - 1 ||
+		    grow(&st->aggs, &st->capaggs, st->naggs + 1, sizeof(*st->aggs)))
+			return -ENOMEM;
+		idx = (uint32_t)st->naggs;
+		if (sd_strmap_put(&st->aggmap, key, 5 * sizeof(*key), idx))
+			return -ENOMEM;
+		struct sagg *a = &st->aggs[st->naggs++];
+		a->thread = key[0], a->source = key[1], a->ctx = key[2], a->pctx = key[3];
+		a->node = key[4];
+		a->first = now;
+	}
+	struct sagg *a = &st->aggs[idx];
+	a->samples++;
+	a->weight += w;
+	a->last = now;
+	st->last_agg = idx;
+	st->have_last = 1;
+	return 0;
+}
+
+/* Close the innermost open region of thread ti at time `end`. */
+static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced)
+{
+	struct sthread *t = &st->threads[ti];
+	struct sopen o = t->open[--t->nopen];
+	uint64_t dur = end > o.t ? end - o.t : 0, key = (uint64_t)ti << 32 | o.node;
+	uint32_t idx;
+
+	if (!sd_u64map_get(&st->regmap, key, &idx)) {
+		if (st->nregs >= UINT32_MAX - 1 ||
+		    grow(&st->regs, &st->capregs, st->nregs + 1, sizeof(*st->regs)))
+			return -ENOMEM;
+		idx = (uint32_t)st->nregs;
+		if (sd_u64map_put(&st->regmap, key, idx))
+			return -ENOMEM;
+		struct sreg *g = &st->regs[st->nregs++];
+		g->thread = ti;
+		g->node = o.node;
+		g->min = UINT64_MAX;
+	}
+	struct sreg *g = &st->regs[idx];
+	g->calls++;
+	g->incl += dur;
+	g->excl += dur > o.child_ns ? dur - o.child_ns : 0;
+	if (dur < g->min)
+		g->min = dur;
+	if (dur > g->max)
+		g->max = dur;
+	g->forced += forced != 0;
+	if (t->nopen)
+		t->open[t->nopen - 1].child_ns += dur;
+	return 0;
+}
+
+/* Replay one REGION event of a defined thread and context node. */
+static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t node, uint64_t ev)
+{
+	struct sthread *th = &st->threads[ti];
+	int err;
+
+	if (t > th->last_t)
+		th->last_t = t;
+	if (ev == 1) {
+		if (grow(&th->open, &th->capopen, th->nopen + 1, sizeof(*th->open)))
+			return -ENOMEM;
+		th->open[th->nopen++] = (struct sopen){ node, t, 0 };
+		return 0;
+	}
+	size_t k = th->nopen;
+	while (k && th->open[k - 1].node != node)
+		k--;
+	if (!k)
+		return 0; /* not open: nothing to time */
+	while (th->nopen > k) /* misnested: inner regions end with it, forced */
+		if ((err = region_close(st, ti, t, 1)))
+			return err;
+	return region_close(st, ti, t, ev == 2);
+}
+
+/* A CONTEXT value as a string: str as is, integers in decimal, floats as %.15g. */
+static char *value_str(const msgpack_object *o)
+{
+	char buf[64];
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_STR:
+		return strndup(o->via.str.ptr, o->via.str.size);
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->via.u64);
+		return strdup(buf);
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		snprintf(buf, sizeof(buf), "%lld", (long long)o->via.i64);
+		return strdup(buf);
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		snprintf(buf, sizeof(buf), "%.15g", o->via.f64);
+		return strdup(buf);
+	default:
+		return NULL;
+	}
 }
 
 static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
@@ -194,7 +361,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c))
 			goto bad;
 		why = "THREAD id out of order";
-		if ((i = def_index(a, st->nthreads)) < 0)
+		if ((i = def_index(a, st->nthreads)) < 0 || a >= UINT32_MAX)
 			goto bad;
 		if ((size_t)i == st->nthreads) {
 			struct sthread *nt = realloc(st->threads, (st->nthreads + 1) * sizeof(*nt));
@@ -210,12 +377,16 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			return -ENOMEM;
 		t->tid = b;
 		t->t = t->now = c;
+		if (c > t->last_t)
+			t->last_t = c;
 		t->defined = 1;
 		return 0;
 	}
 	case SD_K_THREAD_END:
 		if (sd_rec_u64(r, 1, &a))
 			goto bad;
+		if (a >= 1 && a < st->nthreads && !sd_rec_u64(r, 2, &b) && b > st->threads[a].last_t)
+			st->threads[a].last_t = b;
 		if (a >= 1 && a < st->nthreads && r->n > 3 && r->v[3].type == MSGPACK_OBJECT_STR) {
 			char *n = sd_obj_strdup(&r->v[3]);
 			if (!n)
@@ -251,33 +422,93 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_SAMPLE: {
+		uint64_t fl, cx = 0, pcx = 0;
 		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
-		    sd_rec_u64(r, 4, &d) || sd_rec_u64(r, 5, &e))
+		    sd_rec_u64(r, 4, &d) || sd_rec_u64(r, 5, &e) ||
+		    (r->n > 6 && sd_rec_u64(r, 6, &fl)) || (r->n > 7 && sd_rec_u64(r, 7, &cx)) ||
+		    (r->n > 8 && sd_rec_u64(r, 8, &pcx)))
 			goto bad;
-		struct ssource *src = &st->sources[c < st->nsources ? c : st->nsources];
-		struct sthread *t = &st->threads[a < st->nthreads ? a : 0];
+		uint32_t key[5];
+		key[0] = a < st->nthreads ? (uint32_t)a : 0;
+		key[1] = c < st->nsources ? (uint32_t)c : (uint32_t)st->nsources;
+		struct ssource *src = &st->sources[key[1]];
+		struct sthread *t = &st->threads[key[0]];
 		t->now += b; /* time advances even for samples filtered out below */
+		if (t->now > t->last_t)
+			t->last_t = t->now;
 		if (p->only_source && (c >= st->nsources || strcmp(src->name, p->only_source)))
 			return 0;
-		double w = (double)e * (double)src->period;
-		src->samples++;
-		src->weight += w;
-		if (!t->samples)
-			t->first = t->now;
-		t->last = t->now;
-		t->samples++;
-		if (d == 0) {
-			st->nostack++;
-			st->nostack_w += w;
-		} else if (d < st->nnodes) {
-			st->nodes[d].samples++;
-			st->nodes[d].weight += w;
-		} else {
-			st->badnode++;
-			st->badnode_w += w;
+		key[2] = cx < st->nctxs ? (uint32_t)cx : 0;   /* undefined: no context */
+		key[3] = pcx < st->nctxs ? (uint32_t)pcx : 0;
+		key[4] = d < st->nnodes ? (uint32_t)d : UINT32_MAX; /* UINT32_MAX: unknown */
+		return agg_add(st, key, (double)e * (double)src->period, t->now);
+	}
+	case SD_K_ATTRIBUTE: {
+		const char *ty, *sc;
+		uint32_t tl, sl;
+		if (sd_rec_u64(r, 1, &a) || sd_rec_str(r, 2, &str, &len) ||
+		    sd_rec_str(r, 3, &ty, &tl) || sd_rec_str(r, 4, &sc, &sl))
+			goto bad;
+		why = "ATTRIBUTE id out of order";
+		if ((i = def_index(a, st->nattrs)) < 0 || a >= UINT32_MAX)
+			goto bad;
+		if ((size_t)i == st->nattrs) {
+			if (grow(&st->attrs, &st->capattrs, st->nattrs + 1, sizeof(*st->attrs)))
+				return -ENOMEM;
+			st->nattrs++;
 		}
+		struct sattr *at = &st->attrs[i];
+		free(at->name);
+		if (!(at->name = strndup(str, len)))
+			return -ENOMEM;
 		return 0;
 	}
+	case SD_K_CONTEXT: {
+		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) || r->n < 5)
+			goto bad;
+		why = "CONTEXT node id out of order";
+		if ((i = def_index(a, st->nctxs)) < 0 || a >= UINT32_MAX)
+			goto bad;
+		why = "CONTEXT parent is not an earlier node";
+		if (b >= a)
+			goto bad;
+		why = "CONTEXT attribute is not defined";
+		if (c == 0 || c >= st->nattrs)
+			goto bad;
+		why = "CONTEXT value is not a string or a number";
+		char *v = value_str(&r->v[4]);
+		if (!v) {
+			if (r->v[4].type != MSGPACK_OBJECT_STR &&
+			    r->v[4].type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
+			    r->v[4].type != MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+			    r->v[4].type != MSGPACK_OBJECT_FLOAT32 &&
+			    r->v[4].type != MSGPACK_OBJECT_FLOAT64)
+				goto bad;
+			return -ENOMEM;
+		}
+		if ((size_t)i == st->nctxs) {
+			if (grow(&st->ctxs, &st->capctxs, st->nctxs + 1, sizeof(*st->ctxs))) {
+				free(v);
+				return -ENOMEM;
+			}
+			st->nctxs++;
+		}
+		struct sctx *x = &st->ctxs[i];
+		free(x->value);
+		x->value = v;
+		x->parent = (uint32_t)b;
+		x->attr = (uint32_t)c;
+		return 0;
+	}
+	case SD_K_REGION:
+		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
+		    sd_rec_u64(r, 4, &d))
+			goto bad;
+		st->nregion_records++;
+		if (a == 0 || a >= st->nthreads || !st->threads[a].defined || c == 0 ||
+		    c >= st->nctxs || d > 2)
+			return 0; /* undefined thread or node, unknown event: ignored */
+		return region_event(st, (uint32_t)a, b, (uint32_t)c, d);
 	case SD_K_DROPS: {
 		const msgpack_object *m = r->n > 2 ? &r->v[2] : NULL;
 		if (sd_rec_u64(r, 1, &a) || !m || m->type != MSGPACK_OBJECT_MAP)
@@ -338,7 +569,8 @@ static int cnode_child(struct sd_profile *p, uint32_t parent, uint32_t func, uin
 	return 0;
 }
 
-static int add_root_pseudo(struct sd_profile *p, const char *name, uint64_t n, double w)
+static int add_root_pseudo(struct sd_profile *p, const char *name, uint64_t n, double w,
+			   uint32_t *out)
 {
 	uint32_t c;
 	int f;
@@ -349,11 +581,193 @@ static int add_root_pseudo(struct sd_profile *p, const char *name, uint64_t n, d
 		return -ENOMEM;
 	p->nodes[c].samples += n;
 	p->nodes[c].weight += w;
+	*out = c;
+	return 0;
+}
+
+/* Index of string s in a table (map + array), appended if new: >= 0 or -ENOMEM. */
+static long intern(struct sd_strmap *m, char ***arr, size_t *n, size_t *cap, const char *s)
+{
+	uint32_t idx;
+	size_t len = strlen(s);
+
+	if (sd_strmap_get(m, s, len, &idx))
+		return idx;
+	if (*n >= UINT32_MAX - 1 || grow(arr, cap, *n + 1, sizeof(**arr)))
+		return -ENOMEM;
+	if (!((*arr)[*n] = strdup(s)))
+		return -ENOMEM;
+	if (sd_strmap_put(m, s, len, (uint32_t)*n)) {
+		free((*arr)[*n]);
+		return -ENOMEM;
+	}
+	return (long)(*n)++;
+}
+
+long sd_profile_attr(struct sd_profile *p, const char *name)
+{
+	return intern(&p->attr_map, &p->attr_names, &p->nattr_names, &p->capattr_names, name);
+}
+
+static long value_id(struct sd_profile *p, const char *v)
+{
+	return intern(&p->value_map, &p->value_strs, &p->nvalue_strs, &p->capvalue_strs, v);
+}
+
+int sd_profile_where(struct sd_profile *p, const char *expr)
+{
+	struct sd_where w = { SD_WHERE_PRESENT, 0, 0 };
+	const char *eq = strchr(expr, '=');
+	char *name;
+	long a, v = 0;
+
+	if (expr[0] == '!' && !eq) {
+		w.op = SD_WHERE_ABSENT;
+		expr++;
+	}
+	if (eq && eq > expr && eq[-1] == '!') {
+		w.op = SD_WHERE_NE;
+		name = strndup(expr, (size_t)(eq - 1 - expr));
+	} else if (eq) {
+		w.op = SD_WHERE_EQ;
+		name = strndup(expr, (size_t)(eq - expr));
+	} else {
+		name = strdup(expr);
+	}
+	if (!name)
+		return -ENOMEM;
+	if (!name[0]) {
+		free(name);
+		return -EINVAL;
+	}
+	a = sd_profile_attr(p, name);
+	free(name);
+	if (a < 0 || (eq && (v = value_id(p, eq + 1)) < 0))
+		return -ENOMEM;
+	w.attr = (uint32_t)a;
+	w.value = (uint32_t)v;
+	struct sd_where *nw = realloc(p->where, (p->nwhere + 1) * sizeof(*nw));
+	if (!nw)
+		return -ENOMEM;
+	p->where = nw;
+	p->where[p->nwhere++] = w;
+	return 0;
+}
+
+static int path_value(const struct sd_profile *p, uint32_t c, uint32_t attr, uint32_t *value)
+{
+	for (; c; c = p->ctx[c].parent)
+		if (p->ctx[c].attr == attr) {
+			*value = p->ctx[c].value;
+			return 1;
+		}
+	return 0;
+}
+
+int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32_t attr,
+		 uint32_t *value)
+{
+	return path_value(p, ctx, attr, value) || path_value(p, pctx, attr, value);
+}
+
+/* Do all --where filters hold for merged contexts (ctx, pctx)? */
+static int where_ok(const struct sd_profile *p, uint32_t ctx, uint32_t pctx)
+{
+	for (size_t i = 0; i < p->nwhere; i++) {
+		const struct sd_where *w = &p->where[i];
+		uint32_t v;
+		int has = sd_ctx_value(p, ctx, pctx, w->attr, &v);
+		int ok = w->op == SD_WHERE_PRESENT ? has
+		       : w->op == SD_WHERE_ABSENT ? !has
+		       : w->op == SD_WHERE_EQ ? has && v == w->value
+		       : !(has && v == w->value);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+/* Map the stream's used context nodes to merged ones (parents first: parent < child). */
+static int merge_contexts(struct sd_profile *p, struct sstate *st)
+{
+	for (size_t i = 0; i < st->naggs; i++)
+		st->ctxs[st->aggs[i].ctx].used = st->ctxs[st->aggs[i].pctx].used = 1;
+	for (size_t i = 0; i < st->nregs; i++)
+		st->ctxs[st->regs[i].node].used = 1;
+	for (size_t i = st->nctxs; i-- > 1;)
+		if (st->ctxs[i].used)
+			st->ctxs[st->ctxs[i].parent].used = 1;
+	st->ctxs[0].gnode = 0;
+	for (size_t i = 1; i < st->nctxs; i++) {
+		struct sctx *x = &st->ctxs[i];
+		struct sattr *at = &st->attrs[x->attr];
+		if (!x->used)
+			continue;
+		if (!at->merged) {
+			long g = sd_profile_attr(p, at->name);
+			if (g < 0)
+				return -ENOMEM;
+			at->gid = (uint32_t)g;
+			at->merged = 1;
+		}
+		long v = value_id(p, x->value);
+		if (v < 0)
+			return -ENOMEM;
+		uint32_t key[3] = { st->ctxs[x->parent].gnode, at->gid, (uint32_t)v };
+		if (sd_strmap_get(&p->ctx_children, key, sizeof(key), &x->gnode))
+			continue;
+		if (p->nctx >= UINT32_MAX - 1 || grow(&p->ctx, &p->capctx, p->nctx + 1, sizeof(*p->ctx)))
+			return -ENOMEM;
+		p->ctx[p->nctx] = (struct sd_ctxnode){ key[0], key[1], key[2] };
+		x->gnode = (uint32_t)p->nctx;
+		if (sd_strmap_put(&p->ctx_children, key, sizeof(key), x->gnode))
+			return -ENOMEM;
+		p->nctx++;
+	}
 	return 0;
 }
 
 static int merge(struct sd_profile *p, struct sstate *st)
 {
+	uint32_t nostack_c = 0, badnode_c = 0;
+	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
+	int err = -ENOMEM;
+
+	if (!srcrow)
+		return -ENOMEM;
+	/* regions still open at the end: closed at the thread's last time, forced */
+	for (size_t i = 1; i < st->nthreads; i++)
+		while (st->threads[i].nopen)
+			if (region_close(st, (uint32_t)i, st->threads[i].last_t, 1))
+				goto out;
+	if (merge_contexts(p, st))
+		goto out;
+	/* the kept keys count for their source, thread and call node */
+	for (size_t i = 0; i < st->naggs; i++) {
+		struct sagg *a = &st->aggs[i];
+		if (!where_ok(p, st->ctxs[a->ctx].gnode, st->ctxs[a->pctx].gnode))
+			continue;
+		a->kept = 1;
+		struct ssource *src = &st->sources[a->source];
+		struct sthread *t = &st->threads[a->thread];
+		src->samples += a->samples;
+		src->weight += a->weight;
+		if (!t->samples || a->first < t->first)
+			t->first = a->first;
+		if (!t->samples || a->last > t->last)
+			t->last = a->last;
+		t->samples += a->samples;
+		if (a->node == 0) {
+			st->nostack += a->samples;
+			st->nostack_w += a->weight;
+		} else if (a->node == UINT32_MAX) {
+			st->badnode += a->samples;
+			st->badnode_w += a->weight;
+		} else {
+			st->nodes[a->node].samples += a->samples;
+			st->nodes[a->node].weight += a->weight;
+		}
+	}
 	/* mark nodes with samples in their subtree; children come after parents */
 	for (size_t i = st->nnodes; i-- > 1;)
 		if (st->nodes[i].samples || st->nodes[i].used)
@@ -366,29 +780,30 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
 		int f = sd_sym_lookup(p->sym, h, n->addr);
 		if (f < 0 || cnode_child(p, st->nodes[n->parent].cnode, (uint32_t)f, &n->cnode))
-			return -ENOMEM;
+			goto out;
 		p->nodes[n->cnode].samples += n->samples;
 		p->nodes[n->cnode].weight += n->weight;
 	}
-	if (add_root_pseudo(p, "[no stack]", st->nostack, st->nostack_w) ||
-	    add_root_pseudo(p, "[unknown stack]", st->badnode, st->badnode_w))
-		return -ENOMEM;
+	if (add_root_pseudo(p, "[no stack]", st->nostack, st->nostack_w, &nostack_c) ||
+	    add_root_pseudo(p, "[unknown stack]", st->badnode, st->badnode_w, &badnode_c))
+		goto out;
 
 	for (size_t i = 0; i < st->nthreads; i++) {
 		struct sthread *t = &st->threads[i];
 		if (!t->defined && !t->samples)
 			continue;
 		if (grow(&p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads)))
-			return -ENOMEM;
+			goto out;
 		struct sd_thread_row *row = &p->threads[p->nthreads];
 		row->name = strdup(t->defined ? t->name : "[unknown thread]");
 		if (!row->name)
-			return -ENOMEM;
+			goto out;
 		row->pid = st->pid;
 		row->tid = t->tid;
 		row->samples = t->samples;
 		row->first_ns = t->first;
 		row->last_ns = t->last;
+		t->row = (uint32_t)p->nthreads;
 		p->nthreads++;
 	}
 	for (size_t i = 0; i <= st->nsources; i++) {
@@ -406,7 +821,7 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		}
 		if (j == p->nsources) {
 			if (grow(&p->sources, &p->capsources, j + 1, sizeof(*p->sources)))
-				return -ENOMEM;
+				goto out;
 			struct sd_source_row *r = &p->sources[j];
 			r->name = s->name, r->spec = s->spec, r->unit = s->unit;
 			r->mechanism = s->mechanism, r->period = s->period;
@@ -415,6 +830,7 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		}
 		p->sources[j].samples += s->samples;
 		p->sources[j].weight += s->weight;
+		srcrow[i] = (uint32_t)j;
 	}
 	for (size_t i = 0; i < st->ndrops; i++) {
 		const char *reason = st->dropr[i];
@@ -423,14 +839,14 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		if (!sd_strmap_get(&p->drop_reasons, reason, strlen(reason), &k)) {
 			k = (uint32_t)p->ndrop;
 			if (grow(&p->drop_counts, &p->capdrop, k + 1, sizeof(*p->drop_counts)))
-				return -ENOMEM;
+				goto out;
 			char **nn = realloc(p->drop_names, (k + 1) * sizeof(*nn));
 			if (!nn)
-				return -ENOMEM;
+				goto out;
 			p->drop_names = nn;
 			if (!(nn[k] = strdup(reason)) ||
 			    sd_strmap_put(&p->drop_reasons, reason, strlen(reason), k))
-				return -ENOMEM;
+				goto out;
 			p->ndrop++;
 		}
 		p->drop_counts[k] += st->dropv[i];
@@ -440,11 +856,44 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		;
 	if (j == p->npids) {
 		if (grow(&p->pids, &p->cappids, j + 1, sizeof(*p->pids)))
-			return -ENOMEM;
+			goto out;
 		p->pids[p->npids++] = st->pid;
 	}
+	/* one row per kept key for the context views */
+	for (size_t i = 0; i < st->naggs; i++) {
+		const struct sagg *a = &st->aggs[i];
+		if (!a->kept)
+			continue;
+		if (grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
+			goto out;
+		const struct sthread *t = &st->threads[a->thread];
+		const struct sd_thread_row *tr = &p->threads[t->row];
+		p->rows[p->nrows++] = (struct sd_crow){
+			.cnode = a->node == 0 ? nostack_c : a->node == UINT32_MAX ? badnode_c
+				 : st->nodes[a->node].cnode,
+			.source = srcrow[a->source], .ctx = st->ctxs[a->ctx].gnode,
+			.pctx = st->ctxs[a->pctx].gnode, .pid = tr->pid, .tid = tr->tid,
+			.tname = tr->name, .samples = a->samples, .weight = a->weight };
+	}
+	for (size_t i = 0; i < st->nregs; i++) {
+		const struct sreg *g = &st->regs[i];
+		uint32_t gnode = st->ctxs[g->node].gnode;
+		if (!where_ok(p, gnode, 0))
+			continue;
+		if (grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
+			goto out;
+		const struct sd_thread_row *tr = &p->threads[st->threads[g->thread].row];
+		p->regions[p->nregions++] = (struct sd_region_row){
+			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
+			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
+			.max_ns = g->max, .forced = g->forced };
+	}
+	p->region_records += st->nregion_records;
 	p->streams++;
-	return 0;
+	err = 0;
+out:
+	free(srcrow);
+	return err;
 }
 
 int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off)

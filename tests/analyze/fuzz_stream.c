@@ -1,8 +1,8 @@
 /*
  * fuzz_stream.c: fuzz target for the analyzer's reader entry points. One input is one
  * stream: it is read record by record and printed as JSON (what `sonde dump` does), then
- * loaded into a profile and rendered in every view and format (what `sonde report`
- * does), with output to /dev/null. Symbolization is on, so module paths from the input
+ * loaded into a profile (with --where filters) and rendered in every view and format,
+ * group-by, tree and regions included (what `sonde report` does), with output to /dev/null. Symbolization is on, so module paths from the input
  * reach the symbolizer too.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. Otherwise (SD_FUZZ_DRIVER)
@@ -35,14 +35,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	sd_stream_close(&s);
 
-	if (sd_profile_init(&p, 0) == 0) {
+	if (sd_profile_init(&p, 0) == 0 && sd_profile_where(&p, "phase!=x") == 0 &&
+	    sd_profile_where(&p, "!nosuch") == 0) {
 		sd_stream_init_mem(&s, "fuzz", data, size);
 		if (sd_profile_add(&p, &s, &off) >= 0) {
+			static char *keys[] = { "phase", "function", "thread", "process", "module",
+						"source", "iteration" };
 			static const struct sd_report_opts opts[] = {
-				{ SD_FMT_TEXT, SD_VIEW_FLAT, 0, 0 }, { SD_FMT_CSV, SD_VIEW_FLAT, 1, 3 },
-				{ SD_FMT_JSON, SD_VIEW_FLAT, 0, 0 }, { SD_FMT_FOLDED, SD_VIEW_FLAT, 1, 0 },
-				{ SD_FMT_TEXT, SD_VIEW_THREADS, 0, 0 }, { SD_FMT_JSON, SD_VIEW_THREADS, 0, 0 },
-				{ SD_FMT_CSV, SD_VIEW_SOURCES, 0, 0 },
+				{ .format = SD_FMT_TEXT }, { .format = SD_FMT_CSV, .weight = 1, .top = 3 },
+				{ .format = SD_FMT_JSON }, { .format = SD_FMT_FOLDED, .weight = 1 },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_THREADS },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_THREADS },
+				{ .format = SD_FMT_CSV, .view = SD_VIEW_SOURCES },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 7 },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 2, .weight = 1 },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_TREE },
+				{ .format = SD_FMT_FOLDED, .view = SD_VIEW_TREE, .weight = 1 },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_REGIONS, .by_thread = 1 },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_REGIONS },
 			};
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))

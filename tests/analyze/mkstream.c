@@ -234,8 +234,8 @@ int main(int argc, char **argv)
 		samples(1, 1, 5, 1, 1);
 		msgpack_pack_array(&pk, 3); /* a kind from the future: skipped */
 		u64(42); str("future"); msgpack_pack_true(&pk);
-		msgpack_pack_array(&pk, 8); /* SAMPLE with flags and one more element */
-		u64(7); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); str("more");
+		msgpack_pack_array(&pk, 10); /* SAMPLE with flags, contexts and one more element */
+		u64(7); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); u64(0); u64(0); str("more");
 		msgpack_pack_array(&pk, 3); /* NOTE */
 		u64(10); u64(77); str("note with \"quotes\"\tand\x01 control");
 	} else if (!strcmp(argv[1], "dup")) {

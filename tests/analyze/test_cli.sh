@@ -216,7 +216,7 @@ EOF
 	run "$SONDE" dump e.sonde
 	expect_rc 0 "dump edge"
 	grep -qE '^\{"offset":[0-9]+,"kind":42,"raw":\["future",true\]\}$' "$T/out" || fail "unknown kind"
-	grep -qE '"kind":"SAMPLE","thread":1,"dt":1,"source":0,"node":1,"weight":1,"flags":3,"extra":\["more"\]\}$' "$T/out" || fail "flags/extra"
+	grep -qE '"kind":"SAMPLE","thread":1,"dt":1,"source":0,"node":1,"weight":1,"flags":3,"context":0,"pcontext":0,"extra":\["more"\]\}$' "$T/out" || fail "flags/extra"
 	grep -qF '"text":"note with \"quotes\"\tand\u0001 control"}' "$T/out" || fail "escaping"
 	grep -qF '"path":"[vdso]","build_id":null,' "$T/out" || fail "nil build_id"
 	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/out" || fail "edge dump not JSON"

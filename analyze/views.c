@@ -1,0 +1,635 @@
+/*
+ * views.c: the annotation context views of `sonde report`, called by sd_output():
+ *   --group-by KEY[,KEY...]  one row per distinct combination of the keys' values
+ *   --view tree              merged tree: context values (attr=value) above call paths
+ *   --view regions           exact region timing from REGION records
+ *
+ * Input is the loaded profile: its sample rows (struct sd_crow, one per stream, thread,
+ * source, context pair and call node, never one per sample), the merged context tree
+ * and the region rows. --where filters were applied while loading. Output is
+ * deterministic (every list sorted with a total order); columns and shapes are in
+ * docs/REPORT.md and checked by tests/analyze. Runs in the CLI's only thread.
+ */
+#include "analyze/analyze.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double pct(double v, double all)
+{
+	return all > 0 ? 100.0 * v / all : 0.0;
+}
+
+static void put_val(FILE *out, int weight, double v, int width)
+{
+	if (weight)
+		fprintf(out, "%*.3f", width, v / 1e6);
+	else
+		fprintf(out, "%*" PRIu64, width, (uint64_t)v);
+}
+
+/* A growing byte buffer. */
+struct buf { char *p; size_t n, cap; };
+
+static int buf_add(struct buf *b, const char *s, size_t len)
+{
+	if (b->n + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->n + len + 1)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, len);
+	b->n += len;
+	b->p[b->n] = 0;
+	return 0;
+}
+
+static int buf_str(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+/* ---- group-by ---------------------------------------------------------------------- */
+
+enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE };
+struct key { enum key_kind kind; uint32_t attr; int known; };
+struct group { char *key; size_t klen; uint64_t samples; double weight; };
+
+static int group_cmp_w;
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	double vx = group_cmp_w ? x->weight : (double)x->samples;
+	double vy = group_cmp_w ? y->weight : (double)y->samples;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	size_t l = x->klen < y->klen ? x->klen : y->klen;
+	int c = memcmp(x->key, y->key, l);
+	return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+/* Append the value of key k for row r (then a NUL) to b. */
+static int key_value(struct buf *b, const struct sd_profile *p, const struct key *k,
+		     const struct sd_crow *r, int text)
+{
+	char tmp[64];
+	const char *s = tmp;
+	uint32_t v;
+
+	switch (k->kind) {
+	case K_ATTR:
+		s = k->known && sd_ctx_value(p, r->ctx, r->pctx, k->attr, &v) ? p->value_strs[v]
+									    : "(none)";
+		break;
+	case K_FUNCTION:
+		s = sd_sym_func(p->sym, p->nodes[r->cnode].func)->display;
+		break;
+	case K_MODULE:
+		s = sd_sym_func(p->sym, p->nodes[r->cnode].func)->module;
+		break;
+	case K_SOURCE:
+		s = p->sources[r->source].name;
+		break;
+	case K_PROCESS:
+		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->pid);
+		break;
+	case K_THREAD:
+		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->tid);
+		if (text) {
+			if (buf_str(b, tmp) || buf_str(b, " (") || buf_str(b, r->tname) ||
+			    buf_add(b, ")", 1))
+				return -ENOMEM;
+			b->n++; /* keep the NUL as separator */
+			return 0;
+		}
+		break;
+	}
+	if (buf_str(b, s))
+		return -ENOMEM;
+	b->n++;
+	return 0;
+}
+
+int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	static const char *const builtins[] = { "", "function", "thread", "process", "module",
+						"source", NULL };
+	struct key *keys = calloc(o->ngroup, sizeof(*keys));
+	struct group *groups = NULL;
+	size_t ngroups = 0, capgroups = 0, *width = calloc(o->ngroup, sizeof(*width));
+	struct sd_strmap map = { 0 };
+	struct buf b = { 0 };
+	int w = o->weight, text = o->format == SD_FMT_TEXT, err = -ENOMEM;
+	double all = w ? p->weight : (double)p->samples;
+
+	if (!keys || !width)
+		goto out;
+	for (size_t i = 0; i < o->ngroup; i++) {
+		keys[i].kind = K_ATTR;
+		for (int k = 1; builtins[k]; k++)
+			if (!strcmp(o->group_by[i], builtins[k]))
+				keys[i].kind = (enum key_kind)k;
+		if (keys[i].kind == K_ATTR) {
+			uint32_t id;
+			keys[i].known = sd_strmap_get(&p->attr_map, o->group_by[i],
+						      strlen(o->group_by[i]), &id);
+			keys[i].attr = id;
+		}
+	}
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct sd_crow *r = &p->rows[i];
+		uint32_t g;
+		b.n = 0;
+		for (size_t k = 0; k < o->ngroup; k++)
+			if (key_value(&b, p, &keys[k], r, text))
+				goto out;
+		if (!sd_strmap_get(&map, b.p, b.n, &g)) {
+			if (ngroups == capgroups) {
+				size_t cap = capgroups ? capgroups * 2 : 64;
+				struct group *ng = realloc(groups, cap * sizeof(*ng));
+				if (!ng)
+					goto out;
+				groups = ng;
+				capgroups = cap;
+			}
+			g = (uint32_t)ngroups;
+			if (sd_strmap_put(&map, b.p, b.n, g) || !(groups[g].key = malloc(b.n)))
+				goto out;
+			memcpy(groups[g].key, b.p, b.n);
+			groups[g].klen = b.n;
+			groups[g].samples = 0;
+			groups[g].weight = 0;
+			ngroups++;
+		}
+		groups[g].samples += r->samples;
+		groups[g].weight += r->weight;
+	}
+	group_cmp_w = w;
+	if (ngroups > 1)
+		qsort(groups, ngroups, sizeof(*groups), group_cmp);
+	size_t n = o->top && o->top < ngroups ? o->top : ngroups;
+	const char *metric = w ? "weight_ms" : "samples";
+
+	if (o->format == SD_FMT_TEXT) {
+		for (size_t k = 0; k < o->ngroup; k++)
+			width[k] = strlen(o->group_by[k]);
+		for (size_t i = 0; i < n; i++) {
+			const char *v = groups[i].key;
+			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
+				if (strlen(v) > width[k])
+					width[k] = strlen(v);
+		}
+		for (size_t k = 0; k < o->ngroup; k++)
+			fprintf(out, "%-*s  ", (int)width[k], o->group_by[k]);
+		fprintf(out, "%10s %8s\n", metric, "percent");
+		for (size_t i = 0; i < n; i++) {
+			const char *v = groups[i].key;
+			double val = w ? groups[i].weight : (double)groups[i].samples;
+			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
+				fprintf(out, "%-*s  ", (int)width[k], v);
+			put_val(out, w, val, 10);
+			fprintf(out, " %7.2f%%\n", pct(val, all));
+		}
+	} else if (o->format == SD_FMT_CSV) {
+		for (size_t k = 0; k < o->ngroup; k++) {
+			sd_csv_str(out, o->group_by[k]);
+			putc(',', out);
+		}
+		fprintf(out, "%s,percent\n", metric);
+		for (size_t i = 0; i < n; i++) {
+			const char *v = groups[i].key;
+			double val = w ? groups[i].weight : (double)groups[i].samples;
+			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
+				sd_csv_str(out, v);
+				putc(',', out);
+			}
+			put_val(out, w, val, 0);
+			fprintf(out, ",%.2f\n", pct(val, all));
+		}
+	} else {
+		fprintf(out, "{\"metric\":\"%s\",\"samples\":%" PRIu64 ",\"weight_ms\":%.3f,"
+			"\"group_by\":[", w ? "weight" : "samples", p->samples, p->weight / 1e6);
+		for (size_t k = 0; k < o->ngroup; k++) {
+			if (k)
+				putc(',', out);
+			sd_json_str(out, o->group_by[k], strlen(o->group_by[k]));
+		}
+		fputs("],\"rows\":[", out);
+		for (size_t i = 0; i < n; i++) {
+			const char *v = groups[i].key;
+			double val = w ? groups[i].weight : (double)groups[i].samples;
+			fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
+			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
+				if (k)
+					putc(',', out);
+				sd_json_str(out, v, strlen(v));
+			}
+			fprintf(out, "],\"%s\":", metric);
+			put_val(out, w, val, 0);
+			fprintf(out, ",\"percent\":%.2f}", pct(val, all));
+		}
+		fputs("]}\n", out);
+	}
+	err = 0;
+out:
+	for (size_t i = 0; i < ngroups; i++)
+		free(groups[i].key);
+	free(groups);
+	free(keys);
+	free(width);
+	free(b.p);
+	sd_strmap_fini(&map);
+	return err;
+}
+
+/* ---- merged tree ------------------------------------------------------------------- */
+
+/* kind 0: a function (a = func id); kind 1: a context value (a = attr, b = value). */
+struct tnode { uint32_t parent, kind, a, b, depth; double self, incl; char *name; };
+struct tree { struct tnode *n; size_t nn, cap; struct sd_strmap map; };
+
+static int tree_child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t a, uint32_t b,
+		      uint32_t *out)
+{
+	uint32_t key[4] = { parent, kind, a, b };
+
+	if (sd_strmap_get(&t->map, key, sizeof(key), out))
+		return 0;
+	if (t->nn == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct tnode *nn = realloc(t->n, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		t->n = nn;
+		t->cap = cap;
+	}
+	t->n[t->nn] = (struct tnode){ parent, kind, a, b, t->n[parent].depth + 1, 0, 0, NULL };
+	*out = (uint32_t)t->nn;
+	if (sd_strmap_put(&t->map, key, sizeof(key), *out))
+		return -ENOMEM;
+	t->nn++;
+	return 0;
+}
+
+/* Append the merged context path ending in c (outermost first) to the tree path. */
+static int ctx_path(struct tree *t, const struct sd_profile *p, uint32_t c, uint32_t *cur,
+		    uint32_t **stk, size_t *cap)
+{
+	size_t d = 0;
+
+	for (uint32_t x = c; x; x = p->ctx[x].parent) {
+		if (d == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			uint32_t *ns = realloc(*stk, nc * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			*stk = ns;
+			*cap = nc;
+		}
+		(*stk)[d++] = x;
+	}
+	while (d--) {
+		const struct sd_ctxnode *x = &p->ctx[(*stk)[d]];
+		if (tree_child(t, *cur, 1, x->attr, x->value, cur))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int tree_build(struct tree *t, const struct sd_profile *p, int w)
+{
+	uint32_t *stk = NULL;
+	size_t cap = 0;
+	int err = -ENOMEM;
+
+	t->cap = 256;
+	if (!(t->n = calloc(t->cap, sizeof(*t->n))))
+		return -ENOMEM;
+	t->nn = 1; /* root */
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct sd_crow *r = &p->rows[i];
+		uint32_t cur = 0;
+		size_t d = 0;
+		if (ctx_path(t, p, r->pctx, &cur, &stk, &cap) ||
+		    ctx_path(t, p, r->ctx, &cur, &stk, &cap))
+			goto out;
+		for (uint32_t x = r->cnode; x; x = p->nodes[x].parent) {
+			if (d == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				uint32_t *ns = realloc(stk, nc * sizeof(*ns));
+				if (!ns)
+					goto out;
+				stk = ns;
+				cap = nc;
+			}
+			stk[d++] = x;
+		}
+		while (d--)
+			if (tree_child(t, cur, 0, p->nodes[stk[d]].func, 0, &cur))
+				goto out;
+		t->n[cur].self += w ? r->weight : (double)r->samples;
+	}
+	for (size_t i = t->nn; i-- > 1;) {
+		t->n[i].incl += t->n[i].self;
+		t->n[t->n[i].parent].incl += t->n[i].incl;
+	}
+	t->n[0].incl += t->n[0].self;
+	for (size_t i = 1; i < t->nn; i++) {
+		struct tnode *n = &t->n[i];
+		struct buf b = { 0 };
+		if (n->kind == 0 ? buf_str(&b, sd_sym_func(p->sym, n->a)->display)
+				 : buf_str(&b, p->attr_names[n->a]) || buf_add(&b, "=", 1) ||
+				   buf_str(&b, p->value_strs[n->b])) {
+			free(b.p);
+			goto out;
+		}
+		n->name = b.p;
+	}
+	err = 0;
+out:
+	free(stk);
+	return err;
+}
+
+static void tree_fini(struct tree *t)
+{
+	for (size_t i = 1; i < t->nn; i++)
+		free(t->n[i].name);
+	free(t->n);
+	sd_strmap_fini(&t->map);
+}
+
+static const struct tnode *sort_nodes;
+
+/* Children grouped by parent; within a parent by inclusive value desc, then name. */
+static int child_cmp(const void *a, const void *b)
+{
+	const struct tnode *x = &sort_nodes[*(const uint32_t *)a];
+	const struct tnode *y = &sort_nodes[*(const uint32_t *)b];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (x->incl != y->incl)
+		return x->incl > y->incl ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct fline { char *path; double v; };
+
+static int fline_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
+}
+
+static int tree_folded(FILE *out, const struct tree *t)
+{
+	struct fline *lines = malloc(t->nn * sizeof(*lines));
+	uint32_t *chain = malloc(t->nn * sizeof(*chain));
+	size_t nl = 0;
+	int err = -ENOMEM;
+
+	if (!lines || !chain)
+		goto out;
+	for (size_t i = 1; i < t->nn; i++) {
+		struct buf b = { 0 };
+		size_t d = 0;
+		if (t->n[i].self <= 0)
+			continue;
+		for (uint32_t c = (uint32_t)i; c; c = t->n[c].parent)
+			chain[d++] = c;
+		while (d--)
+			if (buf_str(&b, t->n[chain[d]].name) || (d && buf_add(&b, ";", 1))) {
+				free(b.p);
+				goto out;
+			}
+		lines[nl++] = (struct fline){ b.p, t->n[i].self };
+	}
+	if (nl > 1)
+		qsort(lines, nl, sizeof(*lines), fline_cmp);
+	for (size_t i = 0; i < nl; i++)
+		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
+	err = 0;
+out:
+	for (size_t i = 0; i < nl; i++)
+		free(lines[i].path);
+	free(lines);
+	free(chain);
+	return err;
+}
+
+int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct tree t = { 0 };
+	uint32_t *order = NULL, *start = NULL, *stack = NULL;
+	int w = o->weight, err = -ENOMEM;
+	double all = w ? p->weight : (double)p->samples;
+
+	if (tree_build(&t, p, w))
+		goto out;
+	if (o->format == SD_FMT_FOLDED) {
+		err = tree_folded(out, &t);
+		goto out;
+	}
+	order = malloc(t.nn * sizeof(*order));
+	start = malloc((t.nn + 1) * sizeof(*start));
+	stack = malloc(t.nn * sizeof(*stack));
+	if (!order || !start || !stack)
+		goto out;
+	size_t n = 0, sp = 0;
+	for (size_t i = 1; i < t.nn; i++)
+		order[n++] = (uint32_t)i;
+	sort_nodes = t.n;
+	if (n > 1)
+		qsort(order, n, sizeof(*order), child_cmp);
+	/* start[q]..start[q+1]: children of q in order[] */
+	for (size_t q = 0, k = 0; q <= t.nn; q++) {
+		while (k < n && t.n[order[k]].parent < q)
+			k++;
+		start[q] = (uint32_t)k;
+	}
+	fprintf(out, "%10s %7s %10s %7s  path\n", w ? "total_ms" : "total", "total%",
+		w ? "self_ms" : "self", "self%");
+	for (size_t k = start[1]; k-- > start[0];)
+		stack[sp++] = order[k];
+	while (sp) {
+		const struct tnode *x = &t.n[stack[--sp]];
+		uint32_t id = (uint32_t)(x - t.n);
+		if (pct(x->incl, all) < o->min_percent)
+			continue;
+		put_val(out, w, x->incl, 10);
+		fprintf(out, " %6.2f%% ", pct(x->incl, all));
+		put_val(out, w, x->self, 10);
+		fprintf(out, " %6.2f%%  %*s%s\n", pct(x->self, all), (int)(2 * (x->depth - 1)), "",
+			x->name);
+		for (size_t k = start[id + 1]; k-- > start[id];)
+			stack[sp++] = order[k];
+	}
+	err = 0;
+out:
+	free(order);
+	free(start);
+	free(stack);
+	tree_fini(&t);
+	return err;
+}
+
+/* ---- regions ----------------------------------------------------------------------- */
+
+struct rrow { struct sd_region_row r; char *path; };
+
+static int rrow_cmp(const void *a, const void *b)
+{
+	const struct rrow *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	if (x->r.pid != y->r.pid)
+		return x->r.pid < y->r.pid ? -1 : 1;
+	return (x->r.tid > y->r.tid) - (x->r.tid < y->r.tid);
+}
+
+/* "attr=value/attr=value" of merged context node c, outermost first. */
+static char *path_str(const struct sd_profile *p, uint32_t c)
+{
+	struct buf b = { 0 };
+	size_t d = 0;
+
+	for (uint32_t x = c; x; x = p->ctx[x].parent)
+		d++;
+	uint32_t *chain = malloc((d + 1) * sizeof(*chain));
+	if (!chain)
+		return NULL;
+	d = 0;
+	for (uint32_t x = c; x; x = p->ctx[x].parent)
+		chain[d++] = x;
+	if (buf_add(&b, "", 0))
+		goto fail;
+	while (d--) {
+		const struct sd_ctxnode *x = &p->ctx[chain[d]];
+		if (buf_str(&b, p->attr_names[x->attr]) || buf_add(&b, "=", 1) ||
+		    buf_str(&b, p->value_strs[x->value]) || (d && buf_add(&b, "/", 1)))
+			goto fail;
+	}
+	free(chain);
+	return b.p;
+fail:
+	free(chain);
+	free(b.p);
+	return NULL;
+}
+
+static void ms(FILE *out, uint64_t ns, int width)
+{
+	fprintf(out, "%*.3f", width, (double)ns / 1e6);
+}
+
+int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct rrow *rows = calloc(p->nregions + 1, sizeof(*rows));
+	struct sd_strmap map = { 0 };
+	size_t n = 0, pw = 4, tw = 6;
+	int err = -ENOMEM, bt = o->by_thread;
+	char tbuf[600];
+
+	if (!rows)
+		goto out;
+	for (size_t i = 0; i < p->nregions; i++) {
+		const struct sd_region_row *g = &p->regions[i];
+		uint64_t key[3] = { g->ctx, bt ? g->pid : 0, bt ? g->tid : 0 };
+		uint32_t k;
+		if (!sd_strmap_get(&map, key, sizeof(key), &k)) {
+			k = (uint32_t)n;
+			if (sd_strmap_put(&map, key, sizeof(key), k) || !(rows[n].path = path_str(p, g->ctx)))
+				goto out;
+			rows[n].r = *g;
+			rows[n].r.calls = rows[n].r.incl_ns = rows[n].r.excl_ns = 0;
+			rows[n].r.max_ns = rows[n].r.forced = 0;
+			rows[n].r.min_ns = UINT64_MAX;
+			n++;
+		}
+		struct sd_region_row *r = &rows[k].r;
+		r->calls += g->calls;
+		r->incl_ns += g->incl_ns;
+		r->excl_ns += g->excl_ns;
+		r->forced += g->forced;
+		if (g->min_ns < r->min_ns)
+			r->min_ns = g->min_ns;
+		if (g->max_ns > r->max_ns)
+			r->max_ns = g->max_ns;
+	}
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), rrow_cmp);
+	if (o->top && o->top < n)
+		n = o->top;
+	if (o->format == SD_FMT_TEXT) {
+		for (size_t i = 0; i < n; i++) {
+			size_t l = strlen(rows[i].path);
+			pw = l > pw ? l : pw;
+			l = (size_t)snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", rows[i].r.tid,
+					     rows[i].r.tname);
+			tw = l > tw ? l : tw;
+		}
+		if (bt)
+			fprintf(out, "%-*s  ", (int)tw, "thread");
+		fprintf(out, "%-*s %8s %12s %12s %12s %12s %12s %7s\n", (int)pw, "path", "calls",
+			"incl_ms", "excl_ms", "min_ms", "mean_ms", "max_ms", "forced");
+	} else if (o->format == SD_FMT_CSV) {
+		fprintf(out, "%spath,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced\n",
+			bt ? "thread," : "");
+	} else {
+		fputs("{\"regions\":[", out);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sd_region_row *r = &rows[i].r;
+		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
+		uint64_t mn = r->calls ? r->min_ns : 0;
+		if (o->format == SD_FMT_TEXT) {
+			if (bt) {
+				snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", r->tid, r->tname);
+				fprintf(out, "%-*s  ", (int)tw, tbuf);
+			}
+			fprintf(out, "%-*s %8" PRIu64, (int)pw, rows[i].path, r->calls);
+			ms(out, r->incl_ns, 13), ms(out, r->excl_ns, 13), ms(out, mn, 13);
+			ms(out, mean, 13), ms(out, r->max_ns, 13);
+			fprintf(out, " %7" PRIu64 "\n", r->forced);
+		} else if (o->format == SD_FMT_CSV) {
+			if (bt)
+				fprintf(out, "%" PRIu64 ",", r->tid);
+			sd_csv_str(out, rows[i].path);
+			fprintf(out, ",%" PRIu64 ",", r->calls);
+			ms(out, r->incl_ns, 0), putc(',', out), ms(out, r->excl_ns, 0), putc(',', out);
+			ms(out, mn, 0), putc(',', out), ms(out, mean, 0), putc(',', out);
+			ms(out, r->max_ns, 0);
+			fprintf(out, ",%" PRIu64 "\n", r->forced);
+		} else {
+			fputs(i ? ",\n{" : "\n{", out);
+			if (bt)
+				fprintf(out, "\"pid\":%" PRIu64 ",\"thread\":%" PRIu64 ",", r->pid, r->tid);
+			fputs("\"path\":", out);
+			sd_json_str(out, rows[i].path, strlen(rows[i].path));
+			fprintf(out, ",\"calls\":%" PRIu64 ",\"incl_ms\":", r->calls);
+			ms(out, r->incl_ns, 0), fputs(",\"excl_ms\":", out), ms(out, r->excl_ns, 0);
+			fputs(",\"min_ms\":", out), ms(out, mn, 0), fputs(",\"mean_ms\":", out);
+			ms(out, mean, 0), fputs(",\"max_ms\":", out), ms(out, r->max_ns, 0);
+			fprintf(out, ",\"forced\":%" PRIu64 "}", r->forced);
+		}
+	}
+	if (o->format == SD_FMT_JSON)
+		fputs("]}\n", out);
+	err = 0;
+out:
+	for (size_t i = 0; rows && i < p->nregions + 1; i++)
+		free(rows[i].path);
+	free(rows);
+	sd_strmap_fini(&map);
+	return err;
+}
