@@ -31,6 +31,7 @@ struct sd_attr *sd_ann_attr_find(const char *name);
 struct sd_attr *sd_ann_attr_get(const char *name, int type, int scope);
 uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v);
 void sd_ann_node_value(uint32_t id, struct sd_value *v);
+const char *sd_ann_node_str(uint32_t id, size_t *len);
 uint32_t sd_ann_node_parent(uint32_t id);
 uint16_t sd_ann_node_attr(uint32_t id);
 uint64_t sd_ann_hash_str(const char *s, size_t n);

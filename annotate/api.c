@@ -142,7 +142,7 @@ static void value_str(struct sd_value *v, const char *fn, const char *attr, cons
 
 static void value_int(struct sd_value *v, int64_t i)
 {
-	memset(v, 0, sizeof *v);
+	v->truncated = 0;
 	v->type = SD_TYPE_INT;
 	v->i = i;
 	v->key = (uint64_t)i;
@@ -150,7 +150,7 @@ static void value_int(struct sd_value *v, int64_t i)
 
 static void value_double(struct sd_value *v, double d)
 {
-	memset(v, 0, sizeof *v);
+	v->truncated = 0;
 	v->type = SD_TYPE_DOUBLE;
 	v->d = d;
 	memcpy(&v->key, &d, sizeof v->key);
@@ -182,15 +182,18 @@ static uint32_t child(struct ann_thread *t, uint32_t parent, uint16_t attr, cons
 {
 	if (!t)
 		return sd_ann_child(parent, attr, v);
-	uint64_t h = (v->key ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ attr) * 0xff51afd7ed558ccdull;
-	struct cache_e *c = &t->cache[h >> 56];
+	uint64_t h = v->key ^ ((uint64_t)parent << 32) ^ ((uint64_t)attr << 16);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 29;
+	struct cache_e *c = &t->cache[h & 255];
 	if (c->node && c->parent == parent && c->attr == attr && c->key == v->key &&
 	    c->type == v->type) {
 		if (v->type != SD_TYPE_STRING)
 			return c->node;
-		struct sd_value have;
-		sd_ann_node_value(c->node, &have);
-		if (have.len == v->len && !memcmp(have.s, v->s, v->len))
+		size_t len;
+		const char *have = sd_ann_node_str(c->node, &len);
+		if (have && len == v->len && !memcmp(have, v->s, v->len))
 			return c->node;
 	}
 	uint32_t id = sd_ann_child(parent, attr, v);
@@ -290,14 +293,32 @@ static void op_begin(struct sd_attr *a, const struct sd_value *v, const char *fn
 	stack_done(st);
 }
 
+static void op_end_slow(struct sd_attr *a, const char *want, const char *fn,
+			struct ann_thread *t, struct stack *st);
+
 /* Ends the innermost value of `a`; `want` (regions) names the value that must
- * be the innermost open one. */
+ * be the innermost open one. The common case (it is the innermost, and no
+ * name to check) is kept short; the rest is op_end_slow. */
 static void op_end(struct sd_attr *a, const char *want, const char *fn)
 {
 	struct ann_thread *t;
 	struct stack *st = stack_of(a, &t);
 	if (!st)
 		return;
+	if (!want && !st->overflow && st->depth && st->e[st->depth - 1].attr == a->id) {
+		uint32_t node = st->e[--st->depth].node;
+		publish(st);
+		event(st, node, SD_REGION_END);
+		stack_done(st);
+		return;
+	}
+	op_end_slow(a, want, fn, t, st);
+}
+
+__attribute__((noinline)) static void op_end_slow(struct sd_attr *a, const char *want,
+						  const char *fn, struct ann_thread *t,
+						  struct stack *st)
+{
 	char b1[64], b2[64];
 	if (st->overflow) {
 		st->overflow--;
@@ -305,15 +326,16 @@ static void op_end(struct sd_attr *a, const char *want, const char *fn)
 		return;
 	}
 	int k = innermost(st, a->id);
+	size_t want_len = want ? strlen(want) : 0;
 	if (want) {
 		/* the innermost open region named `want` */
 		k = -1;
 		for (unsigned j = st->depth; j-- > 0;) {
 			if (st->e[j].attr != a->id)
 				continue;
-			struct sd_value v;
-			sd_ann_node_value(st->e[j].node, &v);
-			if (v.type == SD_TYPE_STRING && strlen(want) == v.len && !memcmp(want, v.s, v.len)) {
+			size_t len;
+			const char *have = sd_ann_node_str(st->e[j].node, &len);
+			if (have && len == want_len && !memcmp(want, have, len)) {
 				k = (int)j;
 				break;
 			}
@@ -401,6 +423,18 @@ static struct sd_attr *by_name(const char *name, int type)
 	return sd_ann_attr_get(name, type, SD_SCOPE_THREAD);
 }
 
+/* Like by_name, without creating the attribute. */
+static struct sd_attr *by_name_existing(const char *name)
+{
+	struct ann_thread *t = self();
+	if (t) {
+		struct name_e *c = &t->names[((uintptr_t)name >> 4) & 15];
+		if (c->p == name && !strcmp(c->a->name, name))
+			return c->a;
+	}
+	return sd_ann_attr_find(name);
+}
+
 static int on(void)
 {
 	return atomic_load_explicit(&enabled, memory_order_relaxed);
@@ -414,9 +448,7 @@ SONDE_API void sonde_rt_begin(const char *attr, const char *value)
 	if (!on() || !(a = by_name(attr, SD_TYPE_STRING)))
 		return;
 	struct sd_value v;
-	value_str(&v, attr == region_attr->name || !strcmp(attr, "region") ? "sonde_region_begin"
-									  : "sonde_begin",
-		  attr, value);
+	value_str(&v, "sonde_begin", attr, value);
 	op_begin(a, &v, "sonde_begin");
 }
 
@@ -455,7 +487,7 @@ SONDE_API void sonde_rt_end(const char *attr)
 	struct sd_attr *a;
 	if (!on() || !attr)
 		return;
-	if (!(a = sd_ann_attr_find(attr))) {
+	if (!(a = by_name_existing(attr))) {
 		sd_ann_warn("sonde: sonde_end(\"%s\"): no value of \"%s\" is open (check nesting)",
 			    attr, attr);
 		return;

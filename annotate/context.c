@@ -24,6 +24,7 @@ struct node {
 	uint16_t attr;
 	uint8_t type;
 	uint8_t flags;
+	uint32_t len; /* string length */
 	union {
 		int64_t i;
 		double d;
@@ -116,7 +117,7 @@ static int same_value(const struct node *nd, const struct sd_value *v)
 	case SD_TYPE_DOUBLE:
 		return nd->type == SD_TYPE_DOUBLE && !memcmp(&nd->v.d, &v->d, sizeof v->d);
 	default:
-		return nd->type == SD_TYPE_STRING && strlen(nd->v.s) == v->len &&
+		return nd->type == SD_TYPE_STRING && nd->len == v->len &&
 		       !memcmp(nd->v.s, v->s, v->len);
 	}
 }
@@ -141,6 +142,7 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 		nd->v.s = malloc(v->len + 1);
 		if (!nd->v.s)
 			return 0;
+		nd->len = (uint32_t)v->len;
 		memcpy(nd->v.s, v->s, v->len);
 		nd->v.s[v->len] = 0;
 	}
@@ -224,6 +226,16 @@ void sd_ann_node_value(uint32_t id, struct sd_value *v)
 		v->len = strlen(nd->v.s);
 		v->key = sd_ann_hash_str(v->s, v->len);
 	}
+}
+
+/* Node `id`'s string value and its length (NULL for other types). */
+const char *sd_ann_node_str(uint32_t id, size_t *len)
+{
+	const struct node *nd = node_at(id);
+	if (nd->type != SD_TYPE_STRING)
+		return NULL;
+	*len = nd->len;
+	return nd->v.s;
 }
 
 uint32_t sd_ann_node_parent(uint32_t id)
