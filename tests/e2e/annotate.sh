@@ -97,6 +97,25 @@ awk -v a="$smooth_ns" -v b="$solve_ns" 'BEGIN { exit !(a > 0.4 * b && a < b) }' 
 	fail "smooth (${smooth_ns} ns) should be about half of solve (${solve_ns} ns)"
 pass "regions: 7 begins per phase and nested region; smooth $((smooth_ns / 1000000)) ms of solve $((solve_ns / 1000000)) ms"
 
+# The same through `sonde report --view regions`: phases repeated in one
+# context (no iteration attribute) give exactly N calls per region path;
+# inclusive >= exclusive; the nested region plus the parent's exclusive time
+# add up to the parent's inclusive time (to 0.01 ms).
+SONDE_REGIONS=on profile rr "$P" -i 9 -u 1 -I || fail "regions -I: exit $?"
+"$SONDE" report --view regions --format csv rr >rr.csv || fail "report --view regions failed"
+for path in phase=solve phase=exchange phase=checkpoint phase=solve/region=smooth; do
+	calls=$(awk -F, -v p="$path" '$1 == p {print $2}' rr.csv)
+	[ "${calls:-0}" -eq 9 ] || fail "regions view: $path has ${calls:-0} calls, expected 9"
+done
+awk -F, 'NR > 1 && $3 + 0 < $4 + 0 { bad = 1 } END { exit bad }' rr.csv || fail "inclusive < exclusive: $(cat rr.csv)"
+read -r s_incl s_excl < <(awk -F, '$1 == "phase=solve" {print $3, $4}' rr.csv)
+m_incl=$(awk -F, '$1 == "phase=solve/region=smooth" {print $3}' rr.csv)
+within "$(awk -v a="$s_excl" -v b="$m_incl" 'BEGIN {print a + b}')" "$s_incl" 0.01 ||
+	fail "solve exclusive $s_excl + smooth $m_incl != solve inclusive $s_incl"
+awk -v a="$m_incl" -v b="$s_incl" 'BEGIN { exit !(a > 0.4 * b && a < 0.6 * b) }' ||
+	fail "smooth $m_incl ms is not about half of solve $s_incl ms"
+pass "report --view regions: 9 calls per path, solve $s_incl ms = $s_excl excl + smooth $m_incl"
+
 # 4. Misuse: exact messages, once each, program unaffected, and annotations
 # keep working afterwards.
 "$P" -i 1 -u 1 -m >mp.out 2>&1

@@ -14,7 +14,9 @@
  * per step, the case that would grow the context tree without bound) and
  * prints its peak resident memory.
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N]
+ * With -I, iterations are not annotated (phases repeat in one context).
+ *
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -31,6 +33,7 @@
 #define NOINLINE __attribute__((noinline))
 
 static int iters = 10;
+static int no_iteration;
 static double unit_ms = 2.0;
 static volatile uint64_t sink;
 
@@ -68,7 +71,8 @@ static void *run(void *arg)
 	(void)arg;
 	sonde_attr_t it = sonde_attr_create("iteration", SONDE_INT, SONDE_THREAD);
 	for (int i = 0; i < iters; i++) {
-		sonde_attr_set_int(it, i);
+		if (!no_iteration)
+			sonde_attr_set_int(it, i);
 		sonde_begin("phase", "solve");
 		solve();
 		sonde_end("phase");
@@ -79,7 +83,8 @@ static void *run(void *arg)
 		checkpoint();
 		sonde_end("phase");
 	}
-	sonde_attr_end(it);
+	if (!no_iteration)
+		sonde_attr_end(it);
 	return NULL;
 }
 
@@ -108,15 +113,16 @@ int main(int argc, char **argv)
 {
 	int threads = 0, mis = 0, opt;
 	long distinct = 0;
-	while ((opt = getopt(argc, argv, "i:u:t:md:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:u:t:md:I")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'm': mis = 1; break;
 		case 'd': distinct = atol(optarg); break;
+		case 'I': no_iteration = 1; break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I]\n");
 			return 2;
 		}
 	}
