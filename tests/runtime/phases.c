@@ -68,7 +68,9 @@ NOINLINE static void checkpoint(void) { work(1); }
 
 static void *run(void *arg)
 {
-	(void)arg;
+	long worker = (long)arg;
+	if (worker > 0)
+		sonde_begin_int("worker", worker); /* thread scope: this thread's only */
 	sonde_attr_t it = sonde_attr_create("iteration", SONDE_INT, SONDE_THREAD);
 	for (int i = 0; i < iters; i++) {
 		if (!no_iteration)
@@ -85,6 +87,8 @@ static void *run(void *arg)
 	}
 	if (!no_iteration)
 		sonde_attr_end(it);
+	if (worker > 0)
+		sonde_end("worker");
 	return NULL;
 }
 
@@ -133,7 +137,7 @@ int main(int argc, char **argv)
 		if (threads > 64)
 			threads = 64;
 		for (int i = 0; i < threads; i++)
-			pthread_create(&th[i], NULL, run, NULL);
+			pthread_create(&th[i], NULL, run, (void *)(long)(i + 1));
 		for (int i = 0; i < threads; i++)
 			pthread_join(th[i], NULL);
 		sonde_attr_end(runattr);
