@@ -115,7 +115,7 @@ int sd_cmd_report(int argc, char **argv)
 					     NULL };
 	static const char *const metrics[] = { "samples", "weight", NULL };
 	struct sd_report_opts o = { .min_percent = 0.5 };
-	char *group_spec = NULL;
+	char *group_spec = NULL, *group_copy = NULL;
 	const char **wheres = calloc((size_t)argc + 1, sizeof(*wheres));
 	size_t nwheres = 0;
 	struct sd_profile p = { 0 };
@@ -216,9 +216,9 @@ int sd_cmd_report(int argc, char **argv)
 			goto out;
 		}
 		o.group_by = calloc(strlen(group_spec) + 1, sizeof(*o.group_by));
-		if (!o.group_by || !(group_spec = strdup(group_spec)))
+		if (!o.group_by || !(group_copy = strdup(group_spec)))
 			goto nomem;
-		for (char *q = group_spec, *c;; q = c + 1) {
+		for (char *q = group_copy, *c;; q = c + 1) {
 			c = strchr(q, ',');
 			if (c)
 				*c = 0;
@@ -232,8 +232,6 @@ int sd_cmd_report(int argc, char **argv)
 				break;
 		}
 		o.view = SD_VIEW_GROUP;
-	} else {
-		group_spec = NULL; /* not owned */
 	}
 	if (o.view == SD_VIEW_TREE && (o.format == SD_FMT_CSV || o.format == SD_FMT_JSON)) {
 		fprintf(stderr, "sonde: report: --view tree prints text or folded (use --format "
@@ -347,7 +345,7 @@ out:
 	free(paths);
 	free(wheres);
 	free(o.group_by);
-	free(group_spec);
+	free(group_copy);
 	sd_profile_fini(&p);
 	return code;
 }

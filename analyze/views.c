@@ -527,9 +527,15 @@ fail:
 	return NULL;
 }
 
+/* Nanoseconds as milliseconds with 3 decimals, rounded to the nearest microsecond with
+ * integer arithmetic (exact, whatever the size). */
 static void ms(FILE *out, uint64_t ns, int width)
 {
-	fprintf(out, "%*.3f", width, (double)ns / 1e6);
+	char b[48];
+	uint64_t us = ns / 1000 + (ns % 1000 >= 500);
+
+	snprintf(b, sizeof(b), "%" PRIu64 ".%03" PRIu64, us / 1000, us % 1000);
+	fprintf(out, "%*s", width, b);
 }
 
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)

@@ -7,6 +7,7 @@
  *
  * Prints the stream's size, or for corrupt/cycle the offset of the bad record.
  * usage: mkstream SCENARIO OUT [--pid N] [--count N] [--bad-build-id] [--missing-module] [--no-end]
+ *                 [--swap-ids]
  * The scenarios and their exact counts are listed with each function; the shell tests
  * assert on them.
  */
@@ -128,6 +129,39 @@ static void samples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t w
 	}
 }
 
+static void attribute(uint64_t id, const char *name, const char *type, const char *scope)
+{
+	msgpack_pack_array(&pk, 5);
+	u64(11); u64(id); str(name); str(type); str(scope);
+}
+
+static void context(uint64_t node, uint64_t parent, uint64_t attr, const char *value)
+{
+	msgpack_pack_array(&pk, 5);
+	u64(12); u64(node); u64(parent); u64(attr); str(value);
+}
+
+static void context_int(uint64_t node, uint64_t parent, uint64_t attr, int64_t value)
+{
+	msgpack_pack_array(&pk, 6); /* with flags */
+	u64(12); u64(node); u64(parent); u64(attr); msgpack_pack_int64(&pk, value); u64(0);
+}
+
+static void csamples(int n, uint64_t thr, uint64_t node, uint64_t ctx, uint64_t pctx)
+{
+	for (int i = 0; i < n; i++) {
+		msgpack_pack_array(&pk, 9);
+		u64(7); u64(thr); u64(1000000); u64(0); u64(node); u64(1); u64(0); u64(ctx);
+		u64(pctx);
+	}
+}
+
+static void region(uint64_t thr, uint64_t t, uint64_t node, uint64_t event)
+{
+	msgpack_pack_array(&pk, 5);
+	u64(13); u64(thr); u64(t); u64(node); u64(event);
+}
+
 static void drops(uint64_t thr, uint64_t ring_full, uint64_t busy)
 {
 	msgpack_pack_array(&pk, 3);
@@ -155,7 +189,7 @@ int main(int argc, char **argv)
 {
 	struct mod self = { .name = "" }, dup = { .name = "libmkdup.so" };
 	uint64_t pid = 4242, count = 1000000;
-	int bad_bid = 0, missing = 0, no_end = 0;
+	int bad_bid = 0, missing = 0, no_end = 0, swap = 0;
 	if (argc < 3) {
 		fprintf(stderr, "usage: mkstream flat|edge|dup|big|corrupt|cycle OUT [--pid N] "
 			"[--count N] [--bad-build-id] [--missing-module] [--no-end]\n");
@@ -172,6 +206,8 @@ int main(int argc, char **argv)
 			missing = 1;
 		else if (!strcmp(argv[i], "--no-end"))
 			no_end = 1;
+		else if (!strcmp(argv[i], "--swap-ids"))
+			swap = 1;
 		else {
 			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
 			return 2;
@@ -260,6 +296,91 @@ int main(int argc, char **argv)
 		frame(1004, 1, 1, addr_of(mk_gamma, b));
 		for (uint64_t i = 0; i < count; i++)
 			samples(1, 1 + i % 2, 0, i % 2 ? 1004 : 3, 1);
+	} else if (!strcmp(argv[1], "ctx")) {
+		/* Annotation contexts; --swap-ids numbers the attributes the other way round
+		 * (same names and values). Attributes: phase (string, thread), iteration (int,
+		 * thread), run (string, process), region (string, thread). Contexts:
+		 *   c1 phase=solve  c2 c1/iteration=1  c3 c1/iteration=2  c4 phase=exchange
+		 *   c5 c4/iteration=1  c6 run=big (process)  c7 c2/phase=inner (nested phase)
+		 *   c8 region=outer  c9 c8/region=inner
+		 * Samples (100, cpu-time, weight 1): T1 main (tid=pid), T2 worker (tid=pid+1)
+		 *   T1 c2 p6 main;alpha;beta 30 | T1 c3 p6 main;alpha;beta 20
+		 *   T1 c5 p6 main;alpha 15      | T2 c7 p6 main;gamma 10
+		 *   T2 -  p6 main;gamma 15      | T2 -  -  main 10
+		 * Regions (ms): T1 outer [1,10] with inner [2,5] and [6,7]; outer [20,23].
+		 *   T2 outer [1,4] with inner [3,...) closed by outer's end (forced); outer [5,..)
+		 *   with inner [5.5,6] ended forced (event 2); outer still open: closed at the
+		 *   THREAD_END of T2 at 40 ms (forced). Per path, merged:
+		 *   outer: 4 calls, incl 50, excl 44.5, min 3, mean 12.5, max 35, forced 1
+		 *   outer/inner: 4 calls, incl 5.5, excl 5.5, min 0.5, mean 1.375, max 3, forced 2
+		 * Plus REGIONs to ignore: undefined thread 9, undefined node 99, event 7, an end
+		 * of a node that is not open. */
+		uint64_t A_PHASE = swap ? 4 : 1, A_ITER = swap ? 3 : 2, A_RUN = swap ? 2 : 3,
+			 A_REGION = swap ? 1 : 4;
+		thread(1, pid, 1000, "main");
+		thread(2, pid + 1, 5000, "worker");
+		for (uint64_t k = 1; k <= 4; k++) {
+			if (k == A_PHASE) attribute(k, "phase", "string", "thread");
+			if (k == A_ITER) attribute(k, "iteration", "int", "thread");
+			if (k == A_RUN) attribute(k, "run", "string", "process");
+			if (k == A_REGION) attribute(k, "region", "string", "thread");
+		}
+		context(1, 0, A_PHASE, "solve");
+		context_int(2, 1, A_ITER, 1);
+		context_int(3, 1, A_ITER, 2);
+		context(4, 0, A_PHASE, "exchange");
+		context_int(5, 4, A_ITER, 1);
+		context(6, 0, A_RUN, "big");
+		context(7, 2, A_PHASE, "inner");
+		context(8, 0, A_REGION, "outer");
+		context(9, 8, A_REGION, "inner");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 1, addr_of(mk_beta, b));
+		frame(4, 1, 1, addr_of(mk_gamma, b));
+		csamples(30, 1, 3, 2, 6);
+		csamples(20, 1, 3, 3, 6);
+		csamples(15, 1, 2, 5, 6);
+		csamples(10, 2, 4, 7, 6);
+		csamples(15, 2, 4, 0, 6);
+		csamples(10, 2, 1, 0, 0);
+		region(1, 1000000, 8, 1);
+		region(2, 1000000, 8, 1);
+		region(1, 2000000, 9, 1);
+		region(2, 3000000, 9, 1);
+		region(2, 4000000, 8, 0);
+		region(1, 5000000, 9, 0);
+		region(2, 5000000, 8, 1);
+		region(2, 5500000, 9, 1);
+		region(2, 6000000, 9, 2);
+		region(1, 6000000, 9, 1);
+		region(1, 7000000, 9, 0);
+		region(1, 10000000, 8, 0);
+		region(1, 20000000, 8, 1);
+		region(1, 23000000, 8, 0);
+		region(1, 24000000, 9, 0); /* not open: ignored */
+		region(9, 1000000, 8, 1);  /* undefined thread */
+		region(1, 1000000, 99, 1); /* undefined node */
+		region(1, 1000000, 8, 7);  /* unknown event */
+		msgpack_pack_array(&pk, 4); /* THREAD_END of T2 */
+		u64(5); u64(2); u64(40000000); str("worker");
+	} else if (!strncmp(argv[1], "ctx_", 4)) {
+		/* invalid context records, each at the printed offset */
+		thread(1, pid, 0, "main");
+		attribute(1, "phase", "string", "thread");
+		context(1, 0, 1, "solve");
+		mark = sb.size;
+		if (!strcmp(argv[1], "ctx_noattr"))
+			context(2, 1, 2, "x");          /* attribute 2 not defined */
+		else if (!strcmp(argv[1], "ctx_parent"))
+			context(2, 2, 1, "x");          /* parent not earlier */
+		else if (!strcmp(argv[1], "ctx_skip"))
+			context(3, 1, 1, "x");          /* id 3 skips 2 */
+		else {
+			msgpack_pack_array(&pk, 5);     /* value nil */
+			u64(12); u64(2); u64(1); u64(1); msgpack_pack_nil(&pk);
+		}
+		csamples(1, 1, 0, 1, 0);
 	} else if (!strcmp(argv[1], "corrupt")) {
 		/* a valid start, then a record that is not [kind, ...] at a known offset */
 		thread(1, pid, 0, "main");

@@ -372,6 +372,311 @@ build_id)
 	expect_err_line "sonde: /nonexistent/dir/libgone.so: No such file or directory (cannot symbolize; showing libgone.so+0xADDR)"
 	grep -qE '^libgone\.so\+0x[0-9a-f]+;libgone\.so\+0x[0-9a-f]+ 20$' "$T/out" || fail "libgone.so+offset"
 	;;
+report_group)
+	mk ctx c.sonde
+	run "$SONDE" report --group-by phase c.sonde
+	expect_rc 0 "group-by phase"
+	expect_err_empty
+	expect_file "$T/out" <<'EOF'
+phase        samples  percent
+solve             50   50.00%
+(none)            25   25.00%
+exchange          15   15.00%
+inner             10   10.00%
+EOF
+	run "$SONDE" report --group-by phase,iteration --format csv c.sonde
+	expect_rc 0 "group-by two attributes"
+	expect_file "$T/out" <<'EOF'
+phase,iteration,samples,percent
+solve,1,30,30.00
+(none),(none),25,25.00
+solve,2,20,20.00
+exchange,1,15,15.00
+inner,1,10,10.00
+EOF
+	run "$SONDE" report --group-by function,thread c.sonde
+	expect_rc 0 "group-by function,thread"
+	expect_file "$T/out" <<'EOF'
+function  thread            samples  percent
+mk_beta   4242 (main)            50   50.00%
+mk_gamma  4243 (worker)          25   25.00%
+mk_alpha  4242 (main)            15   15.00%
+mk_main   4243 (worker)          10   10.00%
+EOF
+	run "$SONDE" report --group-by thread --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+thread,samples,percent
+4242,65,65.00
+4243,35,35.00
+EOF
+	run "$SONDE" report --group-by run,process,module,source --format json c.sonde
+	expect_rc 0 "group-by json"
+	python3 - "$T/out" <<'EOF' || fail "group-by json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["group_by"] == ["run", "process", "module", "source"] and d["samples"] == 100, d
+assert d["rows"] == [{"values": ["big", "4242", "mkstream", "cpu-time"], "samples": 90, "percent": 90.0},
+                     {"values": ["(none)", "4242", "mkstream", "cpu-time"], "samples": 10, "percent": 10.0}], d
+EOF
+	run "$SONDE" report --group-by iteration --metric weight --format csv --top 1 c.sonde
+	expect_file "$T/out" <<'EOF'
+iteration,weight_ms,percent
+1,55.000,55.00
+EOF
+	# merged across streams by attribute name and value (ids numbered differently)
+	mk ctx d.sonde --swap-ids --pid 5000
+	run "$SONDE" report --group-by phase,run --format csv c.sonde d.sonde
+	expect_rc 0 "group-by two streams"
+	expect_file "$T/out" <<'EOF'
+phase,run,samples,percent
+solve,big,100,50.00
+(none),big,30,15.00
+exchange,big,30,15.00
+(none),(none),20,10.00
+inner,big,20,10.00
+EOF
+	run "$SONDE" report --group-by nosuch --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+nosuch,samples,percent
+(none),100,100.00
+EOF
+	run "$SONDE" report --group-by phase,, c.sonde
+	expect_rc 2 "empty key"
+	expect_err_line "sonde: report: --group-by: empty key (give names separated by commas, e.g. --group-by phase,function)"
+	run "$SONDE" report --group-by phase --view threads c.sonde
+	expect_rc 2 "group-by with a view"
+	expect_err_line "sonde: report: --group-by makes its own table (use it without --view and with --format text, csv or json)"
+	;;
+report_where)
+	mk ctx c.sonde
+	# FILTER[,FILTER]:samples, through the group-by and flat views
+	for spec in "phase=solve:50" "phase!=solve:50" "iteration:75" "!iteration:25" \
+		    "phase=inner:10" "run=big:90" "!run:10" "phase=solve,iteration=2:20" \
+		    "phase=solve,phase!=solve:0" "iteration=1:55" "nosuch:0" "!nosuch:100"; do
+		IFS=, read -ra fs <<<"${spec%:*}"
+		args=()
+		for f in "${fs[@]}"; do args+=(--where "$f"); done
+		run "$SONDE" report "${args[@]}" --group-by process --format csv c.sonde
+		expect_rc 0 "where $spec"
+		n=${spec##*:}
+		if [ "$n" -eq 0 ]; then
+			[ "$(cat "$T/out")" = "process,samples,percent" ] || fail "where $spec: $(cat "$T/out")"
+		else
+			[ "$(sed -n 2p "$T/out")" = "4242,$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
+		fi
+		run "$SONDE" report "${args[@]}" c.sonde
+		grep -qx "samples: $n  streams: 1  processes: 1  threads: 2" "$T/out" || fail "flat where $spec"
+	done
+	run "$SONDE" report --where phase=solve --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,50,100.00,50,100.00,mkstream
+mk_alpha,0,0.00,50,100.00,mkstream
+mk_main,0,0.00,50,100.00,mkstream
+EOF
+	run "$SONDE" report --where '!phase' --view threads --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+pid,tid,name,samples,first_ns,last_ns
+4242,4242,main,0,,
+4242,4243,worker,25,11005000,35005000
+EOF
+	run "$SONDE" report --where phase=solve --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha;mk_beta 50
+EOF
+	run "$SONDE" report --where =x c.sonde
+	expect_rc 2 "where without a name"
+	expect_err_line "sonde: report: --where '=x': no attribute name (use attr=value, attr!=value, attr or !attr)"
+	;;
+report_tree)
+	mk ctx c.sonde
+	run "$SONDE" report --view tree --format folded c.sonde
+	expect_rc 0 "tree folded"
+	expect_err_empty
+	expect_file "$T/out" <<'EOF'
+mk_main 10
+run=big;mk_main;mk_gamma 15
+run=big;phase=exchange;iteration=1;mk_main;mk_alpha 15
+run=big;phase=solve;iteration=1;mk_main;mk_alpha;mk_beta 30
+run=big;phase=solve;iteration=1;phase=inner;mk_main;mk_gamma 10
+run=big;phase=solve;iteration=2;mk_main;mk_alpha;mk_beta 20
+EOF
+	run "$SONDE" report --view tree --min-percent 15 c.sonde
+	expect_rc 0 "tree text"
+	expect_file "$T/out" <<'EOF'
+     total  total%       self   self%  path
+        90  90.00%          0   0.00%  run=big
+        60  60.00%          0   0.00%    phase=solve
+        40  40.00%          0   0.00%      iteration=1
+        30  30.00%          0   0.00%        mk_main
+        30  30.00%          0   0.00%          mk_alpha
+        30  30.00%         30  30.00%            mk_beta
+        20  20.00%          0   0.00%      iteration=2
+        20  20.00%          0   0.00%        mk_main
+        20  20.00%          0   0.00%          mk_alpha
+        20  20.00%         20  20.00%            mk_beta
+        15  15.00%          0   0.00%    mk_main
+        15  15.00%         15  15.00%      mk_gamma
+        15  15.00%          0   0.00%    phase=exchange
+        15  15.00%          0   0.00%      iteration=1
+        15  15.00%          0   0.00%        mk_main
+        15  15.00%         15  15.00%          mk_alpha
+EOF
+	run "$SONDE" report --view tree --format folded --where phase=solve --metric weight c.sonde
+	expect_file "$T/out" <<'EOF'
+run=big;phase=solve;iteration=1;mk_main;mk_alpha;mk_beta 30000000
+run=big;phase=solve;iteration=2;mk_main;mk_alpha;mk_beta 20000000
+EOF
+	# plain folded (flat view) stays frames only
+	run "$SONDE" report --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main 10
+mk_main;mk_alpha 15
+mk_main;mk_alpha;mk_beta 50
+mk_main;mk_gamma 25
+EOF
+	# without annotations the tree is the call tree
+	mk flat a.sonde
+	run "$SONDE" report --view tree --format folded a.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha 20
+mk_main;mk_alpha;mk_beta 50
+mk_main;mk_gamma 20
+mk_main;mk_recurse;mk_recurse;mk_beta 10
+EOF
+	run "$SONDE" report --view tree --format csv c.sonde
+	expect_rc 2 "tree csv"
+	expect_err_line "sonde: report: --view tree prints text or folded (use --format text or --format folded)"
+	run "$SONDE" report --view tree --min-percent x c.sonde
+	expect_rc 2 "bad --min-percent"
+	;;
+report_regions)
+	mk ctx c.sonde
+	run "$SONDE" report --view regions c.sonde
+	expect_rc 0 "regions"
+	expect_err_empty
+	expect_file "$T/out" <<'EOF'
+path                         calls      incl_ms      excl_ms       min_ms      mean_ms       max_ms  forced
+region=outer                     4       50.000       44.500        3.000       12.500       35.000       1
+region=outer/region=inner        4        5.500        5.500        0.500        1.375        3.000       2
+EOF
+	run "$SONDE" report --view regions --by-thread --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+thread,path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
+4242,region=outer,2,12.000,8.000,3.000,6.000,9.000,0
+4243,region=outer,2,38.000,36.500,3.000,19.000,35.000,1
+4242,region=outer/region=inner,2,4.000,4.000,1.000,2.000,3.000,0
+4243,region=outer/region=inner,2,1.500,1.500,0.500,0.750,1.000,2
+EOF
+	run "$SONDE" report --view regions --by-thread c.sonde
+	sed -n 2p "$T/out" | grep -qE '^4242 \(main\)  +region=outer +2 +12\.000 ' || fail "by-thread text"
+	run "$SONDE" report --view regions --format json --where region=outer c.sonde
+	expect_file "$T/out" <<'EOF'
+{"regions":[
+{"path":"region=outer","calls":4,"incl_ms":50.000,"excl_ms":44.500,"min_ms":3.000,"mean_ms":12.500,"max_ms":35.000,"forced":1}]}
+EOF
+	# merged over streams by path
+	mk ctx d.sonde --swap-ids --pid 5000
+	run "$SONDE" report --view regions --format csv c.sonde d.sonde
+	expect_file "$T/out" <<'EOF'
+path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
+region=outer,8,100.000,89.000,3.000,12.500,35.000,2
+region=outer/region=inner,8,11.000,11.000,0.500,1.375,3.000,4
+EOF
+	# cut inside the 12th REGION (T1's end of outer at 10 ms): T1's outer is still open
+	# and ends at T1's last sample (65 samples 1 ms apart from 1 us: 65.001 ms); T2's
+	# THREAD_END is cut too: its outer begun at 5 ms ends at its last sample (35.005 ms)
+	"$SONDE" dump c.sonde >full.json || fail "dump"
+	off=$(grep '"kind":"REGION"' full.json | sed -n 12p | sed 's/^{"offset":\([0-9]*\),.*/\1/')
+	head -c $((off + 2)) c.sonde >t.sonde
+	run "$SONDE" report --view regions --by-thread --format csv t.sonde
+	expect_rc 0 "regions truncated"
+	expect_err_line "sonde: t.sonde: truncated at byte $off (using the valid prefix)"
+	expect_file "$T/out" <<'EOF'
+thread,path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
+4242,region=outer,1,64.001,60.001,64.001,64.001,64.001,1
+4243,region=outer,2,33.005,31.505,3.000,16.503,30.005,1
+4242,region=outer/region=inner,2,4.000,4.000,1.000,2.000,3.000,0
+4243,region=outer/region=inner,2,1.500,1.500,0.500,0.750,1.000,2
+EOF
+	mk flat a.sonde
+	run "$SONDE" report --view regions a.sonde
+	expect_rc 4 "no regions"
+	expect_err_line "sonde: no region records (run with SONDE_REGIONS=on)"
+	;;
+ctx_dump)
+	mk ctx c.sonde
+	run "$SONDE" dump c.sonde
+	expect_rc 0 "dump ctx"
+	python3 - "$T/out" <<'EOF' || fail "dump of context records"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+def strip(r):
+    return {k: v for k, v in r.items() if k != "offset"}
+a = [strip(r) for r in recs if r["kind"] == "ATTRIBUTE"]
+assert a[0] == {"kind": "ATTRIBUTE", "attr": 1, "name": "phase", "type": "string", "scope": "thread"}, a
+assert a[2] == {"kind": "ATTRIBUTE", "attr": 3, "name": "run", "type": "string", "scope": "process"}, a
+c = [strip(r) for r in recs if r["kind"] == "CONTEXT"]
+assert c[0] == {"kind": "CONTEXT", "node": 1, "parent": 0, "attr": 1, "value": "solve"}, c
+assert c[1] == {"kind": "CONTEXT", "node": 2, "parent": 1, "attr": 2, "value": 1, "flags": 0}, c
+g = [strip(r) for r in recs if r["kind"] == "REGION"]
+assert g[0] == {"kind": "REGION", "thread": 1, "t": 1000000, "node": 8, "event": 1}, g
+s = [strip(r) for r in recs if r["kind"] == "SAMPLE"][0]
+assert s == {"kind": "SAMPLE", "thread": 1, "dt": 1000000, "source": 0, "node": 3, "weight": 1,
+             "flags": 0, "context": 2, "pcontext": 6}, s
+EOF
+	;;
+ctx_bad)
+	for sc in "ctx_noattr:CONTEXT attribute is not defined" \
+		  "ctx_parent:CONTEXT parent is not an earlier node" \
+		  "ctx_skip:CONTEXT node id out of order" \
+		  "ctx_value:CONTEXT value is not a string or a number"; do
+		off=$("$MK" "${sc%%:*}" x.sonde) || fail "mkstream $sc"
+		run "$SONDE" report --group-by phase x.sonde
+		expect_rc 4 "${sc%%:*}"
+		expect_err_line "sonde: x.sonde: corrupt record at byte $off (${sc#*:})"
+	done
+	# hostile: a SAMPLE naming undefined contexts counts as without context; an
+	# ATTRIBUTE id that skips ahead is corrupt; a REGION field of the wrong type is
+	# corrupt; a deep context chain and many unended begins stay bounded and fast
+	python3 - <<'EOF' || fail "python"
+import struct
+def u(v):
+    if v < 128: return bytes([v])
+    return b"\xcf" + struct.pack(">Q", v)
+def s(x): x = x.encode(); return bytes([0xa0 | len(x)]) + x
+def arr(*els): return bytes([0x90 | len(els)]) + b"".join(els)
+hdr = arr(u(1), s("sonde"), u(1), b"\x81" + s("pid") + u(7))
+base = hdr + arr(u(4), u(1), u(7), u(0), s("main")) + arr(u(11), u(1), s("phase"), s("string"), s("thread"))
+open("undef.sonde", "wb").write(base + arr(u(7), u(1), u(1), u(0), u(0), u(1), u(0), u(2**63), u(99)))
+open("attrskip.sonde", "wb").write(base + arr(u(11), u(5), s("x"), s("int"), s("thread")))
+open("regtype.sonde", "wb").write(base + arr(u(13), u(1), s("t"), u(1), u(1)))
+deep = base + b"".join(arr(u(12), u(i), u(i - 1), u(1), s("v%d" % (i % 7))) for i in range(1, 3001))
+deep += arr(u(7), u(1), u(1), u(0), u(0), u(1), u(0), u(3000), u(0))
+deep += b"".join(arr(u(13), u(1), u(i), u(1 + i % 3000), u(1)) for i in range(20000))
+open("deep.sonde", "wb").write(deep)
+EOF
+	run "$SONDE" report --group-by phase --format csv undef.sonde
+	expect_rc 0 "undefined contexts"
+	expect_file "$T/out" <<'EOF'
+phase,samples,percent
+(none),1,100.00
+EOF
+	run "$SONDE" report attrskip.sonde
+	expect_rc 4 "attribute id skip"
+	grep -q '(ATTRIBUTE id out of order)' "$T/err" || fail "attribute skip message"
+	run "$SONDE" report regtype.sonde
+	expect_rc 4 "REGION field type"
+	grep -q '(a field is missing or has the wrong type)' "$T/err" || fail "region type message"
+	run "$SONDE" report --group-by phase --format csv deep.sonde
+	expect_rc 0 "deep context"
+	[ "$(sed -n 2p "$T/out")" = "v4,1,100.00" ] || fail "deep context value: $(cat "$T/out")"
+	run "$SONDE" report --view regions --format csv --top 1 deep.sonde
+	expect_rc 0 "many open regions"
+	[ "$(wc -l <"$T/out")" -eq 2 ] || fail "regions of deep stream"
+	run "$SONDE" report --view tree --format folded deep.sonde
+	expect_rc 0 "deep tree"
+	;;
 docs)
 	# every example line of docs/REPORT.md's code blocks (but abbreviated ones and the
 	# dump example, whose offsets depend on the build path) is real output
@@ -448,13 +753,14 @@ fuzz)
 	mk flat seeds/flat.sonde
 	mk edge seeds/edge.sonde
 	mk dup seeds/dup.sonde
+	mk ctx seeds/ctx.sonde
 	if [ "$MODE" = libfuzzer ]; then
 		"$FUZZ" -runs=20000 -seed=1 -max_len=4096 seeds >fuzz.log 2>&1 ||
 			{ tail -50 fuzz.log >&2; fail "fuzzer found a crash"; }
 	else
-		"$FUZZ" seeds/flat.sonde seeds/edge.sonde seeds/dup.sonde 2>fuzz.log ||
+		"$FUZZ" seeds/flat.sonde seeds/edge.sonde seeds/dup.sonde seeds/ctx.sonde 2>fuzz.log ||
 			{ tail -50 fuzz.log >&2; fail "fuzz driver crashed"; }
-		grep -qx 'fuzz_stream: 3 files, 2000 mutations, 0 crashes' fuzz.log ||
+		grep -qx 'fuzz_stream: 4 files, 2000 mutations, 0 crashes' fuzz.log ||
 			{ tail -5 fuzz.log >&2; fail "fuzz driver did not run all inputs"; }
 	fi
 	;;
