@@ -685,9 +685,17 @@ docs)
 		    "--view threads --format csv" "--view sources --format csv"; do
 		"$SONDE" report $args a.sonde >>all.txt 2>&1 || fail "report $args"
 	done
+	mk ctx c.sonde --pid 100
+	for args in "--group-by phase" "--group-by phase,iteration --format csv" \
+		    "--group-by function,thread" "--group-by phase --format json" \
+		    "--where phase=solve --group-by iteration --format csv" \
+		    "--view tree --min-percent 15" "--view tree --format folded" "--view regions" \
+		    "--view regions --by-thread --format csv" "--view regions --format json"; do
+		"$SONDE" report $args c.sonde >>all.txt 2>&1 || fail "report $args"
+	done
 	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
 		grep -v '^{"offset"' >examples.txt
-	[ "$(wc -l <examples.txt)" -ge 15 ] || fail "examples not found in REPORT.md"
+	[ "$(wc -l <examples.txt)" -ge 50 ] || fail "examples not found in REPORT.md"
 	while IFS= read -r line; do
 		grep -qxF -- "$line" all.txt || fail "REPORT.md example not in the output: $line"
 	done <examples.txt
