@@ -49,7 +49,7 @@ struct stack {
 
 struct ann_thread {
 	struct stack st;
-	struct cache_e cache[256];
+	struct cache_e cache[1024];
 	struct name_e names[16];
 };
 
@@ -178,6 +178,21 @@ static const char *attr_name(uint16_t id)
 
 /* ---- the tree walk, cached per thread ------------------------------------- */
 
+static int cache_hit(const struct cache_e *c, uint32_t parent, uint16_t attr,
+		     const struct sd_value *v)
+{
+	if (!c->node || c->key != v->key || c->parent != parent || c->attr != attr ||
+	    c->type != v->type)
+		return 0;
+	if (v->type != SD_TYPE_STRING)
+		return 1;
+	size_t len;
+	const char *have = sd_ann_node_str(c->node, &len);
+	return have && len == v->len && !memcmp(have, v->s, v->len);
+}
+
+/* The child node, through a per-thread 2-way set-associative cache (512
+ * sets): a loop cycling through a few hundred values stays in the cache. */
 static uint32_t child(struct ann_thread *t, uint32_t parent, uint16_t attr, const struct sd_value *v)
 {
 	if (!t)
@@ -186,22 +201,22 @@ static uint32_t child(struct ann_thread *t, uint32_t parent, uint16_t attr, cons
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 29;
-	struct cache_e *c = &t->cache[h & 255];
-	if (c->node && c->parent == parent && c->attr == attr && c->key == v->key &&
-	    c->type == v->type) {
-		if (v->type != SD_TYPE_STRING)
-			return c->node;
-		size_t len;
-		const char *have = sd_ann_node_str(c->node, &len);
-		if (have && len == v->len && !memcmp(have, v->s, v->len))
-			return c->node;
+	struct cache_e *set = &t->cache[(h & 511) * 2];
+	if (cache_hit(&set[0], parent, attr, v))
+		return set[0].node;
+	if (cache_hit(&set[1], parent, attr, v)) {
+		struct cache_e tmp = set[0];
+		set[0] = set[1];
+		set[1] = tmp;
+		return set[0].node;
 	}
 	uint32_t id = sd_ann_child(parent, attr, v);
-	c->key = v->key;
-	c->parent = parent;
-	c->attr = attr;
-	c->type = (uint8_t)v->type;
-	c->node = id;
+	set[1] = set[0];
+	set[0].key = v->key;
+	set[0].parent = parent;
+	set[0].attr = attr;
+	set[0].type = (uint8_t)v->type;
+	set[0].node = id;
 	return id;
 }
 
@@ -293,6 +308,14 @@ static void op_begin(struct sd_attr *a, const struct sd_value *v, const char *fn
 	stack_done(st);
 }
 
+/* Is the innermost open value the string `want`? */
+static int top_is(const struct stack *st, const char *want)
+{
+	size_t len;
+	const char *have = sd_ann_node_str(st->e[st->depth - 1].node, &len);
+	return have && !strncmp(have, want, len) && want[len] == 0;
+}
+
 static void op_end_slow(struct sd_attr *a, const char *want, const char *fn,
 			struct ann_thread *t, struct stack *st);
 
@@ -305,7 +328,8 @@ static void op_end(struct sd_attr *a, const char *want, const char *fn)
 	struct stack *st = stack_of(a, &t);
 	if (!st)
 		return;
-	if (!want && !st->overflow && st->depth && st->e[st->depth - 1].attr == a->id) {
+	if (!st->overflow && st->depth && st->e[st->depth - 1].attr == a->id &&
+	    (!want || top_is(st, want))) {
 		uint32_t node = st->e[--st->depth].node;
 		publish(st);
 		event(st, node, SD_REGION_END);

@@ -45,6 +45,7 @@ static _Atomic uint32_t nattrs;
 static struct node *chunks[SD_NODES_MAX / CHUNK];
 static _Atomic uint32_t nnodes;
 static struct slot *table; /* 2 * SD_NODES_MAX slots */
+static _Atomic(struct slot *) table_pub; /* `table`, for lock-free readers */
 static _Atomic int capped_said;
 
 static struct node *node_at(uint32_t id)
@@ -152,8 +153,11 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 
 static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 {
-	if (!table && !(table = calloc(2 * SD_NODES_MAX, sizeof *table)))
-		return 0;
+	if (!table) {
+		if (!(table = calloc(2 * SD_NODES_MAX, sizeof *table)))
+			return 0;
+		atomic_store_explicit(&table_pub, table, memory_order_release);
+	}
 	size_t mask = 2 * SD_NODES_MAX - 1;
 	size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
 	for (;; h = (h + 1) & mask) {
@@ -169,7 +173,7 @@ static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_v
 		table[h].key = v->key;
 		table[h].parent = parent;
 		table[h].attr = attr;
-		table[h].node = id;
+		atomic_store_explicit((_Atomic uint32_t *)&table[h].node, id, memory_order_release);
 	}
 	return id;
 }
@@ -177,8 +181,31 @@ static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_v
 /* The node for `v` of attribute `attr` under `parent`, created on first use.
  * Near the limit, new values share one "(capped)" node per (parent, attr);
  * at the limit, the value is left out (the parent is returned). */
+/* Looks up an existing node without the lock: slots are filled once, their
+ * node id stored last (release), and nodes never change after that. */
+static uint32_t find_lockfree(uint32_t parent, uint16_t attr, const struct sd_value *v)
+{
+	struct slot *tab = atomic_load_explicit(&table_pub, memory_order_acquire);
+	if (!tab)
+		return 0;
+	size_t mask = 2 * SD_NODES_MAX - 1;
+	size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+	for (;; h = (h + 1) & mask) {
+		uint32_t node = atomic_load_explicit((_Atomic uint32_t *)&tab[h].node,
+						     memory_order_acquire);
+		if (!node)
+			return 0;
+		if (tab[h].key == v->key && tab[h].parent == parent && tab[h].attr == attr &&
+		    same_value(node_at(node), v))
+			return node;
+	}
+}
+
 uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v)
 {
+	uint32_t found = find_lockfree(parent, attr, v);
+	if (found)
+		return found;
 	pthread_mutex_lock(&lock);
 	uint32_t id;
 	if (atomic_load(&nnodes) < SD_NODES_MAX - CAP_RESERVE) {
