@@ -544,13 +544,34 @@ SONDE_API void sonde_rt_attr_begin_str(sonde_attr_t h, const char *value)
 	op_begin(A(h), &v, "sonde_attr_begin_str");
 }
 
+/* The hot-loop pair, by handle, integer value, thread scope, no region
+ * timing: one cache probe, a push and a store. Everything else takes the
+ * general path. */
 SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
 {
 	if (!on() || !h)
 		return;
+	struct sd_attr *a = A(h);
+	struct ann_thread *t = tls;
+	if (t && a->scope == SD_SCOPE_THREAD && !region_hook && t->st.depth < SD_STACK_MAX) {
+		struct stack *st = &t->st;
+		uint32_t parent = top_node(st);
+		uint64_t k = (uint64_t)value ^ ((uint64_t)parent << 32) ^ ((uint64_t)a->id << 16);
+		k ^= k >> 33;
+		k *= 0xff51afd7ed558ccdull;
+		k ^= k >> 29;
+		const struct cache_e *c = &t->cache[(k & 511) * 2];
+		if (c->node && c->key == (uint64_t)value && c->parent == parent && c->attr == a->id &&
+		    c->type == SD_TYPE_INT) {
+			st->e[st->depth].attr = a->id;
+			st->e[st->depth++].node = c->node;
+			publish(st);
+			return;
+		}
+	}
 	struct sd_value v;
 	value_int(&v, value);
-	op_begin(A(h), &v, "sonde_attr_begin_int");
+	op_begin(a, &v, "sonde_attr_begin_int");
 }
 
 SONDE_API void sonde_rt_attr_begin_double(sonde_attr_t h, double value)
@@ -593,7 +614,15 @@ SONDE_API void sonde_rt_attr_end(sonde_attr_t h)
 {
 	if (!on() || !h)
 		return;
-	op_end(A(h), NULL, "sonde_attr_end");
+	struct sd_attr *a = A(h);
+	struct ann_thread *t = tls;
+	if (t && a->scope == SD_SCOPE_THREAD && !region_hook && !t->st.overflow && t->st.depth &&
+	    t->st.e[t->st.depth - 1].attr == a->id) {
+		t->st.depth--;
+		publish(&t->st);
+		return;
+	}
+	op_end(a, NULL, "sonde_attr_end");
 }
 
 /* ---- thread end and fork ------------------------------------------------------- */
