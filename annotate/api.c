@@ -561,13 +561,14 @@ SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
 		k *= 0xff51afd7ed558ccdull;
 		k ^= k >> 29;
 		const struct cache_e *c = &t->cache[(k & 511) * 2];
-		if (c->node && c->key == (uint64_t)value && c->parent == parent && c->attr == a->id &&
-		    c->type == SD_TYPE_INT) {
-			st->e[st->depth].attr = a->id;
-			st->e[st->depth++].node = c->node;
-			publish(st);
-			return;
-		}
+		for (int way = 0; way < 2; way++, c++)
+			if (c->node && c->key == (uint64_t)value && c->parent == parent &&
+			    c->attr == a->id && c->type == SD_TYPE_INT) {
+				st->e[st->depth].attr = a->id;
+				st->e[st->depth++].node = c->node;
+				publish(st);
+				return;
+			}
 	}
 	struct sd_value v;
 	value_int(&v, value);
