@@ -127,6 +127,13 @@ awk -v a="$m_incl" -v b="$s_incl" 'BEGIN { exit !(a > 0.4 * b && a < 0.6 * b) }'
 	fail "smooth $m_incl ms is not about half of solve $s_incl ms"
 pass "report --view regions: 9 calls per path, solve $s_incl ms = $s_excl excl + smooth $m_incl"
 
+# A region still open when its thread ends is closed by sonde and flagged.
+SONDE_REGIONS=on profile x "$P" -i 1 -u 1 -I -x || fail "left-open: exit $?"
+"$SONDE" report --view regions --format csv x >x.csv || fail "report --view regions failed"
+forced=$(awk -F, '$1 == "region=left-open" {print $2 "/" $8}' x.csv)
+[ "$forced" = "1/1" ] || fail "left-open region: calls/forced = '${forced}', expected 1/1: $(tr '\n' ' ' <x.csv)"
+pass "a region left open at thread exit is closed and flagged"
+
 # 4. Misuse: exact messages, once each, program unaffected, and annotations
 # keep working afterwards.
 "$P" -i 1 -u 1 -m >mp.out 2>&1

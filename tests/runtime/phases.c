@@ -15,8 +15,9 @@
  * prints its peak resident memory.
  *
  * With -I, iterations are not annotated (phases repeat in one context).
+ * With -x, a thread opens region "left-open" and ends without closing it.
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I]
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -92,6 +93,14 @@ static void *run(void *arg)
 	return NULL;
 }
 
+static void *leave_open(void *arg)
+{
+	(void)arg;
+	sonde_region_begin("left-open");
+	work(2);
+	return NULL; /* the region is still open when the thread ends */
+}
+
 static void misuse(void)
 {
 	sonde_region_begin("solve");
@@ -117,7 +126,8 @@ int main(int argc, char **argv)
 {
 	int threads = 0, mis = 0, opt;
 	long distinct = 0;
-	while ((opt = getopt(argc, argv, "i:u:t:md:I")) != -1) {
+	int left_open = 0;
+	while ((opt = getopt(argc, argv, "i:u:t:md:Ix")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
@@ -125,8 +135,9 @@ int main(int argc, char **argv)
 		case 'm': mis = 1; break;
 		case 'd': distinct = atol(optarg); break;
 		case 'I': no_iteration = 1; break;
+		case 'x': left_open = 1; break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x]\n");
 			return 2;
 		}
 	}
@@ -146,6 +157,11 @@ int main(int argc, char **argv)
 	}
 	if (mis)
 		misuse();
+	if (left_open) {
+		pthread_t th;
+		pthread_create(&th, NULL, leave_open, NULL);
+		pthread_join(th, NULL);
+	}
 	if (distinct > 0) {
 		for (long i = 0; i < distinct; i++)
 			sonde_set_int("uid", i);
