@@ -23,4 +23,57 @@ int sd_kernel_enable_sigsafe(int fd, int on);
 /* Reads /proc/sys/kernel/perf_event_paranoid; returns the level or -errno. */
 int sd_kernel_paranoid(void);
 
+/* ---- counters in every sample ------------------------------------------ */
+
+#define SD_MAX_COUNTERS 8
+
+enum sd_counter_kind { SD_CTR_PERF, SD_CTR_RUSAGE };
+enum sd_rusage_field { SD_RU_NVCSW, SD_RU_NIVCSW, SD_RU_MINFLT, SD_RU_MAJFLT };
+
+struct sd_counter {
+	char name[48];   /* as written in the stream, e.g. context-switches.voluntary */
+	char group[32];  /* as asked for in SONDE_COUNTERS */
+	char source[48]; /* perf_event:context-switches, getrusage:ru_nvcsw, ... */
+	int kind;        /* enum sd_counter_kind */
+	uint64_t config; /* perf: PERF_COUNT_SW_*; rusage: enum sd_rusage_field */
+	int exclude_kernel;
+};
+
+struct sd_counters {
+	unsigned n;
+	struct sd_counter c[SD_MAX_COUNTERS];
+	unsigned nperf;          /* how many are perf_event (read as one group) */
+	unsigned nunavail;
+	char unavail_name[SD_MAX_COUNTERS][32];
+	char unavail_reason[SD_MAX_COUNTERS][128];
+};
+
+/* A thread's counter descriptors and last values. */
+struct sd_counters_thread {
+	int group_fd;            /* -1 when the perf counters are not open */
+	int fds[SD_MAX_COUNTERS];
+	int ok;                  /* every configured counter can be read */
+	uint64_t last[SD_MAX_COUNTERS];
+};
+
+/* Parses SONDE_COUNTERS (NULL: the default set) and decides, by probing on
+ * the calling thread, where each counter comes from. Problems are reported
+ * through say() (one line each); unavailable counters are listed in
+ * out->unavail_*. Ordinary context. */
+void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
+			      void (*say)(const char *fmt, ...));
+
+/* Opens the perf group of thread tid (its own thread, or an adopted one),
+ * descriptors close-on-exec and at or above fd_floor; reads the starting
+ * values. Returns 0 or -errno (t->ok = 0 then). Ordinary context. */
+int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor,
+			    struct sd_counters_thread *t);
+void sd_kernel_counters_close(struct sd_counters_thread *t);
+
+/* Current totals of every counter for the calling thread (one group read()
+ * and at most one getrusage). Returns 0, or -1 if they cannot be read.
+ * async-signal-safe. */
+int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
+				    uint64_t *now);
+
 #endif

@@ -302,6 +302,19 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		rec->depth = 1;
 		break;
 	}
+	rec->ncounters = 0;
+	if (sd_rt.counters.n) {
+		uint64_t now[SD_MAX_COUNTERS];
+		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, now) == 0) {
+			for (unsigned i = 0; i < sd_rt.counters.n; i++) {
+				rec->pcs[rec->depth + i] = now[i] - t->ctr.last[i];
+				t->ctr.last[i] = now[i];
+			}
+			rec->ncounters = (uint16_t)sd_rt.counters.n;
+		} else {
+			rec->flags |= SD_FLAG_NO_COUNTERS;
+		}
+	}
 	sd_ring_commit_sigsafe(t->ring, rec);
 	t->busy = 0;
 out:

@@ -145,6 +145,19 @@ static void thread_open_sources(struct sd_thread *t)
 		       "check RLIMIT_NOFILE and SONDE_SAMPLE)", (int)t->tid, strerror(-err));
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
+	t->ctr.group_fd = -1;
+	t->ctr.ok = 0;
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+		t->ctr.fds[i] = -1;
+	if (sd_rt.counters.n) {
+		static _Atomic int said;
+		err = sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor, &t->ctr);
+		if (err && !atomic_exchange(&said, 1))
+			sd_msg("sonde: thread %d: counters unavailable: %s (its samples carry no counter "
+			       "values; check RLIMIT_NOFILE)", (int)t->tid, strerror(-err));
+		for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 1);
+	}
 }
 
 static void thread_close_sources(struct sd_thread *t)
@@ -152,6 +165,9 @@ static void thread_close_sources(struct sd_thread *t)
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
 	sd_sources_close(t);
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+		sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
+	sd_kernel_counters_close(&t->ctr);
 }
 
 struct sd_thread *sd_thread_begin(void)
@@ -204,6 +220,21 @@ static void registry_remove(struct sd_thread *t)
 		}
 }
 
+/* Counter deltas since the thread's last sample, read by the thread itself
+ * (its own getrusage); 0 when there are none. Before its sources close. */
+static unsigned final_deltas(struct sd_thread *t, uint64_t *out)
+{
+	uint64_t now[SD_MAX_COUNTERS];
+	if (!sd_rt.counters.n ||
+	    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, now) != 0)
+		return 0;
+	for (unsigned i = 0; i < sd_rt.counters.n; i++) {
+		out[i] = now[i] - t->ctr.last[i];
+		t->ctr.last[i] = now[i];
+	}
+	return sd_rt.counters.n;
+}
+
 void sd_thread_end(void)
 {
 	struct sd_thread *t = sd_tls_thread;
@@ -213,6 +244,8 @@ void sd_thread_end(void)
 	sigset_t old;
 	sd_runtime_block_signals(&old);
 	t->busy = 1;
+	uint64_t final[SD_MAX_COUNTERS];
+	unsigned nfinal = final_deltas(t, final);
 	pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
@@ -222,7 +255,7 @@ void sd_thread_end(void)
 	pthread_setspecific(thread_key, NULL);
 	char name[16] = "";
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	sd_writer_ring_close(t->ring, name);
+	sd_writer_ring_close(t->ring, name, final, nfinal);
 	free(t->scratch);
 	free(t);
 	sd_runtime_restore_signals(&old);
@@ -247,6 +280,10 @@ static void region_event(uint32_t node, int ev)
 		rec->source = (uint8_t)ev;
 		rec->flags = 0;
 		rec->ctx = rec->pctx = 0;
+		rec->ncounters = 0;
+		if (sd_rt.counters.n &&
+		    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, rec->pcs) == 0)
+			rec->ncounters = (uint16_t)sd_rt.counters.n;
 		sd_ring_commit_sigsafe(t->ring, rec);
 	} else {
 		sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
@@ -365,6 +402,7 @@ static int start_writer(void)
 		.verbose = c->verbose,
 		.create_thread = sd_real_pthread_create,
 		.fd_floor = sd_rt.fd_floor,
+		.counters = &sd_rt.counters,
 		.fd_track = sd_runtime_fd_track_sigsafe,
 	};
 	return sd_writer_init(&wc);
@@ -396,6 +434,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	}
 	sd_phdr_snapshot_rebuild();
 	sd_sources_probe(&sd_rt.cfg);
+	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
 	if (start_writer() != 0)
 		return; /* said why; the program runs on unprofiled */
 	atomic_store(&sd_rt.state, SD_ARMED);
@@ -429,6 +468,12 @@ void sd_runtime_stop(const char *reason, int signo)
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		sd_sources_disable(t);
 	pthread_mutex_unlock(&lock);
+	struct sd_thread *self = sd_tls_thread;
+	if (self && !self->busy) {
+		uint64_t final[SD_MAX_COUNTERS];
+		unsigned n = final_deltas(self, final);
+		sd_writer_ring_final(self->ring, final, n);
+	}
 	sd_writer_stop(reason, signo);
 	sd_runtime_restore_signals(&old);
 }
@@ -545,6 +590,14 @@ void sd_runtime_fork_child(void)
 			t->src_fd[i] = -1;
 			t->has_timer[i] = 0;
 		}
+		for (unsigned i = 0; i < SD_MAX_COUNTERS; i++) {
+			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
+			if (t->ctr.fds[i] >= 0)
+				sd_real_close(t->ctr.fds[i]);
+			t->ctr.fds[i] = -1;
+		}
+		t->ctr.group_fd = -1;
+		t->ctr.ok = 0;
 		if (t != self) {
 			free(t->scratch);
 			free(t);

@@ -22,6 +22,7 @@
 #include <ucontext.h>
 #include <link.h>
 
+#include "kernel/kernel.h"
 #include "writer/writer.h"
 
 #define SD_MAX_SOURCES 4
@@ -68,6 +69,7 @@ struct sd_thread {
 	uintptr_t stack_lo, stack_hi;  /* for the frame-pointer walk */
 	unsigned scratch_len;
 	uint64_t *scratch;             /* unwinder output, max_depth + slack */
+	struct sd_counters_thread ctr; /* counters in every sample */
 	struct sd_thread *next;        /* registry, under sd_runtime.lock */
 	int adopted;                   /* alive before sonde started */
 };
@@ -77,6 +79,7 @@ struct sd_runtime {
 	struct sd_config cfg;
 	pid_t pid;
 	int fd_floor;                  /* sonde's fds live at or above this */
+	struct sd_counters counters;   /* SONDE_COUNTERS, probed at start */
 	struct sd_thread *threads;     /* registry, under lock */
 	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
 	_Atomic int nadopted;

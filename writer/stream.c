@@ -88,7 +88,7 @@ void sd_stream_header(void)
 	msgpack_pack_uint8(&sd_w.pk, K_HEADER);
 	pack_str("sonde");
 	msgpack_pack_uint8(&sd_w.pk, SONDE_FORMAT_VERSION);
-	msgpack_pack_map(&sd_w.pk, 12 + (sd_w.fork_of ? 1 : 0));
+	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0));
 	pack_kv_u64("pid", (uint64_t)getpid());
 	pack_kv_u64("ppid", (uint64_t)getppid());
 	pack_kv_str("host", host);
@@ -120,6 +120,23 @@ void sd_stream_header(void)
 	pack_kv_u64("seq", (uint64_t)sd_w.seq);
 	pack_kv_str("sonde", SONDE_VERSION_TEXT);
 	pack_kv_u64("ring_bytes", sd_w.cfg.ring_bytes);
+	const struct sd_counters *c = sd_w.cfg.counters;
+	pack_str("counters");
+	msgpack_pack_array(&sd_w.pk, c ? c->n : 0);
+	for (unsigned i = 0; c && i < c->n; i++) {
+		msgpack_pack_map(&sd_w.pk, 4);
+		pack_kv_str("name", c->c[i].name);
+		pack_kv_str("group", c->c[i].group);
+		pack_kv_str("unit", "count");
+		pack_kv_str("source", c->c[i].source);
+	}
+	pack_str("counters_unavailable");
+	msgpack_pack_array(&sd_w.pk, c ? c->nunavail : 0);
+	for (unsigned i = 0; c && i < c->nunavail; i++) {
+		msgpack_pack_map(&sd_w.pk, 2);
+		pack_kv_str("name", c->unavail_name[i]);
+		pack_kv_str("reason", c->unavail_reason[i]);
+	}
 	if (sd_w.fork_of)
 		pack_kv_u64("fork_of", (uint64_t)sd_w.fork_of);
 }
@@ -165,11 +182,19 @@ void sd_stream_thread(struct sd_ring *r)
 
 void sd_stream_thread_end(struct sd_ring *r)
 {
-	msgpack_pack_array(&sd_w.pk, 4);
+	int deltas = 0;
+	for (unsigned i = 0; i < r->nfinal; i++)
+		deltas |= r->final_deltas[i] != 0;
+	msgpack_pack_array(&sd_w.pk, deltas ? 5 : 4);
 	msgpack_pack_uint8(&sd_w.pk, K_THREAD_END);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(atomic_load(&r->t_end_ns)));
 	pack_str(r->name_end);
+	if (deltas) {
+		msgpack_pack_array(&sd_w.pk, r->nfinal);
+		for (unsigned i = 0; i < r->nfinal; i++)
+			msgpack_pack_uint64(&sd_w.pk, r->final_deltas[i]);
+	}
 }
 
 void sd_stream_drops(uint32_t thread, const uint64_t *counts)
@@ -369,12 +394,17 @@ static void emit_contexts_upto(uint32_t id)
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 {
 	emit_contexts_upto(rec->weight);
-	msgpack_pack_array(&sd_w.pk, 5);
+	msgpack_pack_array(&sd_w.pk, rec->ncounters ? 6 : 5);
 	msgpack_pack_uint8(&sd_w.pk, K_REGION);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
 	msgpack_pack_uint32(&sd_w.pk, rec->weight);
 	msgpack_pack_uint8(&sd_w.pk, rec->source);
+	if (rec->ncounters) {
+		msgpack_pack_array(&sd_w.pk, rec->ncounters);
+		for (unsigned i = 0; i < rec->ncounters; i++)
+			msgpack_pack_uint64(&sd_w.pk, rec->pcs[i]);
+	}
 }
 
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
@@ -411,10 +441,13 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 	uint64_t t = sd_stream_rel(rec->t_ns);
 	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
 	r->last_t_ns = t;
-	int ctx = rec->ctx || rec->pctx;
-	if (ctx)
+	int deltas = 0;
+	for (unsigned i = 0; i < rec->ncounters; i++)
+		deltas |= rec->pcs[rec->depth + i] != 0;
+	int ctx = rec->ctx || rec->pctx || deltas;
+	if (rec->ctx || rec->pctx)
 		emit_contexts_upto(rec->ctx > rec->pctx ? rec->ctx : rec->pctx);
-	msgpack_pack_array(&sd_w.pk, ctx ? 9 : rec->flags ? 7 : 6);
+	msgpack_pack_array(&sd_w.pk, deltas ? 10 : ctx ? 9 : rec->flags ? 7 : 6);
 	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);
@@ -426,6 +459,11 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 	if (ctx) {
 		msgpack_pack_uint32(&sd_w.pk, rec->ctx);
 		msgpack_pack_uint32(&sd_w.pk, rec->pctx);
+	}
+	if (deltas) {
+		msgpack_pack_array(&sd_w.pk, rec->ncounters);
+		for (unsigned i = 0; i < rec->ncounters; i++)
+			msgpack_pack_uint64(&sd_w.pk, rec->pcs[rec->depth + i]);
 	}
 	sd_w.n_samples++;
 }

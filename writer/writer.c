@@ -274,7 +274,8 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	if (!r)
 		return NULL;
 	r->cap_bytes = sd_w.cfg.ring_bytes;
-	r->max_rec_bytes = (uint32_t)((sizeof(struct sd_rec) + (sd_w.cfg.max_depth + 1) * 8 + 7) & ~7ul);
+	r->max_rec_bytes = (uint32_t)((sizeof(struct sd_rec) +
+				       (sd_w.cfg.max_depth + 1 + SD_MAX_COUNTERS) * 8 + 7) & ~7ul);
 	r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
 	r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
@@ -298,10 +299,19 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	return r;
 }
 
-void sd_writer_ring_close(struct sd_ring *r, const char *name)
+void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
+{
+	if (!r || n > SD_MAX_COUNTERS)
+		return;
+	memcpy(r->final_deltas, final, n * sizeof *final);
+	r->nfinal = n;
+}
+
+void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n)
 {
 	if (!r)
 		return;
+	sd_writer_ring_final(r, final, n);
 	snprintf(r->name_end, sizeof r->name_end, "%s", name ? name : "");
 	atomic_store(&r->t_end_ns, sd_now_ns_sigsafe());
 	atomic_store_explicit(&r->closed, 1, memory_order_release);

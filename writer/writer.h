@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/kernel.h"
+
 enum sd_drop {
 	SD_DROP_RING_FULL,
 	SD_DROP_BUSY,
@@ -33,11 +35,13 @@ enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
 #define SD_FLAG_TRUNCATED 1u
 #define SD_FLAG_PARTIAL 2u
 #define SD_FLAG_SLOWPATH 4u
+#define SD_FLAG_NO_COUNTERS 8u
 
 /* One raw record in a ring: fixed header, then `depth` PCs, innermost first.
  * pcs[0] is the interrupted PC; pcs[1..] are return addresses. A REGION
  * record has no PCs: `weight` holds the context node and `source` the event
- * (docs/FORMAT.md REGION). */
+ * (docs/FORMAT.md REGION). `ncounters` values follow the PCs: a sample's
+ * counter deltas, a region event's counter totals. */
 struct sd_rec {
 	uint32_t len_bytes; /* whole record, multiple of 8 */
 	uint16_t kind;      /* enum sd_rec_kind */
@@ -46,7 +50,7 @@ struct sd_rec {
 	uint32_t weight;
 	uint8_t source;
 	uint8_t flags;
-	uint16_t unused;
+	uint16_t ncounters; /* counter values after the PCs */
 	uint32_t ctx;       /* thread context node (annotate) */
 	uint32_t pctx;      /* process context node */
 	uint64_t pcs[];
@@ -74,6 +78,10 @@ struct sd_ring {
 	_Atomic int closed;
 
 	_Atomic uint64_t drops[SD_DROP_NREASONS];
+	/* Counter deltas since the thread's last sample, taken when it ended
+	 * (THREAD_END); set before `closed`. */
+	unsigned nfinal;
+	uint64_t final_deltas[SD_MAX_COUNTERS];
 
 	/* Writer-private from here on. */
 	uint32_t idx;          /* stream thread id, 0 until announced */
@@ -119,7 +127,7 @@ static inline struct sd_rec *sd_ring_reserve_sigsafe(struct sd_ring *r)
  * only. */
 static inline void sd_ring_commit_sigsafe(struct sd_ring *r, struct sd_rec *rec)
 {
-	uint32_t len = (uint32_t)(sizeof *rec + rec->depth * sizeof rec->pcs[0]);
+	uint32_t len = (uint32_t)(sizeof *rec + (rec->depth + rec->ncounters) * sizeof rec->pcs[0]);
 	rec->len_bytes = (len + 7u) & ~7u;
 	atomic_store_explicit(&r->head, r->reserved_at + rec->len_bytes,
 			      memory_order_release);
@@ -150,6 +158,7 @@ struct sd_writer_config {
 	uint32_t ring_bytes;       /* per thread, power of two */
 	const struct sd_source_info *sources;
 	unsigned nsources;
+	const struct sd_counters *counters; /* kernel/kernel.h; NULL or n == 0: none */
 	int verbose;
 	/* How to start the writer thread without the sampler's pthread_create
 	 * interposition (the writer is never sampled). */
@@ -188,8 +197,12 @@ int sd_writer_fork_child(struct sd_ring *keep);
  * Returns NULL (and counts nothing) when memory is short. */
 struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name);
 /* The thread is gone or going: the writer drains the rest, writes
- * THREAD_END and frees the ring. The producer must not touch it afterwards. */
-void sd_writer_ring_close(struct sd_ring *r, const char *name);
+ * THREAD_END (with `final` counter deltas since its last sample, n of them,
+ * when n > 0) and frees the ring. The producer must not touch it afterwards. */
+void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n);
+/* Counter deltas of a thread that is still running when the process ends,
+ * taken by that thread itself; written with its THREAD_END. */
+void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n);
 
 /* The set of loaded objects may have changed (after dlopen/dlclose).
  * t_ns: when the change began (loads) or ended (unloads). */

@@ -2,7 +2,7 @@
 # perf_event descriptor sample with a POSIX CPU-time timer instead, one line
 # says so, and every thread's sample weights still add up to its CPU time.
 . "$(dirname "$0")/lib.sh"
-(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=p exec "$B/wl_threads" 4 0.4) >p.out 2>p.err ||
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=p SONDE_COUNTERS=none exec "$B/wl_threads" 4 0.4) >p.out 2>p.err ||
 	fail "wl_threads failed with ulimit -n 9: $(cat p.err)"
 grep -q '^checksum ' p.out || fail "output changed: $(cat p.out)"
 want="sonde: cpu-time@1ms: no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); threads from now on may sample with a POSIX CPU-time timer (raise ulimit -n for exact rates)"
@@ -22,3 +22,13 @@ while read -r _ name _ tid _ cpu _ user; do
 		fail "$name: weight ${got:-0} periods for $user_ms ms user / $cpu_ms ms CPU"
 	pass "$name: weight $got periods for $cpu_ms ms of CPU"
 done < <(grep '^thread ' p.out)
+
+# With counters too: threads that get no counter descriptors say so once,
+# and their samples are flagged (never zeros).
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=c SONDE_COUNTERS=page-faults exec "$B/wl_threads" 4 0.2) >c.out 2>c.err ||
+	fail "wl_threads with counters failed with ulimit -n 9: $(cat c.err)"
+grep -q '^checksum ' c.out || fail "output changed: $(cat c.out)"
+grep -qE '^sonde: thread [0-9]+: counters unavailable: Too many open files \(its samples carry no counter values; check RLIMIT_NOFILE\)$' c.err ||
+	fail "no counters message: $(cat c.err)"
+"$SONDE" dump "$(ls c/*.sonde)" | grep '"kind":"SAMPLE"' | grep -q '"flags":8' || fail "samples without counters are not flagged"
+pass "counters out of descriptors: said once, samples flagged"

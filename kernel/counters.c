@@ -1,0 +1,302 @@
+/* counters.c - counters whose deltas every sample carries.
+ *
+ * Called at start (probe, main thread), when a thread begins and ends (open,
+ * close; ordinary context) and from the signal handler (read, signal
+ * context). Never a silent zero: context switches and migrations happen in
+ * the kernel, so with exclude_kernel=1 (all an unprivileged user gets at
+ * perf_event_paranoid 2) their perf events open fine and read 0 forever; the
+ * probe detects that and takes context switches from getrusage(RUSAGE_THREAD)
+ * instead, and marks migrations unavailable. Page faults count with
+ * exclude_kernel=1 (the faulting registers are user-mode).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+
+#define DEFAULT_COUNTERS "context-switches,page-faults"
+
+static int perf_open(uint64_t config, int exclude_kernel, pid_t tid, int group_fd)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = config;
+	attr.exclude_kernel = (unsigned)exclude_kernel;
+	attr.exclude_hv = 1;
+	attr.disabled = group_fd < 0;
+	attr.read_format = PERF_FORMAT_GROUP;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Opens the event on this thread, does something that must count, and
+ * reads it: 1 = counts, 0 = opens but reads 0, -errno = cannot open. */
+static int probe_one(uint64_t config, int exclude_kernel)
+{
+	int fd = perf_open(config, exclude_kernel, 0, -1);
+	if (fd < 0)
+		return fd;
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+		sched_yield();
+	}
+	static char page_touch[3 * 4096];
+	for (size_t i = 0; i < sizeof page_touch; i += 4096)
+		((volatile char *)page_touch)[i] = 1;
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	uint64_t v[2] = {0, 0};
+	ssize_t n = read(fd, v, sizeof v);
+	close(fd);
+	return n == (ssize_t)sizeof v && v[1] > 0 ? 1 : 0;
+}
+
+static int paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = -1;
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = -1;
+		fclose(f);
+	}
+	return level;
+}
+
+static void add(struct sd_counters *out, const char *name, const char *group, const char *source,
+		int kind, uint64_t config, int exclude_kernel)
+{
+	if (out->n == SD_MAX_COUNTERS)
+		return;
+	struct sd_counter *c = &out->c[out->n++];
+	snprintf(c->name, sizeof c->name, "%s", name);
+	snprintf(c->group, sizeof c->group, "%s", group);
+	snprintf(c->source, sizeof c->source, "%s", source);
+	c->kind = kind;
+	c->config = config;
+	c->exclude_kernel = exclude_kernel;
+	if (kind == SD_CTR_PERF)
+		out->nperf++;
+}
+
+static void unavailable(struct sd_counters *out, const char *name, const char *reason)
+{
+	if (out->nunavail == SD_MAX_COUNTERS)
+		return;
+	snprintf(out->unavail_name[out->nunavail], sizeof out->unavail_name[0], "%s", name);
+	snprintf(out->unavail_reason[out->nunavail], sizeof out->unavail_reason[0], "%s", reason);
+	out->nunavail++;
+}
+
+struct known {
+	const char *name;
+	uint64_t config;
+	const char *perf_name;
+	int kernel_side; /* counted in kernel context: 0 with exclude_kernel */
+	int ru[2];       /* rusage fields, -1 if none */
+	const char *ru_names[2];
+};
+
+static const struct known known[] = {
+	{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches", 1,
+	 {SD_RU_NVCSW, SD_RU_NIVCSW}, {"voluntary", "involuntary"}},
+	{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "cpu-migrations", 1, {-1, -1}, {0, 0}},
+	{"page-faults", PERF_COUNT_SW_PAGE_FAULTS, "page-faults", 0, {SD_RU_MINFLT, SD_RU_MAJFLT},
+	 {"minor", "major"}},
+	{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, "minor-faults", 0, {SD_RU_MINFLT, -1},
+	 {0, 0}},
+	{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, "major-faults", 0, {SD_RU_MAJFLT, -1},
+	 {0, 0}},
+};
+
+static const char *const ru_field_names[] = {"ru_nvcsw", "ru_nivcsw", "ru_minflt", "ru_majflt"};
+
+static void probe_known(const struct known *k, struct sd_counters *out,
+			void (*say)(const char *fmt, ...))
+{
+	char src[48], reason[128];
+	/* Best: the perf event with kernel-side counting. */
+	int r0 = probe_one(k->config, 0);
+	if (r0 == 1 || (r0 == 0 && !k->kernel_side)) {
+		snprintf(src, sizeof src, "perf_event:%s", k->perf_name);
+		add(out, k->name, k->name, src, SD_CTR_PERF, k->config, 0);
+		return;
+	}
+	int r1 = probe_one(k->config, 1);
+	if (!k->kernel_side && r1 >= 0) {
+		snprintf(src, sizeof src, "perf_event:%s", k->perf_name);
+		add(out, k->name, k->name, src, SD_CTR_PERF, k->config, 1);
+		return;
+	}
+	/* Kernel-side events read 0 with exclude_kernel: not a source. */
+	if (k->ru[0] >= 0) {
+		if (k->ru[1] >= 0 && k->kernel_side) {
+			for (int i = 0; i < 2; i++) {
+				char name[48];
+				snprintf(name, sizeof name, "%s.%s", k->name, k->ru_names[i]);
+				snprintf(src, sizeof src, "getrusage:%s", ru_field_names[k->ru[i]]);
+				add(out, name, k->name, src, SD_CTR_RUSAGE, (uint64_t)k->ru[i], 0);
+			}
+		} else {
+			snprintf(src, sizeof src, "getrusage:%s", ru_field_names[k->ru[0]]);
+			add(out, k->name, k->name, src, SD_CTR_RUSAGE, (uint64_t)k->ru[0], 0);
+		}
+		return;
+	}
+	int level = paranoid();
+	snprintf(reason, sizeof reason,
+		 "perf_event_paranoid=%d: kernel-side events read 0 for this user (%s), and no "
+		 "other source exists",
+		 level, r0 < 0 ? strerror(-r0) : "exclude_kernel");
+	unavailable(out, k->name, reason);
+	say("sonde: SONDE_COUNTERS: %s: unavailable: %s (run as root or lower "
+	    "kernel.perf_event_paranoid; see 'sonde events')", k->name, reason);
+}
+
+void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
+			      void (*say)(const char *fmt, ...))
+{
+	memset(out, 0, sizeof *out);
+	if (!spec)
+		spec = DEFAULT_COUNTERS;
+	if (!*spec || !strcmp(spec, "none"))
+		return;
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", spec);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		const struct known *k = NULL;
+		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+			if (!strcmp(tok, known[i].name))
+				k = &known[i];
+		int dup = 0;
+		for (unsigned i = 0; i < out->n; i++)
+			dup |= !strcmp(out->c[i].group, tok);
+		if (dup)
+			continue;
+		if (!k) {
+			say("sonde: SONDE_COUNTERS: '%s': unknown counter (use context-switches, "
+			    "cpu-migrations, page-faults, minor-faults or major-faults; see 'sonde events')",
+			    tok);
+			continue;
+		}
+		if (out->n + 2 > SD_MAX_COUNTERS) {
+			say("sonde: SONDE_COUNTERS: '%s': too many counters (at most %d values)", tok,
+			    SD_MAX_COUNTERS);
+			break;
+		}
+		probe_known(k, out, say);
+	}
+}
+
+static int move_high(int fd, int floor)
+{
+	if (floor <= 0 || fd >= floor)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor,
+			    struct sd_counters_thread *t)
+{
+	t->group_fd = -1;
+	t->ok = 0;
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+		t->fds[i] = -1;
+	int err = 0;
+	for (unsigned i = 0; i < c->n; i++) {
+		if (c->c[i].kind != SD_CTR_PERF)
+			continue;
+		int fd = perf_open(c->c[i].config, c->c[i].exclude_kernel, tid, t->group_fd);
+		if (fd < 0) {
+			err = fd;
+			goto fail;
+		}
+		fd = move_high(fd, fd_floor);
+		t->fds[i] = fd;
+		if (t->group_fd < 0)
+			t->group_fd = fd;
+	}
+	if (t->group_fd >= 0 &&
+	    ioctl(t->group_fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	t->ok = 1;
+	memset(t->last, 0, sizeof t->last);
+	/* rusage values are since the thread began; perf values since now. The
+	 * first delta of an rusage counter on an adopted thread may include its
+	 * past; on every other thread both start at its birth. */
+	if (tid == (pid_t)syscall(SYS_gettid))
+		sd_kernel_counters_read_sigsafe(c, t, t->last);
+	return 0;
+fail:
+	sd_kernel_counters_close(t);
+	return err;
+}
+
+void sd_kernel_counters_close(struct sd_counters_thread *t)
+{
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+		if (t->fds[i] >= 0) {
+			close(t->fds[i]);
+			t->fds[i] = -1;
+		}
+	t->group_fd = -1;
+	t->ok = 0;
+}
+
+int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
+				    uint64_t *now)
+{
+	if (!t->ok)
+		return -1;
+	uint64_t buf[1 + SD_MAX_COUNTERS];
+	if (t->group_fd >= 0) {
+		ssize_t want = (ssize_t)((1 + c->nperf) * sizeof buf[0]);
+		if (read(t->group_fd, buf, (size_t)want) != want || buf[0] != c->nperf)
+			return -1;
+	}
+	struct rusage ru;
+	int have_ru = 0;
+	unsigned k = 0;
+	for (unsigned i = 0; i < c->n; i++) {
+		if (c->c[i].kind == SD_CTR_PERF) {
+			now[i] = buf[1 + k++];
+			continue;
+		}
+		if (!have_ru) {
+			if (getrusage(RUSAGE_THREAD, &ru) != 0)
+				return -1;
+			have_ru = 1;
+		}
+		switch (c->c[i].config) {
+		case SD_RU_NVCSW: now[i] = (uint64_t)ru.ru_nvcsw; break;
+		case SD_RU_NIVCSW: now[i] = (uint64_t)ru.ru_nivcsw; break;
+		case SD_RU_MINFLT: now[i] = (uint64_t)ru.ru_minflt; break;
+		default: now[i] = (uint64_t)ru.ru_majflt; break;
+		}
+	}
+	return 0;
+}
