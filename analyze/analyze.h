@@ -36,6 +36,7 @@ enum sd_exit {
 int sd_cmd_run(int argc, char **argv);
 int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
+int sd_cmd_events(int argc, char **argv);
 
 /* ---- stream.c ---------------------------------------------------------------------- */
 
@@ -160,6 +161,19 @@ struct sd_source_row {
 	double weight;              /* sum of weight x period, in `unit` */
 };
 
+/* One counter (HEADER `counters`), merged across streams by name. `total` sums the deltas
+ * of the samples counted; `source` lists the distinct sources of all streams, joined
+ * with ", ". */
+struct sd_counter_row {
+	char *name, *group, *unit, *source;
+	uint64_t total;
+	uint64_t streams;           /* streams whose header lists it */
+};
+
+/* A counter a stream asked for but could not have (HEADER `counters_unavailable`),
+ * merged by (name, reason). */
+struct sd_counter_unavail { char *name, *reason; uint64_t streams; };
+
 /* Merged call tree: node 0 is the root; parent < child. */
 struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; };
 
@@ -175,6 +189,8 @@ struct sd_crow {
 	const char *tname;
 	uint64_t samples;
 	double weight;
+	uint64_t *counts;           /* counter deltas by sd_profile.counters index; owned */
+	uint32_t ncounts;           /* entries in counts; later counters are 0 */
 };
 
 /* Timing of one region path (a thread context node) in one thread of one stream. */
@@ -183,6 +199,9 @@ struct sd_region_row {
 	uint64_t pid, tid;
 	const char *tname;
 	uint64_t calls, incl_ns, excl_ns, min_ns, max_ns, forced;
+	uint64_t *counts;           /* inclusive counter deltas (REGION counts), by
+				     * sd_profile.counters index; owned; NULL if none */
+	uint32_t ncounts;
 };
 
 /* One --where filter: attribute `attr` (an attr_names id) compared with `value`. */
@@ -212,6 +231,11 @@ struct sd_profile {
 	struct sd_crow *rows; size_t nrows, caprows;
 	struct sd_region_row *regions; size_t nregions, capregions;
 	uint64_t region_records;       /* REGION records read, all streams */
+	uint64_t region_counts;        /* REGION records that carried counts */
+	struct sd_counter_row *counters; size_t ncounters, capcounters;
+	struct sd_counter_unavail *unavail; size_t nunavail, capunavail;
+	uint64_t nocounters;           /* samples counted with flag 8 (counters unreadable) */
+	double cpu_ns;                 /* weight of the cpu-time samples counted */
 	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
 };
 
@@ -231,17 +255,26 @@ long sd_profile_attr(struct sd_profile *p, const char *name);
  * the thread path, else the innermost on the process path. 1 and *value, or 0 (absent). */
 int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32_t attr,
 		 uint32_t *value);
+/* Counter k of a row (0 past its array). */
+static inline uint64_t sd_crow_count(const struct sd_crow *r, size_t k)
+{
+	return k < r->ncounts ? r->counts[k] : 0;
+}
 
 /* ---- output.c ---------------------------------------------------------------------- */
 
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
-	       SD_VIEW_REGIONS, SD_VIEW_GROUP };
+	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP };
 
 struct sd_report_opts {
 	enum sd_format format;
 	enum sd_view view;
 	int weight;                 /* --metric weight */
+	const char *counter;        /* --metric COUNTER: a counter name or group, else NULL */
+	/* set by sd_metric_resolve() once the streams are loaded: */
+	const char *weight_unit;    /* --metric weight: NULL = ns (shown as ms), else the unit */
+	uint32_t *cids; size_t ncids; /* --metric COUNTER: the counters it sums (owned) */
 	size_t top;                 /* 0: all rows */
 	char **group_by; size_t ngroup; /* SD_VIEW_GROUP: key names (not owned) */
 	double min_percent;         /* tree: prune nodes below this share */
@@ -249,6 +282,21 @@ struct sd_report_opts {
 };
 
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* Resolve o->counter and the weight unit against the loaded profile: 0, -ENOENT (no
+ * counter or group of that name), -ENODATA (only listed as unavailable), -EDOM (--metric
+ * weight over sources of different units), -ENOMEM. Frees nothing; see sd_metric_fini. */
+int sd_metric_resolve(const struct sd_profile *p, struct sd_report_opts *o);
+void sd_metric_fini(struct sd_report_opts *o);
+/* The metric of one row, the total of the metric over all counted samples, and a value
+ * printed as the metric shows it (ms with 3 decimals for ns weight, else an integer). */
+double sd_metric_row(const struct sd_report_opts *o, const struct sd_crow *r);
+double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *o);
+void sd_metric_put(FILE *out, const struct sd_report_opts *o, double v, int width);
+/* Column name of the metric with prefix (e.g. "self" -> "self", "self_ms", "self_events"). */
+const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, char *buf,
+			  size_t len);
+/* The footer warning about samples without counter values (nothing if there are none). */
+void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
 /* views.c, called by sd_output after sd_sym_finish: 0 or -ENOMEM. */
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);

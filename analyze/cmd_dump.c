@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* Field names after the kind, per kind (NULL-terminated). */
-static const char *const fields[][9] = {
+static const char *const fields[][10] = {
 	[SD_K_HEADER] = { "magic", "version", "info" },
 	[SD_K_MODULE] = { "module", "t", "path", "build_id", "bias", "lo", "hi" },
 	[SD_K_MODULE_END] = { "module", "t" },
@@ -19,13 +19,13 @@ static const char *const fields[][9] = {
 	[SD_K_THREAD_END] = { "thread", "t", "name" },
 	[SD_K_FRAME] = { "node", "parent", "module", "addr" },
 	[SD_K_SAMPLE] = { "thread", "dt", "source", "node", "weight", "flags", "context",
-			  "pcontext" },
+			  "pcontext", "deltas" },
 	[SD_K_DROPS] = { "thread", "counts" },
 	[SD_K_END] = { "t", "reason", "stats" },
 	[SD_K_NOTE] = { "t", "text" },
 	[SD_K_ATTRIBUTE] = { "attr", "name", "type", "scope" },
 	[SD_K_CONTEXT] = { "node", "parent", "attr", "value", "flags" },
-	[SD_K_REGION] = { "thread", "t", "node", "event" },
+	[SD_K_REGION] = { "thread", "t", "node", "event", "counts" },
 };
 
 static const char *const kind_names[] = {

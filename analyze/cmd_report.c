@@ -18,12 +18,15 @@
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
-	"                    [--view flat|threads|sources|tree|regions] [--group-by KEY[,KEY...]]\n"
-	"                    [--where FILTER]... [--metric samples|weight] [--top N]\n"
+	"                    [--view flat|threads|sources|counters|tree|regions]\n"
+	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
+	"                    [--metric samples|weight|COUNTER] [--top N]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--addresses]\n"
 	"                    [--strict] PATH...\n"
 	"KEY: an annotation attribute, or function, thread, process, module, source\n"
-	"FILTER: attr=value, attr!=value, attr (present), !attr (absent)";
+	"FILTER: attr=value, attr!=value, attr (present), !attr (absent)\n"
+	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
+	"         (context-switches: the sum of its parts); see --view counters";
 
 struct files { char **v; size_t n, cap; };
 
@@ -112,8 +115,7 @@ int sd_cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
-					     NULL };
-	static const char *const metrics[] = { "samples", "weight", NULL };
+					     "counters", NULL };
 	struct sd_report_opts o = { .min_percent = 0.5 };
 	char *group_spec = NULL, *group_copy = NULL;
 	const char **wheres = calloc((size_t)argc + 1, sizeof(*wheres));
@@ -180,10 +182,12 @@ int sd_cmd_report(int argc, char **argv)
 		if (k == 0 && parse_enum(a, val, formats, &v) == 0)
 			o.format = (enum sd_format)v;
 		else if (k == 1 && parse_enum(a, val, views, &v) == 0)
-			o.view = (enum sd_view)v;
-		else if (k == 2 && parse_enum(a, val, metrics, &v) == 0)
-			o.weight = v;
-		else if (k == 3) {
+			o.view = v == 5 ? SD_VIEW_COUNTERS : (enum sd_view)v;
+		else if (k == 2 && *val) {
+			/* samples, weight, or a counter resolved once the streams are loaded */
+			o.weight = !strcmp(val, "weight");
+			o.counter = o.weight || !strcmp(val, "samples") ? NULL : val;
+		} else if (k == 3) {
 			char *end;
 			unsigned long long n = strtoull(val, &end, 10);
 			if (!*val || *end || val[0] == '-') {
@@ -326,6 +330,33 @@ int sd_cmd_report(int argc, char **argv)
 		code = SD_EXIT_BADINPUT;
 		goto out;
 	}
+	int mr = sd_metric_resolve(&p, &o);
+	if (mr == -ENOMEM)
+		goto nomem;
+	if (mr == -ENOENT) {
+		fprintf(stderr, "sonde: report: --metric %s: no counter or counter group of that name "
+			"in these streams (use samples, weight, or a counter listed by --view "
+			"counters)\n", o.counter);
+		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (mr == -ENODATA) {
+		for (size_t i = 0; i < p.nunavail; i++)
+			if (!strcmp(p.unavail[i].name, o.counter)) {
+				fprintf(stderr, "sonde: report: --metric %s: the counter was unavailable "
+					"when the program ran (%s; see 'sonde events')\n", o.counter,
+					p.unavail[i].reason);
+				break;
+			}
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
+	if (mr == -EDOM) {
+		fprintf(stderr, "sonde: report: --metric weight: the sources count in different "
+			"units (pick one with --source NAME; see --view sources)\n");
+		code = SD_EXIT_USAGE;
+		goto out;
+	}
 	if (sd_output(stdout, &p, &o))
 		goto nomem;
 	if (fflush(stdout) || ferror(stdout)) {
@@ -346,6 +377,7 @@ out:
 	free(wheres);
 	free(o.group_by);
 	free(group_copy);
+	sd_metric_fini(&o);
 	sd_profile_fini(&p);
 	return code;
 }

@@ -205,13 +205,117 @@ static int frow_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->f->module, y->f->module);
 }
 
-static double node_val(const struct sd_cnode *n, int weight)
+/* ---- metrics ----------------------------------------------------------------------- */
+
+int sd_metric_resolve(const struct sd_profile *p, struct sd_report_opts *o)
 {
-	return weight ? n->weight : (double)n->samples;
+	o->weight_unit = NULL;
+	if (o->weight) {
+		const char *unit = NULL;
+		for (size_t i = 0; i < p->nsources; i++) {
+			const struct sd_source_row *s = &p->sources[i];
+			if (!s->samples)
+				continue;
+			if (unit && strcmp(unit, s->unit))
+				return -EDOM;
+			unit = s->unit;
+		}
+		if (unit && strcmp(unit, "ns"))
+			o->weight_unit = unit;
+	}
+	if (!o->counter)
+		return 0;
+	free(o->cids);
+	o->cids = malloc((p->ncounters + 1) * sizeof(*o->cids));
+	o->ncids = 0;
+	if (!o->cids)
+		return -ENOMEM;
+	for (size_t k = 0; k < p->ncounters; k++)
+		if (!strcmp(p->counters[k].name, o->counter) ||
+		    !strcmp(p->counters[k].group, o->counter))
+			o->cids[o->ncids++] = (uint32_t)k;
+	if (o->ncids)
+		return 0;
+	for (size_t k = 0; k < p->nunavail; k++)
+		if (!strcmp(p->unavail[k].name, o->counter))
+			return -ENODATA;
+	return -ENOENT;
+}
+
+void sd_metric_fini(struct sd_report_opts *o)
+{
+	free(o->cids);
+	o->cids = NULL;
+	o->ncids = 0;
+}
+
+double sd_metric_row(const struct sd_report_opts *o, const struct sd_crow *r)
+{
+	if (o->counter) {
+		double v = 0;
+		for (size_t k = 0; k < o->ncids; k++)
+			v += (double)sd_crow_count(r, o->cids[k]);
+		return v;
+	}
+	return o->weight ? r->weight : (double)r->samples;
+}
+
+double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	double v = 0;
+
+	if (!o->counter)
+		return o->weight ? p->weight : (double)p->samples;
+	for (size_t k = 0; k < o->ncids; k++)
+		v += (double)p->counters[o->cids[k]].total;
+	return v;
+}
+
+void sd_metric_put(FILE *out, const struct sd_report_opts *o, double v, int width)
+{
+	if (o->weight && !o->counter && !o->weight_unit)
+		fprintf(out, "%*.3f", width, v / 1e6);
+	else
+		fprintf(out, "%*.0f", width, v);
+}
+
+const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, char *buf,
+			  size_t len)
+{
+	if (!o->weight || o->counter)
+		return prefix;
+	snprintf(buf, len, "%s_%s", prefix, o->weight_unit ? o->weight_unit : "ms");
+	return buf;
+}
+
+void sd_nocounters_warning(FILE *out, const struct sd_profile *p)
+{
+	if (p->nocounters)
+		fprintf(out, "sonde: warning: %" PRIu64 " samples carry no counter values (their "
+			"thread's counters could not be read, flag 8; counted as samples, not as "
+			"zero deltas)\n", p->nocounters);
+}
+
+/* The metric of each merged call node's own samples (index: node). NULL on ENOMEM. */
+static double *node_values(const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	double *v = calloc(p->nnodes, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	if (o->counter) {
+		for (size_t i = 0; i < p->nrows; i++)
+			v[p->rows[i].cnode] += sd_metric_row(o, &p->rows[i]);
+	} else {
+		for (size_t i = 1; i < p->nnodes; i++)
+			v[i] = o->weight ? p->nodes[i].weight : (double)p->nodes[i].samples;
+	}
+	return v;
 }
 
 /* Self and total (inclusive; a function counted once per path) per function. */
-static int flat_rows(const struct sd_profile *p, int weight, struct frow **out, size_t *nout)
+static int flat_rows(const struct sd_profile *p, const struct sd_report_opts *o,
+		     struct frow **out, size_t *nout)
 {
 	size_t nf = sd_sym_nfuncs(p->sym), n = p->nnodes, nrows = 0;
 	double *self = calloc(nf + 1, sizeof(double)), *total = calloc(nf + 1, sizeof(double));
@@ -220,15 +324,16 @@ static int flat_rows(const struct sd_profile *p, int weight, struct frow **out, 
 	uint32_t *onpath = calloc(nf + 1, sizeof(uint32_t));
 	uint64_t *stack = malloc(2 * n * sizeof(uint64_t));
 	struct frow *rows = NULL;
+	double *nv = node_values(p, o);
 	int err = -ENOMEM;
 
-	if (!self || !total || !sub || !first || !next || !onpath || !stack)
+	if (!self || !total || !sub || !first || !next || !onpath || !stack || !nv)
 		goto out;
 	memset(first, 0xff, n * sizeof(uint32_t));
 	for (size_t i = n; i-- > 1;) {
 		const struct sd_cnode *c = &p->nodes[i];
-		sub[i] += node_val(c, weight);
-		self[c->func] += node_val(c, weight);
+		sub[i] += nv[i];
+		self[c->func] += nv[i];
 		sub[c->parent] += sub[i];
 		next[i] = first[c->parent];
 		first[c->parent] = (uint32_t)i;
@@ -264,6 +369,7 @@ static int flat_rows(const struct sd_profile *p, int weight, struct frow **out, 
 out:
 	free(self), free(total), free(sub), free(first), free(next), free(onpath), free(stack);
 	free(rows);
+	free(nv);
 	return err;
 }
 
@@ -272,13 +378,19 @@ static double pct(double v, double all)
 	return all > 0 ? 100.0 * v / all : 0.0;
 }
 
-/* A metric value as text: integer samples, or milliseconds for weight (ns units). */
-static void put_val(FILE *out, int weight, double v, int width)
+/* Header lines of the text report: one per counter and per unavailable counter. */
+static void counter_lines(FILE *out, const struct sd_profile *p)
 {
-	if (weight)
-		fprintf(out, "%*.3f", width, v / 1e6);
-	else
-		fprintf(out, "%*" PRIu64, width, (uint64_t)v);
+	for (size_t i = 0; i < p->ncounters; i++) {
+		const struct sd_counter_row *c = &p->counters[i];
+		fprintf(out, "counter %s: %" PRIu64 " total", c->name, c->total);
+		if (p->cpu_ns > 0)
+			fprintf(out, ", %.1f per CPU-second", (double)c->total / (p->cpu_ns / 1e9));
+		fprintf(out, " (%s)\n", c->source);
+	}
+	for (size_t i = 0; i < p->nunavail; i++)
+		fprintf(out, "counter %s: unavailable (%s)\n", p->unavail[i].name,
+			p->unavail[i].reason);
 }
 
 static void drops_warning(FILE *out, const struct sd_profile *p)
@@ -302,17 +414,22 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 {
 	struct frow *rows;
 	size_t n;
-	int w = o->weight;
-	double all = w ? p->weight : (double)p->samples;
+	char b1[64], b2[64];
+	double all = sd_metric_total(p, o);
+	const char *metric = o->counter ? o->counter : o->weight ? "weight" : "samples";
 
-	if (flat_rows(p, w, &rows, &n))
+	if (flat_rows(p, o, &rows, &n))
 		return -ENOMEM;
 	if (o->top && o->top < n)
 		n = o->top;
 	switch (o->format) {
 	case SD_FMT_TEXT:
 		fprintf(out, "samples: %" PRIu64, p->samples);
-		if (w)
+		if (o->counter)
+			fprintf(out, " (%s: %.0f)", o->counter, all);
+		else if (o->weight && o->weight_unit)
+			fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
+		else if (o->weight)
 			fprintf(out, " (%.3f ms)", p->weight / 1e6);
 		fprintf(out, "  streams: %" PRIu64 "  processes: %zu  threads: %zu\n", p->streams,
 			p->npids, p->nthreads);
@@ -321,48 +438,65 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 			fprintf(out, "source %s: %" PRIu64 " samples (%s, period %" PRIu64 " %s, %s)\n",
 				s->name, s->samples, s->spec, s->period, s->unit, s->mechanism);
 		}
-		fprintf(out, "\n%10s %7s %10s %7s  function\n", w ? "self_ms" : "self", "self%",
-			w ? "total_ms" : "total", "total%");
+		counter_lines(out, p);
+		const char *c1 = sd_metric_col(o, "self", b1, 64);
+		const char *c2 = sd_metric_col(o, "total", b2, 64);
+		int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
+		int w2 = strlen(c2) > 10 ? (int)strlen(c2) : 10;
+		fprintf(out, "\n%*s %7s %*s %7s  function\n", w1, c1, "self%", w2, c2, "total%");
 		for (size_t i = 0; i < n; i++) {
-			put_val(out, w, rows[i].self, 10);
+			sd_metric_put(out, o, rows[i].self, w1);
 			fprintf(out, " %6.2f%% ", pct(rows[i].self, all));
-			put_val(out, w, rows[i].total, 10);
+			sd_metric_put(out, o, rows[i].total, w2);
 			fprintf(out, " %6.2f%%  %s\n", pct(rows[i].total, all), rows[i].f->display);
 		}
 		drops_warning(out, p);
+		sd_nocounters_warning(out, p);
 		break;
 	case SD_FMT_CSV:
-		fputs("function,self,self_pct,total,total_pct,module\n", out);
+		fprintf(out, "function,%s,self_pct,%s,total_pct,module\n",
+			sd_metric_col(o, "self", b1, 64), sd_metric_col(o, "total", b2, 64));
 		for (size_t i = 0; i < n; i++) {
 			csv_str(out, rows[i].f->display);
 			putc(',', out);
-			put_val(out, w, rows[i].self, 0);
+			sd_metric_put(out, o, rows[i].self, 0);
 			fprintf(out, ",%.2f,", pct(rows[i].self, all));
-			put_val(out, w, rows[i].total, 0);
+			sd_metric_put(out, o, rows[i].total, 0);
 			fprintf(out, ",%.2f,", pct(rows[i].total, all));
 			csv_str(out, rows[i].f->module);
 			putc('\n', out);
 		}
 		drops_warning(stderr, p);
+		sd_nocounters_warning(stderr, p);
 		break;
 	default: /* json */
-		fprintf(out, "{\"metric\":\"%s\",\"samples\":%" PRIu64 ",\"weight_ms\":%.3f,"
-			"\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
-			"\"dropped\":%" PRIu64 ",\"rows\":[", w ? "weight" : "samples", p->samples,
-			p->weight / 1e6, p->streams, p->npids, p->nthreads, p->dropped);
+		fputs("{\"metric\":", out);
+		json_cstr(out, metric);
+		fprintf(out, ",\"samples\":%" PRIu64, p->samples);
+		if (o->weight && o->weight_unit)
+			fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
+		else
+			fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+		if (o->counter)
+			fprintf(out, ",\"metric_total\":%.0f", all);
+		fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
+			"\"dropped\":%" PRIu64 ",\"rows\":[", p->streams, p->npids, p->nthreads,
+			p->dropped);
 		for (size_t i = 0; i < n; i++) {
 			fputs(i ? ",\n{\"function\":" : "\n{\"function\":", out);
 			json_cstr(out, rows[i].f->display);
-			fputs(",\"self\":", out);
-			put_val(out, w, rows[i].self, 0);
-			fprintf(out, ",\"self_pct\":%.2f,\"total\":", pct(rows[i].self, all));
-			put_val(out, w, rows[i].total, 0);
+			fprintf(out, ",\"%s\":", sd_metric_col(o, "self", b1, 64));
+			sd_metric_put(out, o, rows[i].self, 0);
+			fprintf(out, ",\"self_pct\":%.2f,\"%s\":", pct(rows[i].self, all),
+				sd_metric_col(o, "total", b2, 64));
+			sd_metric_put(out, o, rows[i].total, 0);
 			fprintf(out, ",\"total_pct\":%.2f,\"module\":", pct(rows[i].total, all));
 			json_cstr(out, rows[i].f->module);
 			putc('}', out);
 		}
 		fputs("]}\n", out);
 		drops_warning(stderr, p);
+		sd_nocounters_warning(stderr, p);
 	}
 	free(rows);
 	return 0;
@@ -377,17 +511,18 @@ static int fline_cmp(const void *a, const void *b)
 	return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
 }
 
-static int out_folded(FILE *out, const struct sd_profile *p, int weight)
+static int out_folded(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct fline *lines = malloc(p->nnodes * sizeof(*lines));
 	uint32_t *chain = malloc(p->nnodes * sizeof(*chain));
+	double *nv = node_values(p, o);
 	size_t nl = 0;
 	int err = -ENOMEM;
 
-	if (!lines || !chain)
+	if (!lines || !chain || !nv)
 		goto out;
 	for (size_t i = 1; i < p->nnodes; i++) {
-		double v = node_val(&p->nodes[i], weight);
+		double v = nv[i];
 		size_t depth = 0, len = 0;
 		if (v <= 0)
 			continue;
@@ -411,12 +546,14 @@ static int out_folded(FILE *out, const struct sd_profile *p, int weight)
 	for (size_t i = 0; i < nl; i++)
 		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
 	drops_warning(stderr, p);
+	sd_nocounters_warning(stderr, p);
 	err = 0;
 out:
 	for (size_t i = 0; i < nl; i++)
 		free(lines[i].path);
 	free(lines);
 	free(chain);
+	free(nv);
 	return err;
 }
 
@@ -519,6 +656,79 @@ static void out_sources(FILE *out, const struct sd_profile *p, enum sd_format fm
 		fputs("]}\n", out);
 }
 
+/* One row per counter (merged by name), then one per unavailable counter. */
+static void out_counters(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+{
+	size_t w = 7;
+
+	for (size_t i = 0; i < p->ncounters; i++)
+		w = strlen(p->counters[i].name) > w ? strlen(p->counters[i].name) : w;
+	for (size_t i = 0; i < p->nunavail; i++)
+		w = strlen(p->unavail[i].name) > w ? strlen(p->unavail[i].name) : w;
+	if (fmt == SD_FMT_TEXT)
+		fprintf(out, "%-*s %-11s %12s %12s %7s  source\n", (int)w, "counter", "status",
+			"total", "per_cpu_s", "streams");
+	else if (fmt == SD_FMT_CSV)
+		fputs("counter,group,status,source,total,per_cpu_s,streams,reason\n", out);
+	else
+		fputs("{\"counters\":[", out);
+	for (size_t i = 0; i < p->ncounters + p->nunavail; i++) {
+		const struct sd_counter_row *c = i < p->ncounters ? &p->counters[i] : NULL;
+		const struct sd_counter_unavail *u = c ? NULL : &p->unavail[i - p->ncounters];
+		double per = c && p->cpu_ns > 0 ? (double)c->total / (p->cpu_ns / 1e9) : -1;
+		if (fmt == SD_FMT_TEXT && c) {
+			fprintf(out, "%-*s %-11s %12" PRIu64, (int)w, c->name, "available", c->total);
+			if (per >= 0)
+				fprintf(out, " %12.1f", per);
+			else
+				fprintf(out, " %12s", "-");
+			fprintf(out, " %7" PRIu64 "  %s\n", c->streams, c->source);
+		} else if (fmt == SD_FMT_TEXT) {
+			fprintf(out, "%-*s %-11s %12s %12s %7" PRIu64 "  (%s)\n", (int)w, u->name,
+				"unavailable", "-", "-", u->streams, u->reason);
+		} else if (fmt == SD_FMT_CSV) {
+			csv_str(out, c ? c->name : u->name);
+			putc(',', out);
+			csv_str(out, c ? c->group : u->name);
+			fputs(c ? ",available," : ",unavailable,", out);
+			if (c) {
+				csv_str(out, c->source);
+				fprintf(out, ",%" PRIu64 ",", c->total);
+				if (per >= 0)
+					fprintf(out, "%.1f", per);
+				fprintf(out, ",%" PRIu64 ",\n", c->streams);
+			} else {
+				fprintf(out, ",,,%" PRIu64 ",", u->streams);
+				csv_str(out, u->reason);
+				putc('\n', out);
+			}
+		} else {
+			fputs(i ? ",\n{\"counter\":" : "\n{\"counter\":", out);
+			json_cstr(out, c ? c->name : u->name);
+			fputs(",\"group\":", out);
+			json_cstr(out, c ? c->group : u->name);
+			fprintf(out, ",\"status\":\"%s\",\"source\":", c ? "available" : "unavailable");
+			if (c) {
+				json_cstr(out, c->source);
+				fprintf(out, ",\"total\":%" PRIu64 ",\"per_cpu_s\":", c->total);
+				if (per >= 0)
+					fprintf(out, "%.1f", per);
+				else
+					fputs("null", out);
+				fprintf(out, ",\"streams\":%" PRIu64 ",\"reason\":null}", c->streams);
+			} else {
+				fprintf(out, "null,\"total\":null,\"per_cpu_s\":null,\"streams\":%" PRIu64
+					",\"reason\":", u->streams);
+				json_cstr(out, u->reason);
+				putc('}', out);
+			}
+		}
+	}
+	if (fmt == SD_FMT_JSON)
+		fputs("]}\n", out);
+	sd_nocounters_warning(fmt == SD_FMT_TEXT ? out : stderr, p);
+}
+
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	if (sd_sym_finish(p->sym))
@@ -531,6 +741,10 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		out_sources(out, p, o->format);
 		return 0;
 	}
+	if (o->view == SD_VIEW_COUNTERS) {
+		out_counters(out, p, o->format);
+		return 0;
+	}
 	if (o->view == SD_VIEW_GROUP)
 		return sd_out_group(out, p, o);
 	if (o->view == SD_VIEW_TREE)
@@ -538,6 +752,6 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	if (o->view == SD_VIEW_REGIONS)
 		return sd_out_regions(out, p, o);
 	if (o->format == SD_FMT_FOLDED)
-		return out_folded(out, p, o->weight);
+		return out_folded(out, p, o);
 	return out_flat(out, p, o);
 }

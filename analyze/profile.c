@@ -15,6 +15,14 @@
  * each closed region adds to the timing of its (thread, node); regions still open at the
  * end of the stream are closed at the thread's last known time and flagged as forced.
  *
+ * Counters (HEADER `counters`): every SAMPLE's `deltas` (one per counter, header order)
+ * add to its key's counter sums (struct sagg, a stride of ncounters in aggcnt), so the
+ * per-key sums, not the samples, are kept; samples with flag 8 (counters unreadable) are
+ * counted instead. REGION `counts` are the thread's totals at the event: a region's
+ * deltas are its end's counts minus its begin's. Counters are merged across streams by
+ * name (struct sd_counter_row); a `deltas` or `counts` array whose length is not the
+ * number of header counters is corrupt.
+ *
  * A stream is merged only after it was read without error (a truncated stream is read up
  * to its last whole record), so a corrupt file leaves the profile as it was.
  *
@@ -33,14 +41,17 @@
 
 struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; double weight;
 	       uint32_t cnode; int used; };
-struct sopen { uint32_t node; uint64_t t, child_ns; };
+struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */ };
 struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
-		 struct sopen *open; size_t nopen, capopen; uint32_t row; };
+		 struct sopen *open; size_t nopen, capopen; uint32_t row;
+		 uint64_t *lastcnt; /* counts of its last REGION that had them */ };
 struct sattr { char *name; uint32_t gid; int merged; };
 struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
-	      double weight; };
-struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced; };
+	      double weight; uint64_t nocnt; };
+struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;
+	      uint64_t *cnt; /* inclusive counter deltas, NULL until the first */ };
+struct scounter { char *name, *group, *unit, *source; uint32_t gid; };
 struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples; double weight; };
 
 /* Everything known about the stream being read. Index 0 of nodes is the root; index 0 of
@@ -62,7 +73,10 @@ struct sstate {
 	uint32_t last_agg; int have_last;              /* cache: consecutive samples repeat */
 	struct sreg *regs; size_t nregs, capregs;
 	struct sd_u64map regmap;                       /* thread << 32 | node -> index in regs */
-	uint64_t nregion_records;
+	uint64_t nregion_records, nregion_counts;
+	struct scounter *ctrs; size_t nctrs;           /* HEADER counters */
+	char **unames, **ureasons; size_t nun;         /* HEADER counters_unavailable */
+	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */
 };
 
 static int grow(void *pp, size_t *cap, size_t need, size_t size)
@@ -123,8 +137,20 @@ void sd_profile_fini(struct sd_profile *p)
 	free(p->value_strs);
 	free(p->ctx);
 	sd_strmap_fini(&p->ctx_children);
+	for (size_t i = 0; i < p->nrows; i++)
+		free(p->rows[i].counts);
 	free(p->rows);
+	for (size_t i = 0; i < p->nregions; i++)
+		free(p->regions[i].counts);
 	free(p->regions);
+	for (size_t i = 0; i < p->ncounters; i++) {
+		struct sd_counter_row *c = &p->counters[i];
+		free(c->name), free(c->group), free(c->unit), free(c->source);
+	}
+	free(p->counters);
+	for (size_t i = 0; i < p->nunavail; i++)
+		free(p->unavail[i].name), free(p->unavail[i].reason);
+	free(p->unavail);
 	free(p->where);
 	memset(p, 0, sizeof(*p));
 }
@@ -135,7 +161,10 @@ static void sstate_fini(struct sstate *st)
 	free(st->mods);
 	for (size_t i = 0; i < st->nthreads; i++) {
 		free(st->threads[i].name);
+		for (size_t k = 0; k < st->threads[i].nopen; k++)
+			free(st->threads[i].open[k].cnt);
 		free(st->threads[i].open);
+		free(st->threads[i].lastcnt);
 	}
 	free(st->threads);
 	for (size_t i = 0; i < st->nattrs; i++)
@@ -146,8 +175,20 @@ static void sstate_fini(struct sstate *st)
 	free(st->ctxs);
 	free(st->aggs);
 	sd_strmap_fini(&st->aggmap);
+	for (size_t i = 0; i < st->nregs; i++)
+		free(st->regs[i].cnt);
 	free(st->regs);
 	sd_u64map_fini(&st->regmap);
+	for (size_t i = 0; i < st->nctrs; i++) {
+		struct scounter *c = &st->ctrs[i];
+		free(c->name), free(c->group), free(c->unit), free(c->source);
+	}
+	free(st->ctrs);
+	for (size_t i = 0; i < st->nun; i++)
+		free(st->unames[i]), free(st->ureasons[i]);
+	free(st->unames);
+	free(st->ureasons);
+	free(st->aggcnt);
 	for (size_t i = 0; i <= st->nsources && st->sources; i++) {
 		struct ssource *s = &st->sources[i];
 		free(s->name), free(s->spec), free(s->unit), free(s->mechanism);
@@ -188,6 +229,35 @@ static int on_header(struct sstate *st, const struct sd_record *r)
 		if (!s->name || !s->spec || !s->unit || !s->mechanism)
 			return -ENOMEM;
 	}
+	/* counters and unavailable counters; entries that are not maps get "?" names */
+	const msgpack_object *ctrs = sd_map_get(info, "counters");
+	n = ctrs && ctrs->type == MSGPACK_OBJECT_ARRAY ? ctrs->via.array.size : 0;
+	if (n && !(st->ctrs = calloc(n, sizeof(*st->ctrs))))
+		return -ENOMEM;
+	st->nctrs = n;
+	for (size_t i = 0; i < n; i++) {
+		const msgpack_object *m = &ctrs->via.array.ptr[i];
+		struct scounter *c = &st->ctrs[i];
+		c->name = strdup_or(sd_map_get(m, "name"), "?");
+		c->group = strdup_or(sd_map_get(m, "group"), c->name ? c->name : "?");
+		c->unit = strdup_or(sd_map_get(m, "unit"), "count");
+		c->source = strdup_or(sd_map_get(m, "source"), "?");
+		if (!c->name || !c->group || !c->unit || !c->source)
+			return -ENOMEM;
+	}
+	const msgpack_object *un = sd_map_get(info, "counters_unavailable");
+	n = un && un->type == MSGPACK_OBJECT_ARRAY ? un->via.array.size : 0;
+	if (n && (!(st->unames = calloc(n, sizeof(char *))) ||
+		  !(st->ureasons = calloc(n, sizeof(char *)))))
+		return -ENOMEM;
+	st->nun = n;
+	for (size_t i = 0; i < n; i++) {
+		const msgpack_object *m = &un->via.array.ptr[i];
+		st->unames[i] = strdup_or(sd_map_get(m, "name"), "?");
+		st->ureasons[i] = strdup_or(sd_map_get(m, "reason"), "no reason given");
+		if (!st->unames[i] || !st->ureasons[i])
+			return -ENOMEM;
+	}
 	/* thread slot 0: samples of threads never announced */
 	st->threads = calloc(1, sizeof(*st->threads));
 	if (!st->threads)
@@ -210,8 +280,10 @@ static long def_index(uint64_t id, size_t n)
 	return id >= 1 && id <= n ? (long)id : -1;
 }
 
-/* Count one sample under its key (see struct sagg). */
-static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now)
+/* Count one sample under its key (see struct sagg), with its counter deltas (a checked
+ * array of nctrs unsigned integers, or NULL) or nocnt = 1 when flag 8 says unreadable. */
+static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
+		   const msgpack_object *deltas, int nocnt)
 {
 	uint32_t idx;
 
@@ -219,7 +291,9 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now)
 		idx = st->last_agg;
 	} else if (!sd_strmap_get(&st->aggmap, key, 5 * sizeof(*key), &idx)) {
 		if (st->naggs >= UINT32_MAX - 1 ||
-		    grow(&st->aggs, &st->capaggs, st->naggs + 1, sizeof(*st->aggs)))
+		    grow(&st->aggs, &st->capaggs, st->naggs + 1, sizeof(*st->aggs)) ||
+		    (st->nctrs && grow(&st->aggcnt, &st->capaggcnt, (st->naggs + 1) * st->nctrs,
+				       sizeof(*st->aggcnt))))
 			return -ENOMEM;
 		idx = (uint32_t)st->naggs;
 		if (sd_strmap_put(&st->aggmap, key, 5 * sizeof(*key), idx))
@@ -233,13 +307,18 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now)
 	a->samples++;
 	a->weight += w;
 	a->last = now;
+	a->nocnt += nocnt != 0;
+	for (uint32_t k = 0; deltas && k < deltas->via.array.size; k++)
+		st->aggcnt[(size_t)idx * st->nctrs + k] += deltas->via.array.ptr[k].via.u64;
 	st->last_agg = idx;
 	st->have_last = 1;
 	return 0;
 }
 
-/* Close the innermost open region of thread ti at time `end`. */
-static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced)
+/* Close the innermost open region of thread ti at time `end`, with the thread's counter
+ * totals `cnt` at that time (nctrs values, or NULL if unknown). */
+static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced,
+			const uint64_t *cnt)
 {
 	struct sthread *t = &st->threads[ti];
 	struct sopen o = t->open[--t->nopen];
@@ -251,8 +330,10 @@ static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced
 		    grow(&st->regs, &st->capregs, st->nregs + 1, sizeof(*st->regs)))
 			return -ENOMEM;
 		idx = (uint32_t)st->nregs;
-		if (sd_u64map_put(&st->regmap, key, idx))
+		if (sd_u64map_put(&st->regmap, key, idx)) {
+			free(o.cnt);
 			return -ENOMEM;
+		}
 		struct sreg *g = &st->regs[st->nregs++];
 		g->thread = ti;
 		g->node = o.node;
@@ -267,23 +348,48 @@ static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced
 	if (dur > g->max)
 		g->max = dur;
 	g->forced += forced != 0;
+	if (o.cnt && cnt) {
+		if (!g->cnt && !(g->cnt = calloc(st->nctrs, sizeof(*g->cnt)))) {
+			free(o.cnt);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k < st->nctrs; k++)
+			g->cnt[k] += cnt[k] > o.cnt[k] ? cnt[k] - o.cnt[k] : 0;
+	}
+	free(o.cnt);
 	if (t->nopen)
 		t->open[t->nopen - 1].child_ns += dur;
 	return 0;
 }
 
-/* Replay one REGION event of a defined thread and context node. */
-static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t node, uint64_t ev)
+/* Replay one REGION event of a defined thread and context node; `counts` is its checked
+ * counts array (nctrs unsigned integers) or NULL. */
+static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t node, uint64_t ev,
+			const msgpack_object *counts)
 {
 	struct sthread *th = &st->threads[ti];
+	uint64_t *cnt = NULL;
 	int err;
 
 	if (t > th->last_t)
 		th->last_t = t;
+	if (counts && st->nctrs) {
+		if (!th->lastcnt && !(th->lastcnt = calloc(st->nctrs, sizeof(*th->lastcnt))))
+			return -ENOMEM;
+		for (size_t k = 0; k < st->nctrs; k++)
+			th->lastcnt[k] = counts->via.array.ptr[k].via.u64;
+		cnt = th->lastcnt;
+	}
 	if (ev == 1) {
+		uint64_t *copy = NULL;
 		if (grow(&th->open, &th->capopen, th->nopen + 1, sizeof(*th->open)))
 			return -ENOMEM;
-		th->open[th->nopen++] = (struct sopen){ node, t, 0 };
+		if (cnt) {
+			if (!(copy = malloc(st->nctrs * sizeof(*copy))))
+				return -ENOMEM;
+			memcpy(copy, cnt, st->nctrs * sizeof(*copy));
+		}
+		th->open[th->nopen++] = (struct sopen){ node, t, 0, copy };
 		return 0;
 	}
 	size_t k = th->nopen;
@@ -292,9 +398,9 @@ static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t nod
 	if (!k)
 		return 0; /* not open: nothing to time */
 	while (th->nopen > k) /* misnested: inner regions end with it, forced */
-		if ((err = region_close(st, ti, t, 1)))
+		if ((err = region_close(st, ti, t, 1, cnt)))
 			return err;
-	return region_close(st, ti, t, ev == 2);
+	return region_close(st, ti, t, ev == 2, cnt);
 }
 
 /* A CONTEXT value as a string: str as is, integers in decimal, floats as %.15g. */
@@ -318,6 +424,24 @@ static char *value_str(const msgpack_object *o)
 	default:
 		return NULL;
 	}
+}
+
+/* NULL if o is an array of n unsigned integers, else why it is corrupt. */
+static const char *check_counts(const msgpack_object *o, size_t n, const char *what)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return !strcmp(what, "SAMPLE deltas") ? "SAMPLE deltas is not an array"
+						      : "REGION counts is not an array";
+	if (o->via.array.size != n)
+		return !strcmp(what, "SAMPLE deltas")
+			? "SAMPLE deltas does not have one value per header counter"
+			: "REGION counts does not have one value per header counter";
+	for (uint32_t k = 0; k < n; k++)
+		if (o->via.array.ptr[k].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return !strcmp(what, "SAMPLE deltas")
+				? "SAMPLE deltas holds a value that is not an unsigned integer"
+				: "REGION counts holds a value that is not an unsigned integer";
+	return NULL;
 }
 
 static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
@@ -422,11 +546,17 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_SAMPLE: {
-		uint64_t fl, cx = 0, pcx = 0;
+		uint64_t fl = 0, cx = 0, pcx = 0;
+		const msgpack_object *dl = r->n > 9 ? &r->v[9] : NULL;
 		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
 		    sd_rec_u64(r, 4, &d) || sd_rec_u64(r, 5, &e) ||
 		    (r->n > 6 && sd_rec_u64(r, 6, &fl)) || (r->n > 7 && sd_rec_u64(r, 7, &cx)) ||
 		    (r->n > 8 && sd_rec_u64(r, 8, &pcx)))
+			goto bad;
+		if (dl && (why = check_counts(dl, st->nctrs, "SAMPLE deltas")))
+			goto bad;
+		why = "SAMPLE has both deltas and flag 8, counters unreadable";
+		if (dl && (fl & 8))
 			goto bad;
 		uint32_t key[5];
 		key[0] = a < st->nthreads ? (uint32_t)a : 0;
@@ -441,7 +571,8 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		key[2] = cx < st->nctxs ? (uint32_t)cx : 0;   /* undefined: no context */
 		key[3] = pcx < st->nctxs ? (uint32_t)pcx : 0;
 		key[4] = d < st->nnodes ? (uint32_t)d : UINT32_MAX; /* UINT32_MAX: unknown */
-		return agg_add(st, key, (double)e * (double)src->period, t->now);
+		return agg_add(st, key, (double)e * (double)src->period, t->now, dl,
+			       (fl & 8) != 0);
 	}
 	case SD_K_ATTRIBUTE: {
 		const char *ty, *sc;
@@ -500,15 +631,20 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		x->attr = (uint32_t)c;
 		return 0;
 	}
-	case SD_K_REGION:
+	case SD_K_REGION: {
+		const msgpack_object *cn = r->n > 5 ? &r->v[5] : NULL;
 		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
 		    sd_rec_u64(r, 4, &d))
 			goto bad;
+		if (cn && (why = check_counts(cn, st->nctrs, "REGION counts")))
+			goto bad;
 		st->nregion_records++;
+		st->nregion_counts += cn != NULL;
 		if (a == 0 || a >= st->nthreads || !st->threads[a].defined || c == 0 ||
 		    c >= st->nctxs || d > 2)
 			return 0; /* undefined thread or node, unknown event: ignored */
-		return region_event(st, (uint32_t)a, b, (uint32_t)c, d);
+		return region_event(st, (uint32_t)a, b, (uint32_t)c, d, cn);
+	}
 	case SD_K_DROPS: {
 		const msgpack_object *m = r->n > 2 ? &r->v[2] : NULL;
 		if (sd_rec_u64(r, 1, &a) || !m || m->type != MSGPACK_OBJECT_MAP)
@@ -727,6 +863,79 @@ static int merge_contexts(struct sd_profile *p, struct sstate *st)
 	return 0;
 }
 
+/* Merge the stream's counters into p->counters by name (st->ctrs[].gid) and its
+ * unavailable counters by (name, reason). */
+static int merge_counters(struct sd_profile *p, struct sstate *st)
+{
+	for (size_t i = 0; i < st->nctrs; i++) {
+		struct scounter *c = &st->ctrs[i];
+		size_t j;
+		for (j = 0; j < p->ncounters && strcmp(p->counters[j].name, c->name); j++)
+			;
+		if (j == p->ncounters) {
+			if (j >= UINT32_MAX - 1 ||
+			    grow(&p->counters, &p->capcounters, j + 1, sizeof(*p->counters)))
+				return -ENOMEM;
+			struct sd_counter_row *g = &p->counters[j];
+			g->name = c->name, g->group = c->group, g->unit = c->unit;
+			g->source = c->source;
+			c->name = c->group = c->unit = c->source = NULL; /* moved */
+			p->ncounters++;
+		} else {
+			/* a source not listed yet is appended: "a, b" */
+			struct sd_counter_row *g = &p->counters[j];
+			size_t l = strlen(c->source), gl = strlen(g->source);
+			int seen = 0;
+			for (const char *q = g->source; (q = strstr(q, c->source)); q++)
+				if ((q == g->source || q[-1] == ' ') && (q[l] == 0 || q[l] == ','))
+					seen = 1;
+			if (!seen) {
+				char *ns = realloc(g->source, gl + l + 3);
+				if (!ns)
+					return -ENOMEM;
+				memcpy(ns + gl, ", ", 2);
+				memcpy(ns + gl + 2, c->source, l + 1);
+				g->source = ns;
+			}
+		}
+		for (size_t k = 0; k < i; k++) /* a name listed twice in one header */
+			if (st->ctrs[k].gid == j)
+				goto next;
+		p->counters[j].streams++;
+next:
+		c->gid = (uint32_t)j;
+	}
+	for (size_t i = 0; i < st->nun; i++) {
+		size_t j;
+		for (j = 0; j < p->nunavail; j++)
+			if (!strcmp(p->unavail[j].name, st->unames[i]) &&
+			    !strcmp(p->unavail[j].reason, st->ureasons[i]))
+				break;
+		if (j == p->nunavail) {
+			if (grow(&p->unavail, &p->capunavail, j + 1, sizeof(*p->unavail)))
+				return -ENOMEM;
+			p->unavail[j].name = st->unames[i];
+			p->unavail[j].reason = st->ureasons[i];
+			st->unames[i] = st->ureasons[i] = NULL; /* moved */
+			p->nunavail++;
+		}
+		p->unavail[j].streams++;
+	}
+	return 0;
+}
+
+/* The stream's nctrs values v as a fresh array indexed by merged counter (NULL: ENOMEM). */
+static uint64_t *global_counts(const struct sd_profile *p, const struct sstate *st,
+			       const uint64_t *v)
+{
+	uint64_t *g = calloc(p->ncounters, sizeof(*g));
+
+	if (g)
+		for (size_t k = 0; k < st->nctrs; k++)
+			g[st->ctrs[k].gid] += v[k];
+	return g;
+}
+
 static int merge(struct sd_profile *p, struct sstate *st)
 {
 	uint32_t nostack_c = 0, badnode_c = 0;
@@ -738,9 +947,10 @@ static int merge(struct sd_profile *p, struct sstate *st)
 	/* regions still open at the end: closed at the thread's last time, forced */
 	for (size_t i = 1; i < st->nthreads; i++)
 		while (st->threads[i].nopen)
-			if (region_close(st, (uint32_t)i, st->threads[i].last_t, 1))
+			if (region_close(st, (uint32_t)i, st->threads[i].last_t, 1,
+					 st->threads[i].lastcnt))
 				goto out;
-	if (merge_contexts(p, st))
+	if (merge_contexts(p, st) || merge_counters(p, st))
 		goto out;
 	/* the kept keys count for their source, thread and call node */
 	for (size_t i = 0; i < st->naggs; i++) {
@@ -748,6 +958,9 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		if (!where_ok(p, st->ctxs[a->ctx].gnode, st->ctxs[a->pctx].gnode))
 			continue;
 		a->kept = 1;
+		p->nocounters += a->nocnt;
+		for (size_t k = 0; k < st->nctrs; k++)
+			p->counters[st->ctrs[k].gid].total += st->aggcnt[i * st->nctrs + k];
 		struct ssource *src = &st->sources[a->source];
 		struct sthread *t = &st->threads[a->thread];
 		src->samples += a->samples;
@@ -813,6 +1026,8 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			continue;
 		p->samples += s->samples;
 		p->weight += s->weight;
+		if (!strcmp(s->name, "cpu-time") && !strcmp(s->unit, "ns"))
+			p->cpu_ns += s->weight;
 		for (j = 0; j < p->nsources; j++) {
 			struct sd_source_row *r = &p->sources[j];
 			if (!strcmp(r->name, s->name) && r->period == s->period &&
@@ -868,7 +1083,11 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			goto out;
 		const struct sthread *t = &st->threads[a->thread];
 		const struct sd_thread_row *tr = &p->threads[t->row];
+		uint64_t *cnt = NULL;
+		if (st->nctrs && !(cnt = global_counts(p, st, &st->aggcnt[i * st->nctrs])))
+			goto out;
 		p->rows[p->nrows++] = (struct sd_crow){
+			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
 			.cnode = a->node == 0 ? nostack_c : a->node == UINT32_MAX ? badnode_c
 				 : st->nodes[a->node].cnode,
 			.source = srcrow[a->source], .ctx = st->ctxs[a->ctx].gnode,
@@ -883,12 +1102,17 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		if (grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
 			goto out;
 		const struct sd_thread_row *tr = &p->threads[st->threads[g->thread].row];
+		uint64_t *cnt = NULL;
+		if (g->cnt && !(cnt = global_counts(p, st, g->cnt)))
+			goto out;
 		p->regions[p->nregions++] = (struct sd_region_row){
+			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
 			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
 			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
 			.max_ns = g->max, .forced = g->forced };
 	}
 	p->region_records += st->nregion_records;
+	p->region_counts += st->nregion_counts;
 	p->streams++;
 	err = 0;
 out:

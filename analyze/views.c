@@ -21,13 +21,6 @@ static double pct(double v, double all)
 	return all > 0 ? 100.0 * v / all : 0.0;
 }
 
-static void put_val(FILE *out, int weight, double v, int width)
-{
-	if (weight)
-		fprintf(out, "%*.3f", width, v / 1e6);
-	else
-		fprintf(out, "%*" PRIu64, width, (uint64_t)v);
-}
 
 /* A growing byte buffer. */
 struct buf { char *p; size_t n, cap; };
@@ -59,15 +52,12 @@ static int buf_str(struct buf *b, const char *s)
 
 enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE };
 struct key { enum key_kind kind; uint32_t attr; int known; };
-struct group { char *key; size_t klen; uint64_t samples; double weight; };
-
-static int group_cmp_w;
+struct group { char *key; size_t klen; double v; };
 
 static int group_cmp(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
-	double vx = group_cmp_w ? x->weight : (double)x->samples;
-	double vy = group_cmp_w ? y->weight : (double)y->samples;
+	double vx = x->v, vy = y->v;
 
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
@@ -127,8 +117,9 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 	size_t ngroups = 0, capgroups = 0, *width = calloc(o->ngroup, sizeof(*width));
 	struct sd_strmap map = { 0 };
 	struct buf b = { 0 };
-	int w = o->weight, text = o->format == SD_FMT_TEXT, err = -ENOMEM;
-	double all = w ? p->weight : (double)p->samples;
+	int text = o->format == SD_FMT_TEXT, err = -ENOMEM;
+	double all = sd_metric_total(p, o);
+	char mbuf[64];
 
 	if (!keys || !width)
 		goto out;
@@ -165,18 +156,16 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 				goto out;
 			memcpy(groups[g].key, b.p, b.n);
 			groups[g].klen = b.n;
-			groups[g].samples = 0;
-			groups[g].weight = 0;
+			groups[g].v = 0;
 			ngroups++;
 		}
-		groups[g].samples += r->samples;
-		groups[g].weight += r->weight;
+		groups[g].v += sd_metric_row(o, r);
 	}
-	group_cmp_w = w;
 	if (ngroups > 1)
 		qsort(groups, ngroups, sizeof(*groups), group_cmp);
 	size_t n = o->top && o->top < ngroups ? o->top : ngroups;
-	const char *metric = w ? "weight_ms" : "samples";
+	const char *metric = o->counter ? o->counter : o->weight
+			   ? sd_metric_col(o, "weight", mbuf, sizeof(mbuf)) : "samples";
 
 	if (o->format == SD_FMT_TEXT) {
 		for (size_t k = 0; k < o->ngroup; k++)
@@ -189,13 +178,14 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		}
 		for (size_t k = 0; k < o->ngroup; k++)
 			fprintf(out, "%-*s  ", (int)width[k], o->group_by[k]);
-		fprintf(out, "%10s %8s\n", metric, "percent");
+		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
+		fprintf(out, "%*s %8s\n", mw, metric, "percent");
 		for (size_t i = 0; i < n; i++) {
 			const char *v = groups[i].key;
-			double val = w ? groups[i].weight : (double)groups[i].samples;
+			double val = groups[i].v;
 			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
 				fprintf(out, "%-*s  ", (int)width[k], v);
-			put_val(out, w, val, 10);
+			sd_metric_put(out, o, val, mw);
 			fprintf(out, " %7.2f%%\n", pct(val, all));
 		}
 	} else if (o->format == SD_FMT_CSV) {
@@ -206,17 +196,24 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		fprintf(out, "%s,percent\n", metric);
 		for (size_t i = 0; i < n; i++) {
 			const char *v = groups[i].key;
-			double val = w ? groups[i].weight : (double)groups[i].samples;
+			double val = groups[i].v;
 			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
 				sd_csv_str(out, v);
 				putc(',', out);
 			}
-			put_val(out, w, val, 0);
+			sd_metric_put(out, o, val, 0);
 			fprintf(out, ",%.2f\n", pct(val, all));
 		}
 	} else {
-		fprintf(out, "{\"metric\":\"%s\",\"samples\":%" PRIu64 ",\"weight_ms\":%.3f,"
-			"\"group_by\":[", w ? "weight" : "samples", p->samples, p->weight / 1e6);
+		fputs("{\"metric\":", out);
+		sd_json_str(out, o->counter ? o->counter : o->weight ? "weight" : "samples",
+			    strlen(o->counter ? o->counter : o->weight ? "weight" : "samples"));
+		fprintf(out, ",\"samples\":%" PRIu64, p->samples);
+		if (o->weight && o->weight_unit)
+			fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
+		else
+			fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+		fputs(",\"group_by\":[", out);
 		for (size_t k = 0; k < o->ngroup; k++) {
 			if (k)
 				putc(',', out);
@@ -225,15 +222,17 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		fputs("],\"rows\":[", out);
 		for (size_t i = 0; i < n; i++) {
 			const char *v = groups[i].key;
-			double val = w ? groups[i].weight : (double)groups[i].samples;
+			double val = groups[i].v;
 			fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
 			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
 				if (k)
 					putc(',', out);
 				sd_json_str(out, v, strlen(v));
 			}
-			fprintf(out, "],\"%s\":", metric);
-			put_val(out, w, val, 0);
+			fputs("],", out);
+			sd_json_str(out, metric, strlen(metric));
+			putc(':', out);
+			sd_metric_put(out, o, val, 0);
 			fprintf(out, ",\"percent\":%.2f}", pct(val, all));
 		}
 		fputs("]}\n", out);
@@ -304,7 +303,7 @@ static int ctx_path(struct tree *t, const struct sd_profile *p, uint32_t c, uint
 	return 0;
 }
 
-static int tree_build(struct tree *t, const struct sd_profile *p, int w)
+static int tree_build(struct tree *t, const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	uint32_t *stk = NULL;
 	size_t cap = 0;
@@ -335,7 +334,7 @@ static int tree_build(struct tree *t, const struct sd_profile *p, int w)
 		while (d--)
 			if (tree_child(t, cur, 0, p->nodes[stk[d]].func, 0, &cur))
 				goto out;
-		t->n[cur].self += w ? r->weight : (double)r->samples;
+		t->n[cur].self += sd_metric_row(o, r);
 	}
 	for (size_t i = t->nn; i-- > 1;) {
 		t->n[i].incl += t->n[i].self;
@@ -429,10 +428,11 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tree t = { 0 };
 	uint32_t *order = NULL, *start = NULL, *stack = NULL;
-	int w = o->weight, err = -ENOMEM;
-	double all = w ? p->weight : (double)p->samples;
+	int err = -ENOMEM;
+	double all = sd_metric_total(p, o);
+	char b1[64], b2[64];
 
-	if (tree_build(&t, p, w))
+	if (tree_build(&t, p, o))
 		goto out;
 	if (o->format == SD_FMT_FOLDED) {
 		err = tree_folded(out, &t);
@@ -455,8 +455,8 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			k++;
 		start[q] = (uint32_t)k;
 	}
-	fprintf(out, "%10s %7s %10s %7s  path\n", w ? "total_ms" : "total", "total%",
-		w ? "self_ms" : "self", "self%");
+	fprintf(out, "%10s %7s %10s %7s  path\n", sd_metric_col(o, "total", b1, 64), "total%",
+		sd_metric_col(o, "self", b2, 64), "self%");
 	for (size_t k = start[1]; k-- > start[0];)
 		stack[sp++] = order[k];
 	while (sp) {
@@ -464,9 +464,9 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		uint32_t id = (uint32_t)(x - t.n);
 		if (pct(x->incl, all) < o->min_percent)
 			continue;
-		put_val(out, w, x->incl, 10);
+		sd_metric_put(out, o, x->incl, 10);
 		fprintf(out, " %6.2f%% ", pct(x->incl, all));
-		put_val(out, w, x->self, 10);
+		sd_metric_put(out, o, x->self, 10);
 		fprintf(out, " %6.2f%%  %*s%s\n", pct(x->self, all), (int)(2 * (x->depth - 1)), "",
 			x->name);
 		for (size_t k = start[id + 1]; k-- > start[id];)
@@ -538,6 +538,11 @@ static void ms(FILE *out, uint64_t ns, int width)
 	fprintf(out, "%*s", width, b);
 }
 
+static size_t col_width(const char *name)
+{
+	return strlen(name) > 8 ? strlen(name) : 8;
+}
+
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct rrow *rows = calloc(p->nregions + 1, sizeof(*rows));
@@ -545,6 +550,8 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 	size_t n = 0, pw = 4, tw = 6;
 	int err = -ENOMEM, bt = o->by_thread;
 	char tbuf[600];
+	/* counter columns when REGION records carried counts */
+	size_t nc = p->region_counts ? p->ncounters : 0;
 
 	if (!rows)
 		goto out;
@@ -560,9 +567,16 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 			rows[n].r.calls = rows[n].r.incl_ns = rows[n].r.excl_ns = 0;
 			rows[n].r.max_ns = rows[n].r.forced = 0;
 			rows[n].r.min_ns = UINT64_MAX;
+			rows[n].r.counts = NULL; /* the row's own sums, not g's */
+			rows[n].r.ncounts = 0;
+			if (nc && !(rows[n].r.counts = calloc(nc, sizeof(uint64_t))))
+				goto out;
+			rows[n].r.ncounts = (uint32_t)nc;
 			n++;
 		}
 		struct sd_region_row *r = &rows[k].r;
+		for (size_t c = 0; c < g->ncounts && c < nc; c++)
+			r->counts[c] += g->counts[c];
 		r->calls += g->calls;
 		r->incl_ns += g->incl_ns;
 		r->excl_ns += g->excl_ns;
@@ -586,11 +600,19 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 		}
 		if (bt)
 			fprintf(out, "%-*s  ", (int)tw, "thread");
-		fprintf(out, "%-*s %8s %12s %12s %12s %12s %12s %7s\n", (int)pw, "path", "calls",
+		fprintf(out, "%-*s %8s %12s %12s %12s %12s %12s %7s", (int)pw, "path", "calls",
 			"incl_ms", "excl_ms", "min_ms", "mean_ms", "max_ms", "forced");
+		for (size_t c = 0; c < nc; c++)
+			fprintf(out, "  %*s", (int)col_width(p->counters[c].name), p->counters[c].name);
+		putc('\n', out);
 	} else if (o->format == SD_FMT_CSV) {
-		fprintf(out, "%spath,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced\n",
+		fprintf(out, "%spath,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced",
 			bt ? "thread," : "");
+		for (size_t c = 0; c < nc; c++) {
+			putc(',', out);
+			sd_csv_str(out, p->counters[c].name);
+		}
+		putc('\n', out);
 	} else {
 		fputs("{\"regions\":[", out);
 	}
@@ -606,7 +628,11 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 			fprintf(out, "%-*s %8" PRIu64, (int)pw, rows[i].path, r->calls);
 			ms(out, r->incl_ns, 13), ms(out, r->excl_ns, 13), ms(out, mn, 13);
 			ms(out, mean, 13), ms(out, r->max_ns, 13);
-			fprintf(out, " %7" PRIu64 "\n", r->forced);
+			fprintf(out, " %7" PRIu64, r->forced);
+			for (size_t c = 0; c < nc; c++)
+				fprintf(out, "  %*" PRIu64, (int)col_width(p->counters[c].name),
+					r->counts[c]);
+			putc('\n', out);
 		} else if (o->format == SD_FMT_CSV) {
 			if (bt)
 				fprintf(out, "%" PRIu64 ",", r->tid);
@@ -615,7 +641,10 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 			ms(out, r->incl_ns, 0), putc(',', out), ms(out, r->excl_ns, 0), putc(',', out);
 			ms(out, mn, 0), putc(',', out), ms(out, mean, 0), putc(',', out);
 			ms(out, r->max_ns, 0);
-			fprintf(out, ",%" PRIu64 "\n", r->forced);
+			fprintf(out, ",%" PRIu64, r->forced);
+			for (size_t c = 0; c < nc; c++)
+				fprintf(out, ",%" PRIu64, r->counts[c]);
+			putc('\n', out);
 		} else {
 			fputs(i ? ",\n{" : "\n{", out);
 			if (bt)
@@ -626,15 +655,23 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 			ms(out, r->incl_ns, 0), fputs(",\"excl_ms\":", out), ms(out, r->excl_ns, 0);
 			fputs(",\"min_ms\":", out), ms(out, mn, 0), fputs(",\"mean_ms\":", out);
 			ms(out, mean, 0), fputs(",\"max_ms\":", out), ms(out, r->max_ns, 0);
-			fprintf(out, ",\"forced\":%" PRIu64 "}", r->forced);
+			fprintf(out, ",\"forced\":%" PRIu64, r->forced);
+			for (size_t c = 0; c < nc; c++) {
+				putc(',', out);
+				sd_json_str(out, p->counters[c].name, strlen(p->counters[c].name));
+				fprintf(out, ":%" PRIu64, r->counts[c]);
+			}
+			putc('}', out);
 		}
 	}
 	if (o->format == SD_FMT_JSON)
 		fputs("]}\n", out);
 	err = 0;
 out:
-	for (size_t i = 0; rows && i < p->nregions + 1; i++)
+	for (size_t i = 0; rows && i < p->nregions + 1; i++) {
 		free(rows[i].path);
+		free(rows[i].r.counts);
+	}
 	free(rows);
 	sd_strmap_fini(&map);
 	return err;

@@ -2,7 +2,8 @@
  * fuzz_stream.c: fuzz target for the analyzer's reader entry points. One input is one
  * stream: it is read record by record and printed as JSON (what `sonde dump` does), then
  * loaded into a profile (with --where filters) and rendered in every view and format,
- * group-by, tree and regions included (what `sonde report` does), with output to /dev/null. Symbolization is on, so module paths from the input
+ * group-by, tree, regions and counters included, with counter metrics (what `sonde
+ * report` does), with output to /dev/null. Symbolization is on, so module paths from the input
  * reach the symbolizer too.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. Otherwise (SD_FUZZ_DRIVER)
@@ -59,6 +60,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))
 					abort();
+			/* counter metrics (a group and a name), the counters view, weight units */
+			static const char *const metrics[] = { "context-switches", "page-faults", NULL };
+			for (size_t m = 0; m < 3; m++) {
+				struct sd_report_opts o = { .format = SD_FMT_TEXT, .counter = metrics[m],
+							    .weight = m == 2 };
+				int r = sd_metric_resolve(&p, &o);
+				if (r == -ENOMEM)
+					abort();
+				for (int v = 0; r == 0 && v < 5; v++) {
+					o.view = v == 0 ? SD_VIEW_FLAT : v == 1 ? SD_VIEW_GROUP : v == 2
+						 ? SD_VIEW_TREE : v == 3 ? SD_VIEW_REGIONS : SD_VIEW_COUNTERS;
+					o.group_by = keys;
+					o.ngroup = 2;
+					o.format = v == 2 ? SD_FMT_FOLDED : v == 1 ? SD_FMT_JSON : SD_FMT_TEXT;
+					if (sd_output(null, &p, &o))
+						abort();
+				}
+				sd_metric_fini(&o);
+			}
 		}
 		sd_stream_close(&s);
 	}

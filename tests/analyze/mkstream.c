@@ -74,16 +74,45 @@ static void u64(uint64_t v) { msgpack_pack_uint64(&pk, v); }
 static void kv_str(const char *k, const char *v) { str(k); str(v); }
 static void kv_u64(const char *k, uint64_t v) { str(k); u64(v); }
 
+static int with_counters; /* header(): add `counters` and `counters_unavailable` */
+static int papi_source;   /* header(): one PAPI source (perf::TASK-CLOCK) instead */
+
+static void counter(const char *name, const char *group, const char *source)
+{
+	msgpack_pack_map(&pk, 4);
+	kv_str("name", name); kv_str("group", group); kv_str("unit", "count");
+	kv_str("source", source);
+}
+
 static void header(uint64_t pid)
 {
 	msgpack_pack_array(&pk, 4);
 	u64(1); str("sonde"); u64(1);
-	msgpack_pack_map(&pk, 7);
+	msgpack_pack_map(&pk, with_counters ? 9 : 7);
+	if (with_counters) {
+		str("counters"); msgpack_pack_array(&pk, 3);
+		counter("context-switches.voluntary", "context-switches", "getrusage:ru_nvcsw");
+		counter("context-switches.involuntary", "context-switches", "getrusage:ru_nivcsw");
+		counter("page-faults", "page-faults", "perf_event:page-faults");
+		str("counters_unavailable"); msgpack_pack_array(&pk, 1);
+		msgpack_pack_map(&pk, 2);
+		kv_str("name", "cpu-migrations");
+		kv_str("reason", "perf_event_paranoid is 2: counts only user space, where no "
+		       "migration happens");
+	}
 	kv_u64("pid", pid);
 	kv_u64("ppid", 1);
 	kv_str("host", "testhost");
 	kv_str("exe", "/usr/bin/mkstream-test");
 	str("argv"); msgpack_pack_array(&pk, 2); str("mkstream"); str("a,\"b\"\n");
+	if (papi_source) {
+		str("sources"); msgpack_pack_array(&pk, 1);
+		msgpack_pack_map(&pk, 6);
+		kv_str("name", "perf::TASK-CLOCK"); kv_str("spec", "perf::TASK-CLOCK@1000000");
+		kv_str("unit", "events"); kv_u64("period", 1000000); kv_str("mechanism", "papi:overflow");
+		kv_u64("signal", 36);
+		goto clock;
+	}
 	str("sources"); msgpack_pack_array(&pk, 2);
 	msgpack_pack_map(&pk, 6);
 	kv_str("name", "cpu-time"); kv_str("spec", "cpu-time@1ms"); kv_str("unit", "ns");
@@ -93,6 +122,7 @@ static void header(uint64_t pid)
 	kv_str("name", "wall-time"); kv_str("spec", "wall-time@10ms"); kv_str("unit", "ns");
 	kv_u64("period", 10000000); kv_str("mechanism", "posix-timer:monotonic");
 	kv_u64("signal", 35);
+clock:
 	str("clock"); msgpack_pack_map(&pk, 2);
 	kv_u64("monotonic_ns", 123456789); kv_u64("realtime_ns", 1700000000000000000ULL);
 }
@@ -154,6 +184,31 @@ static void csamples(int n, uint64_t thr, uint64_t node, uint64_t ctx, uint64_t 
 		u64(7); u64(thr); u64(1000000); u64(0); u64(node); u64(1); u64(0); u64(ctx);
 		u64(pctx);
 	}
+}
+
+/* n SAMPLEs of source src with flags, thread context ctx and deltas d[3] (NULL: none) */
+static void dsamples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t flags,
+		     uint64_t ctx, const uint64_t *d)
+{
+	for (int i = 0; i < n; i++) {
+		msgpack_pack_array(&pk, d ? 10 : 9);
+		u64(7); u64(thr); u64(1000000); u64(src); u64(node); u64(1); u64(flags); u64(ctx);
+		u64(0);
+		if (d) {
+			msgpack_pack_array(&pk, 3);
+			u64(d[0]); u64(d[1]); u64(d[2]);
+		}
+	}
+}
+
+/* REGION with counts c[3] */
+static void cregion(uint64_t thr, uint64_t t, uint64_t node, uint64_t event, uint64_t v,
+		    uint64_t iv, uint64_t pf)
+{
+	msgpack_pack_array(&pk, 6);
+	u64(13); u64(thr); u64(t); u64(node); u64(event);
+	msgpack_pack_array(&pk, 3);
+	u64(v); u64(iv); u64(pf);
 }
 
 static void region(uint64_t thr, uint64_t t, uint64_t node, uint64_t event)
@@ -227,6 +282,8 @@ int main(int argc, char **argv)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	with_counters = !strncmp(argv[1], "counters", 8) || !strncmp(argv[1], "cnt_", 4);
+	papi_source = !strcmp(argv[1], "papi");
 	header(pid);
 	module(1, path, self.bid, self.bid_len, b);
 
@@ -270,8 +327,9 @@ int main(int argc, char **argv)
 		samples(1, 1, 5, 1, 1);
 		msgpack_pack_array(&pk, 3); /* a kind from the future: skipped */
 		u64(42); str("future"); msgpack_pack_true(&pk);
-		msgpack_pack_array(&pk, 10); /* SAMPLE with flags, contexts and one more element */
-		u64(7); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); u64(0); u64(0); str("more");
+		msgpack_pack_array(&pk, 11); /* SAMPLE with flags, contexts, deltas and one more */
+		u64(7); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); u64(0); u64(0);
+		msgpack_pack_array(&pk, 0); str("more");
 		msgpack_pack_array(&pk, 3); /* NOTE */
 		u64(10); u64(77); str("note with \"quotes\"\tand\x01 control");
 	} else if (!strcmp(argv[1], "dup")) {
@@ -381,6 +439,79 @@ int main(int argc, char **argv)
 			u64(12); u64(2); u64(1); u64(1); msgpack_pack_nil(&pk);
 		}
 		csamples(1, 1, 0, 1, 0);
+	} else if (!strcmp(argv[1], "counters")) {
+		/* Counters (header): context-switches.voluntary, .involuntary (group
+		 * context-switches, getrusage), page-faults (perf_event); cpu-migrations
+		 * unavailable. Attributes: phase (1), region (2); c1 phase=solve, c2 phase=io,
+		 * c3 region=load, c4 c3/region=parse. Samples (80; weight 1; deltas v,iv,pf):
+		 *   T1 c1 main;alpha;beta 40 cpu-time [1,0,2]  | T1 c2 main;alpha 10 cpu-time [0,1,0]
+		 *   T2 -  main;gamma 20 cpu-time, no deltas    | T2 - main;gamma 5 cpu-time, flag 8
+		 *   T2 -  main;gamma 5 wall-time [2,0,0]
+		 * Totals: voluntary 50, involuntary 10, page-faults 80; CPU time 75 ms.
+		 * Regions of T1 (ms: counts): load [1: 0,0,0 .. 5: 3,1,10] with parse
+		 *   [2: 1,0,4 .. 4: 2,1,9]; load [10: 5,1,12 .. 12: 9,2,20].
+		 *   load: 2 calls, incl 6, excl 4, min 2, mean 3, max 4; deltas 7, 2, 18
+		 *   load/parse: 1 call, 2 ms; deltas 1, 1, 5 */
+		static const uint64_t d1[3] = { 1, 0, 2 }, d2[3] = { 0, 1, 0 }, d3[3] = { 2, 0, 0 };
+		thread(1, pid, 1000, "main");
+		thread(2, pid + 1, 5000, "worker");
+		attribute(1, "phase", "string", "thread");
+		attribute(2, "region", "string", "thread");
+		context(1, 0, 1, "solve");
+		context(2, 0, 1, "io");
+		context(3, 0, 2, "load");
+		context(4, 3, 2, "parse");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 1, addr_of(mk_beta, b));
+		frame(4, 1, 1, addr_of(mk_gamma, b));
+		dsamples(40, 1, 0, 3, 0, 1, d1);
+		dsamples(10, 1, 0, 2, 0, 2, d2);
+		samples(20, 2, 0, 4, 1);
+		dsamples(5, 2, 0, 4, 8, 0, NULL);
+		dsamples(5, 2, 1, 4, 0, 0, d3);
+		cregion(1, 1000000, 3, 1, 0, 0, 0);
+		cregion(1, 2000000, 4, 1, 1, 0, 4);
+		cregion(1, 4000000, 4, 0, 2, 1, 9);
+		cregion(1, 5000000, 3, 0, 3, 1, 10);
+		cregion(1, 10000000, 3, 1, 5, 1, 12);
+		cregion(1, 12000000, 3, 0, 9, 2, 20);
+	} else if (!strncmp(argv[1], "cnt_", 4)) {
+		/* invalid counter data (3 header counters), each at the printed offset */
+		static const uint64_t d[3] = { 1, 2, 3 };
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		dsamples(2, 1, 0, 1, 0, 0, d);
+		mark = sb.size;
+		msgpack_pack_array(&pk, 10);
+		u64(7); u64(1); u64(1000000); u64(0); u64(1); u64(1);
+		u64(!strcmp(argv[1], "cnt_flag8") ? 8 : 0); u64(0); u64(0);
+		if (!strcmp(argv[1], "cnt_long")) {
+			msgpack_pack_array(&pk, 4); u64(1); u64(2); u64(3); u64(4);
+		} else if (!strcmp(argv[1], "cnt_short")) {
+			msgpack_pack_array(&pk, 2); u64(1); u64(2);
+		} else if (!strcmp(argv[1], "cnt_type")) {
+			msgpack_pack_array(&pk, 3); u64(1); str("2"); u64(3);
+		} else if (!strcmp(argv[1], "cnt_region")) {
+			msgpack_pack_array(&pk, 3); u64(1); u64(2); u64(3);
+			attribute(1, "region", "string", "thread");
+			context(1, 0, 1, "load");
+			mark = sb.size;
+			msgpack_pack_array(&pk, 6);
+			u64(13); u64(1); u64(1000); u64(1); u64(1);
+			msgpack_pack_array(&pk, 2); u64(1); u64(2);
+		} else { /* cnt_flag8: flag 8 and deltas */
+			msgpack_pack_array(&pk, 3); u64(1); u64(2); u64(3);
+		}
+	} else if (!strcmp(argv[1], "papi")) {
+		/* one PAPI source perf::TASK-CLOCK@1000000 (unit events): T1 main;alpha 30
+		 * samples of weight 1, main;beta 10 samples of weight 2: 50000000 events */
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 1, 1, addr_of(mk_beta, b));
+		samples(30, 1, 0, 2, 1);
+		samples(10, 1, 0, 3, 2);
 	} else if (!strcmp(argv[1], "corrupt")) {
 		/* a valid start, then a record that is not [kind, ...] at a known offset */
 		thread(1, pid, 0, "main");

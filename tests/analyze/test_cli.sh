@@ -216,7 +216,7 @@ EOF
 	run "$SONDE" dump e.sonde
 	expect_rc 0 "dump edge"
 	grep -qE '^\{"offset":[0-9]+,"kind":42,"raw":\["future",true\]\}$' "$T/out" || fail "unknown kind"
-	grep -qE '"kind":"SAMPLE","thread":1,"dt":1,"source":0,"node":1,"weight":1,"flags":3,"context":0,"pcontext":0,"extra":\["more"\]\}$' "$T/out" || fail "flags/extra"
+	grep -qE '"kind":"SAMPLE","thread":1,"dt":1,"source":0,"node":1,"weight":1,"flags":3,"context":0,"pcontext":0,"deltas":\[\],"extra":\["more"\]\}$' "$T/out" || fail "flags/extra"
 	grep -qF '"text":"note with \"quotes\"\tand\u0001 control"}' "$T/out" || fail "escaping"
 	grep -qF '"path":"[vdso]","build_id":null,' "$T/out" || fail "nil build_id"
 	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/out" || fail "edge dump not JSON"
@@ -677,6 +677,200 @@ EOF
 	run "$SONDE" report --view tree --format folded deep.sonde
 	expect_rc 0 "deep tree"
 	;;
+report_counters)
+	mk counters c.sonde
+	run "$SONDE" report c.sonde
+	expect_rc 0 "counters flat"
+	expect_file "$T/out" <<'EOF'
+samples: 80  streams: 1  processes: 1  threads: 2
+source cpu-time: 75 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
+source wall-time: 5 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+counter context-switches.voluntary: 50 total, 666.7 per CPU-second (getrusage:ru_nvcsw)
+counter context-switches.involuntary: 10 total, 133.3 per CPU-second (getrusage:ru_nivcsw)
+counter page-faults: 80 total, 1066.7 per CPU-second (perf_event:page-faults)
+counter cpu-migrations: unavailable (perf_event_paranoid is 2: counts only user space, where no migration happens)
+
+      self   self%      total  total%  function
+        40  50.00%         40  50.00%  mk_beta
+        30  37.50%         30  37.50%  mk_gamma
+        10  12.50%         50  62.50%  mk_alpha
+         0   0.00%         80 100.00%  mk_main
+sonde: warning: 5 samples carry no counter values (their thread's counters could not be read, flag 8; counted as samples, not as zero deltas)
+EOF
+	# a group sums its parts: 50 voluntary + 10 involuntary
+	run "$SONDE" report --metric context-switches --format csv c.sonde
+	expect_rc 0 "metric group"
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,40,66.67,40,66.67,mkstream
+mk_alpha,10,16.67,50,83.33,mkstream
+mk_gamma,10,16.67,10,16.67,mkstream
+mk_main,0,0.00,60,100.00,mkstream
+EOF
+	expect_err_line "sonde: warning: 5 samples carry no counter values (their thread's counters could not be read, flag 8; counted as samples, not as zero deltas)"
+	run "$SONDE" report --metric context-switches c.sonde
+	grep -qx 'samples: 80 (context-switches: 60)  streams: 1  processes: 1  threads: 2' "$T/out" || fail "metric header"
+	run "$SONDE" report --metric context-switches.involuntary --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha 10
+EOF
+	run "$SONDE" report --metric page-faults --format json c.sonde
+	python3 - "$T/out" <<'EOF' || fail "counter json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["metric"] == "page-faults" and d["metric_total"] == 80 and d["samples"] == 80, d
+assert d["rows"][0] == {"function": "mk_beta", "self": 80, "self_pct": 100.0, "total": 80,
+                        "total_pct": 100.0, "module": "mkstream"}, d
+EOF
+	run "$SONDE" report --metric context-switches --group-by phase,thread --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+phase,thread,context-switches,percent
+solve,4242,40,66.67
+(none),4243,10,16.67
+io,4242,10,16.67
+EOF
+	run "$SONDE" report --metric context-switches.voluntary --where phase=solve --group-by phase c.sonde
+	expect_file "$T/out" <<'EOF'
+phase  context-switches.voluntary  percent
+solve                          40  100.00%
+EOF
+	run "$SONDE" report --metric context-switches --view tree --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_gamma 10
+phase=io;mk_main;mk_alpha 10
+phase=solve;mk_main;mk_alpha;mk_beta 40
+EOF
+	run "$SONDE" report --metric context-switches --source wall-time --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_gamma,10,100.00,10,100.00,mkstream
+mk_main,0,0.00,10,100.00,mkstream
+EOF
+	run "$SONDE" report --view counters --format csv c.sonde
+	expect_rc 0 "counters view"
+	expect_file "$T/out" <<'EOF'
+counter,group,status,source,total,per_cpu_s,streams,reason
+context-switches.voluntary,context-switches,available,getrusage:ru_nvcsw,50,666.7,1,
+context-switches.involuntary,context-switches,available,getrusage:ru_nivcsw,10,133.3,1,
+page-faults,page-faults,available,perf_event:page-faults,80,1066.7,1,
+cpu-migrations,cpu-migrations,unavailable,,,,1,"perf_event_paranoid is 2: counts only user space, where no migration happens"
+EOF
+	run "$SONDE" report --view counters --format json c.sonde
+	python3 - "$T/out" <<'EOF' || fail "counters json"
+import json, sys
+d = json.load(open(sys.argv[1]))["counters"]
+assert d[0] == {"counter": "context-switches.voluntary", "group": "context-switches", "status": "available",
+                "source": "getrusage:ru_nvcsw", "total": 50, "per_cpu_s": 666.7, "streams": 1, "reason": None}, d
+assert d[3]["status"] == "unavailable" and d[3]["total"] is None and "perf_event_paranoid" in d[3]["reason"], d
+EOF
+	# merged across streams by name; no cpu-time source: no per-second figure
+	mk counters d.sonde --pid 5000
+	run "$SONDE" report --view counters --format csv c.sonde d.sonde
+	sed -n 2p "$T/out" | grep -qx 'context-switches.voluntary,context-switches,available,getrusage:ru_nvcsw,100,666.7,2,' || fail "merged counters: $(cat "$T/out")"
+	run "$SONDE" report --source wall-time c.sonde
+	grep -qx 'counter context-switches.voluntary: 10 total (getrusage:ru_nvcsw)' "$T/out" || fail "no cpu-time: no per-second figure"
+	run "$SONDE" report --metric cpu-migrations c.sonde
+	expect_rc 4 "unavailable metric"
+	expect_err_line "sonde: report: --metric cpu-migrations: the counter was unavailable when the program ran (perf_event_paranoid is 2: counts only user space, where no migration happens; see 'sonde events')"
+	run "$SONDE" report --metric nosuch c.sonde
+	expect_rc 2 "unknown metric"
+	expect_err_line "sonde: report: --metric nosuch: no counter or counter group of that name in these streams (use samples, weight, or a counter listed by --view counters)"
+	# a stream without counters: no counter rows, no warning
+	mk flat a.sonde
+	run "$SONDE" report --view counters --format csv a.sonde
+	expect_file "$T/out" <<'EOF'
+counter,group,status,source,total,per_cpu_s,streams,reason
+EOF
+	expect_err_empty
+	;;
+report_papi)
+	mk papi p.sonde
+	run "$SONDE" report --metric weight p.sonde
+	expect_rc 0 "papi weight"
+	expect_file "$T/out" <<'EOF'
+samples: 40 (50000000 events)  streams: 1  processes: 1  threads: 1
+source perf::TASK-CLOCK: 40 samples (perf::TASK-CLOCK@1000000, period 1000000 events, papi:overflow)
+
+self_events   self% total_events  total%  function
+   30000000  60.00%     30000000  60.00%  mk_alpha
+   20000000  40.00%     20000000  40.00%  mk_beta
+          0   0.00%     50000000 100.00%  mk_main
+EOF
+	run "$SONDE" report --metric weight --format csv p.sonde
+	expect_file "$T/out" <<'EOF'
+function,self_events,self_pct,total_events,total_pct,module
+mk_alpha,30000000,60.00,30000000,60.00,mkstream
+mk_beta,20000000,40.00,20000000,40.00,mkstream
+mk_main,0,0.00,50000000,100.00,mkstream
+EOF
+	run "$SONDE" report --metric weight --group-by source --format csv p.sonde
+	expect_file "$T/out" <<'EOF'
+source,weight_events,percent
+perf::TASK-CLOCK,50000000,100.00
+EOF
+	mk flat a.sonde
+	run "$SONDE" report --metric weight a.sonde p.sonde
+	expect_rc 2 "mixed units"
+	expect_err_line "sonde: report: --metric weight: the sources count in different units (pick one with --source NAME; see --view sources)"
+	run "$SONDE" report --metric weight --source perf::TASK-CLOCK --format csv a.sonde p.sonde
+	expect_rc 0 "one unit picked"
+	sed -n 2p "$T/out" | grep -qx 'mk_alpha,30000000,60.00,30000000,60.00,mkstream' || fail "picked source"
+	;;
+report_regions_counters)
+	mk counters c.sonde
+	run "$SONDE" report --view regions --format csv c.sonde
+	expect_rc 0 "regions with counts"
+	expect_file "$T/out" <<'EOF'
+path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced,context-switches.voluntary,context-switches.involuntary,page-faults
+region=load,2,6.000,4.000,2.000,3.000,4.000,0,7,2,18
+region=load/region=parse,1,2.000,2.000,2.000,2.000,2.000,0,1,1,5
+EOF
+	run "$SONDE" report --view regions --format json --by-thread c.sonde
+	python3 - "$T/out" <<'EOF' || fail "regions json counts"
+import json, sys
+d = json.load(open(sys.argv[1]))["regions"]
+assert d[0]["thread"] == 4242 and d[0]["context-switches.voluntary"] == 7 and d[0]["page-faults"] == 18, d
+assert d[1]["path"] == "region=load/region=parse" and d[1]["context-switches.involuntary"] == 1, d
+EOF
+	run "$SONDE" report --view regions c.sonde
+	sed -n 2p "$T/out" | grep -qE '^region=load +2 +6\.000 .* 0 +7 +2 +18$' || fail "regions text: $(cat "$T/out")"
+	# regions without counts: no counter columns
+	mk ctx x.sonde
+	run "$SONDE" report --view regions --format csv x.sonde
+	sed -n 1p "$T/out" | grep -qx 'path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced' || fail "no counts: no columns"
+	;;
+counters_dump)
+	mk counters c.sonde
+	run "$SONDE" dump c.sonde
+	expect_rc 0 "dump counters"
+	python3 - "$T/out" <<'EOF' || fail "dump of counters"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+h = recs[0]["info"]
+assert h["counters"][0] == {"name": "context-switches.voluntary", "group": "context-switches",
+                            "unit": "count", "source": "getrusage:ru_nvcsw"}, h
+assert h["counters_unavailable"][0]["name"] == "cpu-migrations", h
+s = [r for r in recs if r["kind"] == "SAMPLE"]
+assert s[0]["deltas"] == [1, 0, 2] and s[0]["flags"] == 0, s[0]
+assert [x for x in s if x.get("flags") == 8][0].get("deltas") is None
+g = [r for r in recs if r["kind"] == "REGION"]
+assert g[0]["counts"] == [0, 0, 0] and g[3]["counts"] == [3, 1, 10], g
+EOF
+	;;
+counters_bad)
+	for sc in "cnt_long:SAMPLE deltas does not have one value per header counter" \
+		  "cnt_short:SAMPLE deltas does not have one value per header counter" \
+		  "cnt_type:SAMPLE deltas holds a value that is not an unsigned integer" \
+		  "cnt_flag8:SAMPLE has both deltas and flag 8, counters unreadable" \
+		  "cnt_region:REGION counts does not have one value per header counter"; do
+		off=$("$MK" "${sc%%:*}" x.sonde) || fail "mkstream $sc"
+		run "$SONDE" report x.sonde
+		expect_rc 4 "${sc%%:*}"
+		expect_err_line "sonde: x.sonde: corrupt record at byte $off (${sc#*:})"
+		run "$SONDE" report --view counters --strict x.sonde
+		expect_rc 4 "${sc%%:*} strict"
+	done
+	;;
 docs)
 	# every example line of docs/REPORT.md's code blocks (but abbreviated ones and the
 	# dump example, whose offsets depend on the build path) is real output
@@ -762,13 +956,16 @@ fuzz)
 	mk edge seeds/edge.sonde
 	mk dup seeds/dup.sonde
 	mk ctx seeds/ctx.sonde
+	mk counters seeds/counters.sonde
+	mk papi seeds/papi.sonde
 	if [ "$MODE" = libfuzzer ]; then
 		"$FUZZ" -runs=20000 -seed=1 -max_len=4096 seeds >fuzz.log 2>&1 ||
 			{ tail -50 fuzz.log >&2; fail "fuzzer found a crash"; }
 	else
-		"$FUZZ" seeds/flat.sonde seeds/edge.sonde seeds/dup.sonde seeds/ctx.sonde 2>fuzz.log ||
+		"$FUZZ" seeds/flat.sonde seeds/edge.sonde seeds/dup.sonde seeds/ctx.sonde \
+			seeds/counters.sonde seeds/papi.sonde 2>fuzz.log ||
 			{ tail -50 fuzz.log >&2; fail "fuzz driver crashed"; }
-		grep -qx 'fuzz_stream: 4 files, 2000 mutations, 0 crashes' fuzz.log ||
+		grep -qx 'fuzz_stream: 6 files, 2000 mutations, 0 crashes' fuzz.log ||
 			{ tail -5 fuzz.log >&2; fail "fuzz driver did not run all inputs"; }
 	fi
 	;;
