@@ -50,14 +50,32 @@ int sd_config_parse_period(const char *s, uint64_t *period_ns)
 	return 0;
 }
 
+/* NAME@COUNT: a PAPI event (preset or native) and its overflow threshold. */
+static int parse_papi(const char *tok, const char *name, const char *at, struct sd_source *src)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = at ? strtoull(at + 1, &end, 10) : 0;
+	if (!at || errno || end == at + 1 || *end || at[1] == '-' || n < 1000 || n > 2147483647ull) {
+		sd_msg("sonde: SONDE_SAMPLE: '%s': a PAPI event needs a count from 1000 to 2147483647 "
+		       "(e.g. perf::TASK-CLOCK@1000000)", tok);
+		return -EINVAL;
+	}
+	src->kind = SD_SRC_PAPI;
+	src->period_ns = n;
+	snprintf(src->event, sizeof src->event, "%s", name);
+	snprintf(src->spec, sizeof src->spec, "%s", tok);
+	return 0;
+}
+
 static int parse_source(const char *tok, struct sd_source *src)
 {
-	char name[32];
-	const char *at = strchr(tok, '@');
+	char name[48];
+	const char *at = strrchr(tok, '@');
 	size_t n = at ? (size_t)(at - tok) : strlen(tok);
 	if (n >= sizeof name) {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD or "
-		       "wall-time@PERIOD; see docs/ENV.md)", tok);
+		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD, "
+		       "wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')", tok);
 		return -EINVAL;
 	}
 	memcpy(name, tok, n);
@@ -67,9 +85,11 @@ static int parse_source(const char *tok, struct sd_source *src)
 		src->kind = SD_SRC_CPU;
 	else if (!strcmp(name, "wall-time"))
 		src->kind = SD_SRC_WALL;
+	else if (!strncmp(name, "PAPI_", 5) || strstr(name, "::"))
+		return parse_papi(tok, name, at, src);
 	else {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD or "
-		       "wall-time@PERIOD; see docs/ENV.md)", tok);
+		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD, "
+		       "wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')", tok);
 		return -EINVAL;
 	}
 	src->period_ns = src->kind == SD_SRC_CPU ? 1000000 : 10000000;
@@ -104,7 +124,8 @@ static void parse_sample(struct sd_config *cfg, const char *v)
 		if (parse_source(tok, &s) == 0) {
 			int dup = 0;
 			for (unsigned i = 0; i < cfg->nsources; i++)
-				dup |= cfg->sources[i].kind == s.kind;
+				dup |= cfg->sources[i].kind == s.kind &&
+				       (s.kind != SD_SRC_PAPI || !strcmp(cfg->sources[i].event, s.event));
 			if (dup)
 				sd_msg("sonde: SONDE_SAMPLE: '%s': source given twice (keeping the first)", tok);
 			else

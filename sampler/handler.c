@@ -258,6 +258,20 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	int src = source_of_sigsafe(t, si);
 	if (src < 0)
 		goto out; /* not ours (a stray sigqueue): ignore */
+	uint32_t weight = 1;
+	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+		weight += (uint32_t)si->si_overrun;
+	sd_handler_take_sigsafe(t, src, weight, uc);
+out:
+	errno = saved_errno;
+}
+
+/* Takes one sample of source `src` on thread t, interrupted at context uc.
+ * Called by sonde's own signal handler and by PAPI's overflow dispatch.
+ * async-signal-safe. */
+void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc)
+{
+	int saved_errno = errno;
 	if (atomic_load_explicit(&sd_rt.state, memory_order_relaxed) != SD_RUNNING) {
 		sd_ring_drop_sigsafe(t->ring, SD_DROP_STOPPED);
 		goto out;
@@ -283,9 +297,7 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	rec->pctx = sd_annotate_process_ctx_sigsafe();
 	rec->source = (uint8_t)src;
 	rec->flags = 0;
-	rec->weight = 1;
-	if (si->si_code == SI_TIMER && si->si_overrun > 0)
-		rec->weight += (uint32_t)si->si_overrun;
+	rec->weight = weight;
 
 	unsigned max = sd_rt.cfg.max_depth;
 	switch (sd_rt.cfg.unwind) {

@@ -145,6 +145,9 @@ static void thread_open_sources(struct sd_thread *t)
 		       "check RLIMIT_NOFILE and SONDE_SAMPLE)", (int)t->tid, strerror(-err));
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
+	t->papi_es = -1;
+	if (!t->adopted)
+		sd_papi_thread_open(t); /* PAPI sets are per calling thread */
 	t->ctr.group_fd = -1;
 	t->ctr.ok = 0;
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
@@ -246,6 +249,7 @@ void sd_thread_end(void)
 	t->busy = 1;
 	uint64_t final[SD_MAX_COUNTERS];
 	unsigned nfinal = final_deltas(t, final);
+	sd_papi_thread_close(t);
 	pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
@@ -377,16 +381,19 @@ static int start_writer(void)
 	for (unsigned i = 0; i < c->nsources; i++) {
 		const struct sd_source *s = &c->sources[i];
 		struct sd_source_info *in = &source_info[i];
-		in->name = s->kind == SD_SRC_CPU ? "cpu-time" : "wall-time";
+		in->name = s->kind == SD_SRC_CPU ? "cpu-time" : s->kind == SD_SRC_WALL ? "wall-time"
+										       : s->event;
 		in->spec = s->spec;
+		in->unit = s->kind == SD_SRC_PAPI ? "events" : "ns";
 		snprintf(mechanism[i], sizeof mechanism[i], "%s",
-			 s->kind == SD_SRC_WALL ? "posix-timer:monotonic"
-			 : s->use_timer	       ? "posix-timer:thread-cputime"
-						: "perf_event:task-clock");
+			 s->kind == SD_SRC_PAPI	? "papi:overflow"
+			 : s->kind == SD_SRC_WALL ? "posix-timer:monotonic"
+			 : s->use_timer		  ? "posix-timer:thread-cputime"
+						  : "perf_event:task-clock");
 		in->mechanism = mechanism[i];
 		in->fallback_reason = s->use_timer ? s->fallback_reason : NULL;
 		in->period_ns = s->period_ns;
-		in->signo = c->signo;
+		in->signo = s->kind == SD_SRC_PAPI ? SIGRTMIN + 2 : c->signo; /* PAPI's own */
 	}
 	uint32_t ring = 1;
 	while (ring < c->buffer_kb * 1024u)
@@ -434,6 +441,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	}
 	sd_phdr_snapshot_rebuild();
 	sd_sources_probe(&sd_rt.cfg);
+	sd_papi_probe(&sd_rt.cfg);
 	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
 	if (start_writer() != 0)
 		return; /* said why; the program runs on unprofiled */
@@ -480,6 +488,7 @@ void sd_runtime_stop(const char *reason, int signo)
 
 void sd_runtime_exec_prepare(void)
 {
+	sd_papi_exec_prepare(sd_tls_thread, 1);
 	sd_runtime_stop("exec", 0);
 }
 
@@ -492,6 +501,7 @@ void sd_runtime_exec_failed(void)
 	sigset_t old;
 	sd_runtime_block_signals(&old);
 	sd_writer_resume();
+	sd_papi_exec_prepare(sd_tls_thread, 0);
 	pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
@@ -628,6 +638,7 @@ void sd_runtime_fork_child(void)
 		return;
 	}
 	drain_pending_samples();
+	sd_papi_fork_child();
 	thread_open_sources(self);
 	sd_runtime_restore_signals(&fork_saved_mask);
 }

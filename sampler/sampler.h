@@ -28,7 +28,7 @@
 #define SD_MAX_SOURCES 4
 
 enum sd_state { SD_OFF, SD_ARMED, SD_RUNNING, SD_DRAINING };
-enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL };
+enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL, SD_SRC_PAPI };
 enum sd_unwind { SD_UNWIND_LIBUNWIND, SD_UNWIND_FP, SD_UNWIND_NONE };
 
 struct sd_source {
@@ -36,6 +36,8 @@ struct sd_source {
 	uint64_t period_ns;
 	char spec[64];
 	int use_timer;            /* cpu-time fell back to a POSIX timer */
+	char event[48];           /* PAPI: the event name */
+	int papi_code;            /* PAPI: its code */
 	char fallback_reason[128];
 };
 
@@ -70,6 +72,8 @@ struct sd_thread {
 	unsigned scratch_len;
 	uint64_t *scratch;             /* unwinder output, max_depth + slack */
 	struct sd_counters_thread ctr; /* counters in every sample */
+	int papi_es;                   /* PAPI event set, -1 if none */
+	int papi_src[SD_MAX_SOURCES];  /* event set index -> source index */
 	struct sd_thread *next;        /* registry, under sd_runtime.lock */
 	int adopted;                   /* alive before sonde started */
 };
@@ -125,8 +129,16 @@ void sd_sources_disable(struct sd_thread *t);
 /* Decides each source's mechanism once at start (probing perf_event). */
 void sd_sources_probe(struct sd_config *cfg);
 
+/* papi.c: PAPI overflow sources. */
+void sd_papi_probe(struct sd_config *cfg);
+int sd_papi_thread_open(struct sd_thread *t);
+void sd_papi_thread_close(struct sd_thread *t);
+void sd_papi_fork_child(void);
+void sd_papi_exec_prepare(struct sd_thread *t, int stop);
+
 /* handler.c: signal context. */
 void sd_handler_sample(int sig, siginfo_t *si, void *uc);
+void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 void sd_handler_warmup(struct sd_thread *t);
 /* The loader-state snapshot the handler iterates instead of the real
  * dl_iterate_phdr; rebuilt outside signal context. */

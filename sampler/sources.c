@@ -89,12 +89,16 @@ static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t ti
  * thread, or an adopted one). Returns 0 if at least one source runs. */
 int sd_sources_open(struct sd_thread *t, pid_t tid)
 {
-	int running = 0, last_err = 0;
+	int running = 0, last_err = 0, papi = 0;
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
 		int err;
 		t->src_fd[i] = -1;
 		t->has_timer[i] = 0;
+		if (s->kind == SD_SRC_PAPI) {
+			papi++; /* opened by papi.c */
+			continue;
+		}
 		if (s->kind == SD_SRC_CPU && !s->use_timer) {
 			err = sd_kernel_clock_open(tid, s->period_ns, sd_rt.cfg.signo, sd_rt.fd_floor,
 						   &t->src_fd[i]);
@@ -122,7 +126,7 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 		else
 			running++;
 	}
-	return running ? 0 : (last_err ? last_err : -EINVAL);
+	return running || (papi && !last_err) ? 0 : (last_err ? last_err : -EINVAL);
 }
 
 /* Stops delivery without releasing anything: used while draining, from any

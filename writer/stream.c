@@ -108,7 +108,7 @@ void sd_stream_header(void)
 		msgpack_pack_map(&sd_w.pk, 6 + (s->fallback_reason ? 1 : 0));
 		pack_kv_str("name", s->name);
 		pack_kv_str("spec", s->spec);
-		pack_kv_str("unit", "ns");
+		pack_kv_str("unit", s->unit ? s->unit : "ns");
 		pack_kv_u64("period", s->period_ns);
 		pack_kv_str("mechanism", s->mechanism);
 		pack_kv_u64("signal", (uint64_t)s->signo);

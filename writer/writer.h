@@ -142,11 +142,12 @@ static inline void sd_ring_drop_sigsafe(struct sd_ring *r, enum sd_drop why)
 /* --- writer lifecycle: ordinary context --------------------------------- */
 
 struct sd_source_info {
-	const char *name;      /* "cpu-time", "wall-time" */
+	const char *name;      /* "cpu-time", "wall-time", or the PAPI event */
 	const char *spec;      /* token as given */
+	const char *unit;      /* "ns", or "events" for PAPI */
 	const char *mechanism; /* what really delivers the samples */
 	const char *fallback_reason; /* NULL when none */
-	uint64_t period_ns;
+	uint64_t period_ns;    /* period in `unit` */
 	int signo;
 };
 

@@ -1,0 +1,214 @@
+/* papi.c - sampling on PAPI event overflow (SONDE_SAMPLE=NAME@COUNT).
+ *
+ * Called in ordinary context: at start (probe: library and thread support,
+ * each event checked on the main thread), when a thread begins and ends
+ * (its own event set: register, add, overflow, start / stop, destroy,
+ * unregister), around fork and exec. PAPI owns its overflow signal
+ * (SIGRTMIN+2 for the perf_event component) and its handler; sonde's
+ * overflow callback runs inside it, in signal context, and takes the sample
+ * like sonde's own handler does. PAPI is never called from signal context.
+ * Threads alive before sonde started get no PAPI event set (PAPI cannot
+ * overflow-sample an attached set).
+ */
+#define _GNU_SOURCE
+#include <papi.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler/sampler.h"
+
+extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
+
+static int papi_on; /* PAPI initialised and at least one PAPI source kept */
+
+static unsigned long thread_id(void)
+{
+	return (unsigned long)syscall(SYS_gettid);
+}
+
+/* PAPI's overflow dispatch, in signal context. async-signal-safe (it reads
+ * the event set's overflow mapping set up before the thread could sample). */
+static void on_overflow(int es, void *address, long long vector, void *context)
+{
+	(void)address;
+	struct sd_thread *t = sd_tls_thread;
+	if (!t || t->papi_es != es || !context)
+		return;
+	/* With one PAPI source the answer is known; with several, the lowest
+	 * overflowing event index picks it (PAPI sets one bit per counter). */
+	int src = t->papi_src[0];
+	if (t->papi_src[1] >= 0) {
+		int idx[SD_MAX_SOURCES], n = SD_MAX_SOURCES;
+		if (PAPI_get_overflow_event_index(es, vector, idx, &n) == PAPI_OK && n > 0 &&
+		    idx[0] >= 0 && idx[0] < SD_MAX_SOURCES && t->papi_src[idx[0]] >= 0)
+			src = t->papi_src[idx[0]];
+	}
+	if (src < 0)
+		return;
+	sd_handler_take_sigsafe(t, src, 1, context);
+}
+
+static void drop_source(struct sd_config *cfg, unsigned i)
+{
+	memmove(&cfg->sources[i], &cfg->sources[i + 1],
+		(cfg->nsources - i - 1) * sizeof cfg->sources[0]);
+	cfg->nsources--;
+}
+
+/* Checks one event on this thread: it can be added and overflow-sampled. */
+static int check_event(int code, uint64_t threshold, char *why, size_t len)
+{
+	int es = PAPI_NULL, r;
+	if ((r = PAPI_create_eventset(&es)) != PAPI_OK)
+		goto out;
+	if ((r = PAPI_add_event(es, code)) != PAPI_OK)
+		goto out_es;
+	if ((r = PAPI_overflow(es, code, (int)threshold, 0, on_overflow)) != PAPI_OK)
+		goto out_es;
+	if ((r = PAPI_start(es)) == PAPI_OK)
+		PAPI_stop(es, NULL);
+	PAPI_overflow(es, code, 0, 0, on_overflow);
+out_es:
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+out:
+	if (r != PAPI_OK)
+		snprintf(why, len, "%s", PAPI_strerror(r));
+	return r;
+}
+
+void sd_papi_probe(struct sd_config *cfg)
+{
+	int any = 0;
+	for (unsigned i = 0; i < cfg->nsources; i++)
+		any |= cfg->sources[i].kind == SD_SRC_PAPI;
+	if (!any)
+		return;
+	int r = PAPI_library_init(PAPI_VER_CURRENT);
+	if (r != PAPI_VER_CURRENT || PAPI_thread_init(thread_id) != PAPI_OK) {
+		sd_msg("sonde: PAPI: cannot initialise: %s (PAPI sources dropped; see 'sonde events')",
+		       r < 0 ? PAPI_strerror(r) : "version mismatch");
+		for (unsigned i = cfg->nsources; i-- > 0;)
+			if (cfg->sources[i].kind == SD_SRC_PAPI)
+				drop_source(cfg, i);
+		goto check_left;
+	}
+	unsigned npapi = 0;
+	for (unsigned i = cfg->nsources; i-- > 0;) {
+		struct sd_source *s = &cfg->sources[i];
+		if (s->kind != SD_SRC_PAPI)
+			continue;
+		char why[128];
+		if (PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK) {
+			sd_msg("sonde: %s: unknown PAPI event (see 'sonde events' for the events of this "
+			       "machine)", s->event);
+			drop_source(cfg, i);
+			continue;
+		}
+		if (check_event(s->papi_code, s->period_ns, why, sizeof why) != PAPI_OK) {
+			sd_msg("sonde: %s: event not available on this CPU: %s (try perf::TASK-CLOCK or "
+			       "cpu-time@1ms; see 'sonde events')", s->event, why);
+			drop_source(cfg, i);
+			continue;
+		}
+		npapi++;
+	}
+	papi_on = npapi > 0;
+check_left:
+	if (cfg->nsources == 0) {
+		sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
+		struct sd_source *s = &cfg->sources[cfg->nsources++];
+		memset(s, 0, sizeof *s);
+		s->kind = SD_SRC_CPU;
+		s->period_ns = 1000000;
+		snprintf(s->spec, sizeof s->spec, "cpu-time@1ms");
+	}
+}
+
+int sd_papi_thread_open(struct sd_thread *t)
+{
+	t->papi_es = PAPI_NULL;
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
+		t->papi_src[i] = -1;
+	if (!papi_on)
+		return 0;
+	int es = PAPI_NULL, r, n = 0;
+	if ((r = PAPI_register_thread()) != PAPI_OK || (r = PAPI_create_eventset(&es)) != PAPI_OK)
+		goto fail;
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		const struct sd_source *s = &sd_rt.cfg.sources[i];
+		if (s->kind != SD_SRC_PAPI)
+			continue;
+		if ((r = PAPI_add_event(es, s->papi_code)) != PAPI_OK ||
+		    (r = PAPI_overflow(es, s->papi_code, (int)s->period_ns, 0, on_overflow)) != PAPI_OK)
+			goto fail;
+		t->papi_src[n++] = (int)i;
+	}
+	t->papi_es = es;
+	if ((r = PAPI_start(es)) != PAPI_OK) {
+		t->papi_es = PAPI_NULL;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (es != PAPI_NULL) {
+		PAPI_cleanup_eventset(es);
+		PAPI_destroy_eventset(&es);
+	}
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
+		t->papi_src[i] = -1;
+	static _Atomic int said;
+	if (!atomic_exchange(&said, 1))
+		sd_msg("sonde: thread %d: PAPI sampling not started: %s (this thread has no PAPI "
+		       "samples; PAPI limits such as too many events are reported here)",
+		       (int)t->tid, PAPI_strerror(r));
+	return -1;
+}
+
+void sd_papi_thread_close(struct sd_thread *t)
+{
+	if (!papi_on || t->papi_es == PAPI_NULL)
+		return;
+	int es = t->papi_es;
+	t->papi_es = PAPI_NULL;
+	PAPI_stop(es, NULL);
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+	PAPI_unregister_thread();
+}
+
+/* exec: stop the calling thread's counters (their descriptors would
+ * otherwise signal the new image), or start them again if exec failed. */
+void sd_papi_exec_prepare(struct sd_thread *t, int stop)
+{
+	if (!papi_on || !t || t->papi_es == PAPI_NULL)
+		return;
+	if (stop)
+		PAPI_stop(t->papi_es, NULL);
+	else
+		PAPI_start(t->papi_es);
+}
+
+/* In a forked child, PAPI's state describes the parent's threads: start over
+ * for the one thread there is. */
+void sd_papi_fork_child(void)
+{
+	if (!papi_on)
+		return;
+	PAPI_shutdown();
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
+	    PAPI_thread_init(thread_id) != PAPI_OK) {
+		papi_on = 0;
+		return;
+	}
+	/* Native event codes are handed out at initialisation: look them up
+	 * again. */
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		struct sd_source *s = &sd_rt.cfg.sources[i];
+		if (s->kind == SD_SRC_PAPI && PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK)
+			papi_on = 0;
+	}
+}
