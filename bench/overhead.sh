@@ -6,7 +6,8 @@
 #   (a full build: cmake --build BUILD_DIR).
 # env: RUNS=5        timed (plain, profiled) pairs per cell, after one warm-up pair
 #      SCALE=1       workload scale (wl_split SCALE, wl_deep 128 SCALE); 1 ~ 1.3 s CPU
-#      PROFILERS="sonde perf gperf"   which profilers to measure; sonde is required
+#      PROFILERS="sonde sonde-noctr perf gperf"   which profilers to measure (sonde-noctr:
+#                    sonde with SONDE_COUNTERS=none, for the cost of the counter read)
 #                    when listed, perf/gperf are skipped with a note when unusable
 #      RATES="1ms 100us"              sampling periods (1 kHz and 10 kHz)
 #      WORKLOADS="split deep"
@@ -44,7 +45,7 @@ die() { echo "overhead.sh: $*" >&2; exit 1; }
 BUILD=$(cd "$1" && pwd)
 RUNS=${RUNS:-5}
 SCALE=${SCALE:-1}
-PROFILERS=${PROFILERS:-"sonde perf gperf"}
+PROFILERS=${PROFILERS:-"sonde sonde-noctr perf gperf"}
 RATES=${RATES:-"1ms 100us"}
 WORKLOADS=${WORKLOADS:-"split deep"}
 GPERF_LIB=${GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}
@@ -61,12 +62,13 @@ ACTIVE=""
 NOTES=()
 for p in $PROFILERS; do
     case $p in
-    sonde)
+    sonde|sonde-noctr)
         [ -f "$BUILD/libsonde.so" ] ||
             die "$BUILD/libsonde.so missing: sonde's runtime is not built (cmake --build $BUILD --target sonde), or leave it out with PROFILERS=\"perf gperf\""
         [ -x "$BUILD/sonde" ] ||
             die "$BUILD/sonde missing: needed for 'sonde dump' to count samples"
-        ACTIVE="$ACTIVE sonde" ;;
+        ACTIVE="$ACTIVE $p"
+        [ "$p" = sonde-noctr ] && NOTES+=("sonde-noctr: SONDE_COUNTERS=none; the sonde row reads the default counters (context switches, page faults) at every sample: the difference is the counter read") ;;
     perf)
         if ! command -v perf > /dev/null; then
             NOTES+=("perf skipped: no perf in PATH")
@@ -83,7 +85,7 @@ for p in $PROFILERS; do
             ACTIVE="$ACTIVE gperf"
             NOTES+=("gperftools: ITIMER_PROF is tick-granular (CONFIG_HZ), so it delivers far fewer samples than asked")
         fi ;;
-    *) die "unknown profiler '$p' in PROFILERS (sonde, perf, gperf)" ;;
+    *) die "unknown profiler '$p' in PROFILERS (sonde, sonde-noctr, perf, gperf)" ;;
     esac
 done
 [ -n "$ACTIVE" ] || die "no profiler to measure (PROFILERS=\"$PROFILERS\")"
@@ -116,6 +118,8 @@ profiled() {
     case $prof in
     sonde) "$RUNCPU" "$pre.times" env LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE="cpu-time@$period" \
                SONDE_OUTPUT="$pre.sonde" "$@" ;;
+    sonde-noctr) "$RUNCPU" "$pre.times" env LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE="cpu-time@$period" \
+               SONDE_COUNTERS=none SONDE_OUTPUT="$pre.sonde" "$@" ;;
     perf) "$RUNCPU" "$pre.times" perf record -q -e cpu-clock -F "$hz" -g -o "$pre.data" "$@" ;;
     gperf) "$RUNCPU" "$pre.times" env LD_PRELOAD="$GPERF_LIB" CPUPROFILE="$pre.prof" \
                CPUPROFILE_FREQUENCY="$hz" "$@" ;;
@@ -124,7 +128,7 @@ profiled() {
 
 samples_of() {  # PROFILER PREFIX -> samples delivered in that run
     case $1 in
-    sonde)
+    sonde|sonde-noctr)
         local n=0 f c
         for f in "$2.sonde"/*.sonde; do
             [ -e "$f" ] || { echo "?"; return; }
@@ -154,7 +158,7 @@ EOF
 
 bytes_of() {  # PROFILER PREFIX
     case $1 in
-    sonde) find "$2.sonde" -type f -printf '%s\n' 2> /dev/null | awk '{s += $1} END{print s + 0}' ;;
+    sonde|sonde-noctr) find "$2.sonde" -type f -printf '%s\n' 2> /dev/null | awk '{s += $1} END{print s + 0}' ;;
     perf) stat -c %s "$2.data" 2> /dev/null ;;
     gperf) stat -c %s "$2.prof" 2> /dev/null ;;
     esac
@@ -215,12 +219,12 @@ for w in $WORKLOADS; do
                 else { y = sprintf("%.0f%%", 100 * n / asked); us = sprintf("%.1f", (cp - c0) * 1e6 / n)
                        net = sprintf("%.1f", (cp - c0 - fx) * 1e6 / n); bps = sprintf("%.1f", by / n) }
                 tgt = "-"
-                if (p == "sonde") {
+                if (p == "sonde" || p == "sonde-noctr") {
                     tgt = ""
                     if (hz == 1000) tgt = (cx <= 1.02) ? "cpu:ok" : "cpu:MISS"
                     if (bps != "?") tgt = tgt (tgt == "" ? "" : ",") ((bps + 0 <= 16) ? "B:ok" : "B:MISS")
                 }
-                printf "%-6s %-6s %-6s %6.2f %6.2f %6.3f %8s %8.0f %6s %7s %7s %6s %7s %-6s %s",
+                printf "%-6s %-6s %-11s %6.2f %6.2f %6.3f %8s %8.0f %6s %7s %7s %6s %7s %-6s %s",
                     w, per, p, c0, cp, cx, n, asked, y, us, net, sig, bps, surv, tgt}')")
             if [ "$prof" = sonde ] && [ "$smp" = 0 ]; then
                 NOTES+=("$w @ $period: 'sonde dump' showed no SAMPLE records (see $pre.sonde; has the dump format changed?)")
@@ -233,7 +237,7 @@ done
 echo
 echo "# overhead.sh $(date -u '+%F %H:%M') UTC, $(nproc) CPUs, RUNS=$RUNS SCALE=$SCALE; medians over runs"
 echo "# targets for sonde: cpu_x <= 1.02 at 1 kHz (cpu-time@1ms), <= 16 bytes per sample"
-printf '%-6s %-6s %-6s %6s %6s %6s %8s %8s %6s %7s %7s %6s %7s %-6s %s\n' \
+printf '%-6s %-6s %-11s %6s %6s %6s %8s %8s %6s %7s %7s %6s %7s %-6s %s\n' \
     work period prof cpu0_s cpu_s cpu_x samples asked yield us/smp net sig_us B/smp runs targets
 for r in "${ROWS[@]}"; do echo "$r"; done
 echo "# cpu0_s/cpu_s: median plain/profiled CPU (user+sys, whole process tree); cpu_x: median per-pair ratio"

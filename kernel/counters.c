@@ -191,6 +191,16 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 			dup |= !strcmp(out->c[i].group, tok);
 		if (dup)
 			continue;
+		if (!k && (!strncmp(tok, "PAPI_", 5) || strstr(tok, "::"))) {
+			/* PAPI_read is not async-signal-safe, and the handler reads
+			 * counters: PAPI events count only as sampling sources. */
+			unavailable(out, tok, "PAPI events are not read in every sample (PAPI_read is "
+					      "not async-signal-safe); sample on it instead: "
+					      "SONDE_SAMPLE=NAME@COUNT");
+			say("sonde: SONDE_COUNTERS: '%s': PAPI events cannot be read in every sample "
+			    "(sample on it instead: SONDE_SAMPLE=%s@COUNT; see 'sonde events')", tok, tok);
+			continue;
+		}
 		if (!k) {
 			say("sonde: SONDE_COUNTERS: '%s': unknown counter (use context-switches, "
 			    "cpu-migrations, page-faults, minor-faults or major-faults; see 'sonde events')",
