@@ -22,9 +22,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <papi.h>
+#include <perfmon/pfmlib_perf_event.h>
+
 #include "kernel/kernel.h"
 
 #define DEFAULT_COUNTERS "context-switches,page-faults"
+
+static int perf_open_ev(const struct sd_counter *c, pid_t tid, int group_fd)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = c->type;
+	attr.config = c->config;
+	attr.config1 = c->config1;
+	attr.config2 = c->config2;
+	attr.exclude_kernel = (unsigned)c->exclude_kernel;
+	attr.exclude_hv = 1;
+	attr.disabled = group_fd < 0;
+	attr.read_format = PERF_FORMAT_GROUP;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
 
 static int perf_open(uint64_t config, int exclude_kernel, pid_t tid, int group_fd)
 {
@@ -86,6 +106,7 @@ static void add(struct sd_counters *out, const char *name, const char *group, co
 	snprintf(c->group, sizeof c->group, "%s", group);
 	snprintf(c->source, sizeof c->source, "%s", source);
 	c->kind = kind;
+	c->type = PERF_TYPE_SOFTWARE;
 	c->config = config;
 	c->exclude_kernel = exclude_kernel;
 	if (kind == SD_CTR_PERF)
@@ -166,6 +187,76 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 	    "kernel.perf_event_paranoid; see 'sonde events')", k->name, reason);
 }
 
+/* A PAPI event as a counter: PAPI_read is not async-signal-safe, so the
+ * event is resolved to its perf_event encoding (a preset through PAPI to its
+ * one native event, the native through libpfm4) and read in the thread's
+ * perf group like the kernel counters. */
+static void probe_papi(const char *tok, struct sd_counters *out, void (*say)(const char *fmt, ...))
+{
+	char native[PAPI_MAX_STR_LEN], reason[128];
+	snprintf(native, sizeof native, "%.120s", tok);
+	if (!strncmp(tok, "PAPI_", 5)) {
+		int code;
+		PAPI_event_info_t info;
+		if (PAPI_is_initialized() == PAPI_NOT_INITED &&
+		    PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
+			snprintf(reason, sizeof reason, "PAPI cannot be initialised");
+			goto unavailable;
+		}
+		if (PAPI_event_name_to_code(tok, &code) != PAPI_OK ||
+		    PAPI_get_event_info(code, &info) != PAPI_OK) {
+			snprintf(reason, sizeof reason, "unknown PAPI event");
+			goto unavailable;
+		}
+		if (info.count == 0) {
+			snprintf(reason, sizeof reason, "no hardware counter for it on this CPU");
+			goto unavailable;
+		}
+		if (info.count > 1) {
+			snprintf(reason, sizeof reason,
+				 "a derived PAPI event (%u counters); count its parts instead", info.count);
+			goto unavailable;
+		}
+		snprintf(native, sizeof native, "%.120s", info.name[0]);
+	}
+	if (pfm_initialize() != PFM_SUCCESS) {
+		snprintf(reason, sizeof reason, "libpfm4 cannot be initialised");
+		goto unavailable;
+	}
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	pfm_perf_encode_arg_t arg;
+	memset(&arg, 0, sizeof arg);
+	arg.attr = &attr;
+	arg.size = sizeof arg;
+	int r = pfm_get_os_event_encoding(native, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
+	if (r != PFM_SUCCESS) {
+		snprintf(reason, sizeof reason, "%s", pfm_strerror(r));
+		goto unavailable;
+	}
+	struct sd_counter probe = {.type = attr.type, .config = attr.config,
+				   .config1 = attr.config1, .config2 = attr.config2,
+				   .exclude_kernel = 1};
+	int fd = perf_open_ev(&probe, 0, -1);
+	if (fd < 0) {
+		snprintf(reason, sizeof reason, "%s%s", strerror(-fd),
+			 fd == -ENOENT || fd == -EOPNOTSUPP ? " (no hardware PMU for it here)" : "");
+		goto unavailable;
+	}
+	close(fd);
+	char src[48];
+	snprintf(src, sizeof src, "perf_event:%.36s", native);
+	add(out, tok, tok, src, SD_CTR_PERF, attr.config, 1);
+	struct sd_counter *c = &out->c[out->n - 1];
+	c->type = attr.type;
+	c->config1 = attr.config1;
+	c->config2 = attr.config2;
+	return;
+unavailable:
+	unavailable(out, tok, reason);
+	say("sonde: SONDE_COUNTERS: %s: unavailable: %s (see 'sonde events')", tok, reason);
+}
+
 void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 			      void (*say)(const char *fmt, ...))
 {
@@ -192,13 +283,7 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 		if (dup)
 			continue;
 		if (!k && (!strncmp(tok, "PAPI_", 5) || strstr(tok, "::"))) {
-			/* PAPI_read is not async-signal-safe, and the handler reads
-			 * counters: PAPI events count only as sampling sources. */
-			unavailable(out, tok, "PAPI events are not read in every sample (PAPI_read is "
-					      "not async-signal-safe); sample on it instead: "
-					      "SONDE_SAMPLE=NAME@COUNT");
-			say("sonde: SONDE_COUNTERS: '%s': PAPI events cannot be read in every sample "
-			    "(sample on it instead: SONDE_SAMPLE=%s@COUNT; see 'sonde events')", tok, tok);
+			probe_papi(tok, out, say);
 			continue;
 		}
 		if (!k) {
@@ -238,7 +323,7 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 	for (unsigned i = 0; i < c->n; i++) {
 		if (c->c[i].kind != SD_CTR_PERF)
 			continue;
-		int fd = perf_open(c->c[i].config, c->c[i].exclude_kernel, tid, t->group_fd);
+		int fd = perf_open_ev(&c->c[i], tid, t->group_fd);
 		if (fd < 0) {
 			err = fd;
 			goto fail;

@@ -35,7 +35,9 @@ struct sd_counter {
 	char group[32];  /* as asked for in SONDE_COUNTERS */
 	char source[48]; /* perf_event:context-switches, getrusage:ru_nvcsw, ... */
 	int kind;        /* enum sd_counter_kind */
-	uint64_t config; /* perf: PERF_COUNT_SW_*; rusage: enum sd_rusage_field */
+	uint32_t type;   /* perf: PERF_TYPE_* */
+	uint64_t config; /* perf: event config; rusage: enum sd_rusage_field */
+	uint64_t config1, config2;
 	int exclude_kernel;
 };
 

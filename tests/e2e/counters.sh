@@ -74,3 +74,24 @@ env LD_PRELOAD="$LIB" SONDE_OUTPUT=u SONDE_COUNTERS=cache-misses,page-faults "$B
 	fail "unknown counter message: $(cat u.err)"
 "$SONDE" dump "$(ls u/*.sonde)" | head -n 1 | grep -q '"counters":\[{"name":"page-faults"' || fail "page-faults not kept"
 pass "unknown counter: one line, the others kept"
+
+# PAPI events as counters: a native software event counts (resolved through
+# libpfm4 into the perf group); a hardware preset on a machine without a PMU
+# is unavailable, said once, and the run goes on.
+env LD_PRELOAD="$LIB" SONDE_OUTPUT=pp SONDE_COUNTERS=perf::PAGE-FAULTS "$B/blocker" pages $N >pp.out 2>pp.err ||
+	fail "perf::PAGE-FAULTS counter run failed: $(cat pp.err)"
+[ -s pp.err ] && fail "perf::PAGE-FAULTS: $(cat pp.err)"
+"$SONDE" dump "$(ls pp/*.sonde)" >pp.json
+pf=$(totals pp.json | awk '$1 == "perf::PAGE-FAULTS" {print $2}')
+[ "${pf:-0}" -ge $((N * 9 / 10)) ] || fail "perf::PAGE-FAULTS ${pf:-0} for $N pages"
+pass "PAPI native perf::PAGE-FAULTS as a counter: $pf for $N pages"
+env LD_PRELOAD="$LIB" SONDE_OUTPUT=pi SONDE_COUNTERS=PAPI_TOT_INS,page-faults "$B/blocker" sleeps 5 >pi.out 2>pi.err ||
+	fail "PAPI_TOT_INS counter run failed"
+if grep -q "^sonde: SONDE_COUNTERS: PAPI_TOT_INS: unavailable: " pi.err; then
+	grep -q "(see 'sonde events')$" pi.err || fail "PAPI_TOT_INS: hint missing: $(cat pi.err)"
+	"$SONDE" dump "$(ls pi/*.sonde)" | head -n 1 | grep -q '"counters_unavailable":\[{"name":"PAPI_TOT_INS","reason":"' ||
+		fail "PAPI_TOT_INS not listed as unavailable"
+	pass "PAPI_TOT_INS unavailable here (no PMU): said once, listed in the header"
+else
+	pass "PAPI_TOT_INS counts on this machine"
+fi
