@@ -95,3 +95,15 @@ if grep -q "^sonde: SONDE_COUNTERS: PAPI_TOT_INS: unavailable: " pi.err; then
 else
 	pass "PAPI_TOT_INS counts on this machine"
 fi
+
+# Per region: with SONDE_REGIONS=on each region carries its counter deltas;
+# a phase of 5 x 200 short sleeps shows about 1000 context switches.
+SONDE_REGIONS=on env LD_PRELOAD="$LIB" SONDE_OUTPUT=rg "$B/phases" -i 5 -u 1 -I -s 200 >rg.out 2>rg.err ||
+	fail "regions with counters failed: $(cat rg.err)"
+"$SONDE" report --view regions --format csv rg >rg.csv || fail "report --view regions failed"
+col=$(head -n 1 rg.csv | tr ',' '\n' | grep -n '^context-switches' | head -n 1 | cut -d: -f1)
+[ -n "$col" ] || fail "no context-switches column in the regions view: $(head -n 1 rg.csv)"
+cs=$(awk -F, -v c="$col" '$1 == "phase=sleep" {print $c}' rg.csv)
+awk -v n="${cs:-0}" 'BEGIN { exit !(n >= 900 && n <= 1100 + 20) }' ||
+	fail "phase=sleep: ${cs:-0} context switches for 1000 sleeps"
+pass "regions view: phase=sleep has $cs context switches for 1000 sleeps"

@@ -16,8 +16,10 @@
  *
  * With -I, iterations are not annotated (phases repeat in one context).
  * With -x, a thread opens region "left-open" and ends without closing it.
+ * With -s K, each iteration also has a phase "sleep" of K short nanosleeps
+ * (K voluntary context switches).
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x]
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -35,6 +37,7 @@
 
 static int iters = 10;
 static int no_iteration;
+static int sleeps;
 static double unit_ms = 2.0;
 static volatile uint64_t sink;
 
@@ -85,6 +88,14 @@ static void *run(void *arg)
 		sonde_begin("phase", "checkpoint");
 		checkpoint();
 		sonde_end("phase");
+		if (sleeps) {
+			sonde_begin("phase", "sleep");
+			for (int k = 0; k < sleeps; k++) {
+				struct timespec ts = {0, 50000};
+				nanosleep(&ts, NULL);
+			}
+			sonde_end("phase");
+		}
 	}
 	if (!no_iteration)
 		sonde_attr_end(it);
@@ -127,7 +138,7 @@ int main(int argc, char **argv)
 	int threads = 0, mis = 0, opt;
 	long distinct = 0;
 	int left_open = 0;
-	while ((opt = getopt(argc, argv, "i:u:t:md:Ix")) != -1) {
+	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
@@ -136,8 +147,9 @@ int main(int argc, char **argv)
 		case 'd': distinct = atol(optarg); break;
 		case 'I': no_iteration = 1; break;
 		case 'x': left_open = 1; break;
+		case 's': sleeps = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K]\n");
 			return 2;
 		}
 	}
