@@ -38,6 +38,19 @@ int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
 
+/* ---- cmd_events.c, events_papi.c / events_nopapi.c: `sonde events` ---------------- */
+
+/* One probed item: kind (source, counter, papi, papi-preset, papi-native), status
+ * (available, unavailable, fallback), where it comes from and why (all owned). */
+struct sd_event_row { char *kind, *name, *status, *source, *reason; };
+struct sd_events { struct sd_event_row *rows; size_t n, cap; };
+/* Append a row (strings copied; source/reason may be NULL): 0 or -ENOMEM. */
+int sd_events_add(struct sd_events *ev, const char *kind, const char *name, const char *status,
+		  const char *source, const char *reason);
+/* Probe PAPI (library, perf_event component, presets, a few native events) and append
+ * rows; `paranoid` is /proc/sys/kernel/perf_event_paranoid. 0 or -ENOMEM. */
+int sd_events_papi(struct sd_events *ev, int paranoid);
+
 /* ---- stream.c ---------------------------------------------------------------------- */
 
 /* Record kinds of docs/FORMAT.md. */

@@ -20,6 +20,8 @@ static const struct {
 	{ "report", sd_cmd_report, "[OPTIONS] PATH...",
 	  "merge, symbolize and summarize streams (files or directories)" },
 	{ "dump", sd_cmd_dump, "FILE", "print every record of one stream as JSON lines" },
+	{ "events", sd_cmd_events, "[--all] [--format text|csv|json]",
+	  "list the sampling sources and counters that work here, and why others do not" },
 };
 
 static void help(FILE *out)

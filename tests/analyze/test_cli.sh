@@ -871,6 +871,98 @@ counters_bad)
 		expect_rc 4 "${sc%%:*} strict"
 	done
 	;;
+events)
+	run "$SONDE" events --format csv
+	expect_rc 0 "events csv"
+	expect_err_empty
+	head -1 "$T/out" | grep -qx 'kind,name,status,source,reason' || fail "events csv header"
+	grep -qE '^source,cpu-time,(available,perf_event:task-clock|fallback,posix-timer:thread-cputime),' "$T/out" || fail "cpu-time row"
+	grep -qx 'source,wall-time,available,posix-timer:monotonic,POSIX timer' "$T/out" || fail "wall-time row"
+	# this VM has no PMU: presets are unavailable, with the reason (not just a status)
+	if [ -e /sys/bus/event_source/devices/cpu ]; then
+		echo "note: this machine has a CPU PMU; the no-PMU checks are skipped"
+	else
+		grep -qx 'papi-preset,PAPI_TOT_CYC,unavailable,,no hardware counter for it on this CPU; this VM has no PMU' "$T/out" ||
+			fail "PAPI_TOT_CYC: $(grep PAPI_TOT_CYC "$T/out")"
+		grep -qE '^papi-native,perf::CYCLES,unavailable,,PAPI_add_named_event: .*no PMU' "$T/out" || fail "perf::CYCLES"
+	fi
+	grep -qx 'papi-native,perf::TASK-CLOCK,available,papi,event set started and stopped' "$T/out" || fail "perf::TASK-CLOCK"
+	# context switches: perf_event or getrusage, consistent with a real probe of
+	# perf_event_open(context-switches, exclude_kernel=0) by this user (x86_64)
+	cs=$(grep '^counter,context-switches,' "$T/out") || fail "no context-switches row"
+	if [ "$(uname -m)" = x86_64 ]; then
+		if python3 - <<'EOF'
+import ctypes, os, struct, sys
+attr = bytearray(128)
+struct.pack_into("<IIQ", attr, 0, 1, 128, 3)       # PERF_TYPE_SOFTWARE, size, CONTEXT_SWITCHES
+struct.pack_into("<Q", attr, 40, 1 | (1 << 6))     # disabled, exclude_hv (exclude_kernel=0)
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(bytes(attr), 128)
+fd = libc.syscall(298, buf, 0, -1, -1, 0)
+sys.exit(0 if fd >= 0 else 1)
+EOF
+		then
+			[ "$cs" = "counter,context-switches,available,perf_event:context-switches,perf_event (exclude_kernel=0)" ] || fail "probe opens, but: $cs"
+		else
+			case $cs in counter,context-switches,available,getrusage:*perf_event_paranoid*) ;; *) fail "probe fails, but: $cs" ;; esac
+		fi
+	fi
+	run "$SONDE" events
+	expect_rc 0 "events text"
+	for s in 'sources:' 'counters:' 'papi presets:' 'papi native:'; do
+		grep -qx "$s" "$T/out" || fail "section $s"
+	done
+	grep -qE '^sonde events: uid [0-9]+, perf_event_paranoid -?[0-9]+$' "$T/out" || fail "header line"
+	grep -qE '^  cpu-time +(available \(perf_event task clock\)|fallback: POSIX CPU-time timer \(.*\))$' "$T/out" || fail "cpu-time text"
+	grep -qE '^  wall-time +available \(POSIX timer\)$' "$T/out" || fail "wall-time text"
+	grep -qE '^  perf::TASK-CLOCK +available' "$T/out" || fail "TASK-CLOCK text"
+	if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+		grep -qE '^  \([0-9]+ unavailable, all: no hardware counter for it on this CPU; this VM has no PMU; --all lists them\)$' "$T/out" || fail "preset summary"
+		! grep -q '^  PAPI_TOT_CYC' "$T/out" || fail "unavailable presets listed without --all"
+		run "$SONDE" events --all
+		grep -qE '^  PAPI_TOT_CYC +unavailable \(no hardware counter for it on this CPU; this VM has no PMU\)$' "$T/out" || fail "--all"
+	fi
+	run "$SONDE" events --format json
+	python3 - "$T/out" <<'EOF' || fail "events json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {(e["kind"], e["name"]): e for e in d["events"]}
+assert set(d["events"][0]) == {"kind", "name", "status", "source", "reason"}, d["events"][0]
+assert names[("source", "wall-time")]["status"] == "available"
+assert isinstance(d["perf_event_paranoid"], int) and isinstance(d["uid"], int)
+EOF
+	run "$SONDE" events --format xml
+	expect_rc 2 "bad format"
+	expect_err_line "sonde: events: unknown format 'xml' (usage: sonde events [--all] [--format text|csv|json])"
+	run "$SONDE" --help
+	grep -qE '^  sonde events ' "$T/out" || fail "events in --help"
+	;;
+events_nobody)
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to switch to nobody"; exit 77; }
+	command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 77; }
+	cp "$SONDE" ./sonde && chmod 755 . ./sonde
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups ./sonde events --format csv
+	expect_rc 0 "events as nobody"
+	grep -qE '^source,cpu-time,(available|fallback),' "$T/out" || fail "cpu-time as nobody"
+	grep -qx 'source,wall-time,available,posix-timer:monotonic,POSIX timer' "$T/out" || fail "wall-time as nobody"
+	grep -qx 'papi-native,perf::TASK-CLOCK,available,papi,event set started and stopped' "$T/out" || fail "TASK-CLOCK as nobody"
+	p=$(cat /proc/sys/kernel/perf_event_paranoid)
+	if [ "$p" -ge 2 ]; then
+		grep -qE "^counter,context-switches,available,getrusage:ru_nvcsw\+ru_nivcsw,perf_event_paranoid=$p hides kernel-side counts" "$T/out" ||
+			fail "context-switches as nobody: $(grep context-switches "$T/out")"
+		grep -qE "^counter,cpu-migrations,unavailable,,.*perf_event_paranoid=$p.*kernel.perf_event_paranoid=1" "$T/out" ||
+			fail "cpu-migrations as nobody: $(grep cpu-migrations "$T/out")"
+	else
+		echo "note: perf_event_paranoid is $p; the getrusage fallback is not exercised"
+	fi
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups ./sonde events
+	expect_rc 0 "events text as nobody"
+	grep -qE '^sonde events: uid 65534, perf_event_paranoid' "$T/out" || fail "nobody header"
+	if [ "$p" -ge 2 ]; then
+		grep -qE "^  context-switches +getrusage \(perf_event_paranoid=$p hides kernel-side counts" "$T/out" || fail "text: context-switches"
+		grep -qE "^  cpu-migrations +unavailable \(perf_event_paranoid=$p" "$T/out" || fail "text: cpu-migrations"
+	fi
+	;;
 docs)
 	# every example line of docs/REPORT.md's code blocks (but abbreviated ones and the
 	# dump example, whose offsets depend on the build path) is real output
