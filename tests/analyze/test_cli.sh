@@ -979,6 +979,12 @@ docs)
 		    "--view regions --by-thread --format csv" "--view regions --format json"; do
 		"$SONDE" report $args c.sonde >>all.txt 2>&1 || fail "report $args"
 	done
+	mk counters k.sonde --pid 100
+	for args in "" "--metric context-switches --format csv" \
+		    "--metric context-switches --group-by phase --format csv" \
+		    "--view counters --format csv" "--view regions --format csv"; do
+		"$SONDE" report $args k.sonde >>all.txt 2>&1 || fail "report $args"
+	done
 	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
 		grep -v '^{"offset"' >examples.txt
 	[ "$(wc -l <examples.txt)" -ge 50 ] || fail "examples not found in REPORT.md"
