@@ -175,11 +175,12 @@ struct sd_source_row {
 };
 
 /* One counter (HEADER `counters`), merged across streams by name. `total` sums the deltas
- * of the samples counted; `source` lists the distinct sources of all streams, joined
+ * of the samples counted and of THREAD_END records (without --where/--source); `source` lists the distinct sources of all streams, joined
  * with ", ". */
 struct sd_counter_row {
 	char *name, *group, *unit, *source;
-	uint64_t total;
+	uint64_t total;             /* includes end_total */
+	uint64_t end_total;         /* THREAD_END deltas (after each thread's last sample) */
 	uint64_t streams;           /* streams whose header lists it */
 };
 

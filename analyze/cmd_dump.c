@@ -16,7 +16,7 @@ static const char *const fields[][10] = {
 	[SD_K_MODULE] = { "module", "t", "path", "build_id", "bias", "lo", "hi" },
 	[SD_K_MODULE_END] = { "module", "t" },
 	[SD_K_THREAD] = { "thread", "tid", "t", "name" },
-	[SD_K_THREAD_END] = { "thread", "t", "name" },
+	[SD_K_THREAD_END] = { "thread", "t", "name", "deltas" },
 	[SD_K_FRAME] = { "node", "parent", "module", "addr" },
 	[SD_K_SAMPLE] = { "thread", "dt", "source", "node", "weight", "flags", "context",
 			  "pcontext", "deltas" },

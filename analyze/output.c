@@ -266,8 +266,8 @@ double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *
 
 	if (!o->counter)
 		return o->weight ? p->weight : (double)p->samples;
-	for (size_t k = 0; k < o->ncids; k++)
-		v += (double)p->counters[o->cids[k]].total;
+	for (size_t k = 0; k < o->ncids; k++) /* what samples carry: call paths add up to it */
+		v += (double)(p->counters[o->cids[k]].total - p->counters[o->cids[k]].end_total);
 	return v;
 }
 

@@ -77,6 +77,7 @@ struct sstate {
 	struct scounter *ctrs; size_t nctrs;           /* HEADER counters */
 	char **unames, **ureasons; size_t nun;         /* HEADER counters_unavailable */
 	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */
+	uint64_t *endcnt;                              /* THREAD_END deltas, summed */
 };
 
 static int grow(void *pp, size_t *cap, size_t need, size_t size)
@@ -189,6 +190,7 @@ static void sstate_fini(struct sstate *st)
 	free(st->unames);
 	free(st->ureasons);
 	free(st->aggcnt);
+	free(st->endcnt);
 	for (size_t i = 0; i <= st->nsources && st->sources; i++) {
 		struct ssource *s = &st->sources[i];
 		free(s->name), free(s->spec), free(s->unit), free(s->mechanism);
@@ -429,18 +431,25 @@ static char *value_str(const msgpack_object *o)
 /* NULL if o is an array of n unsigned integers, else why it is corrupt. */
 static const char *check_counts(const msgpack_object *o, size_t n, const char *what)
 {
+	int i = !strcmp(what, "SAMPLE deltas") ? 0 : !strcmp(what, "REGION counts") ? 1 : 2;
+	static const char *const why[3][3] = {
+		{ "SAMPLE deltas is not an array",
+		  "SAMPLE deltas does not have one value per header counter",
+		  "SAMPLE deltas holds a value that is not an unsigned integer" },
+		{ "REGION counts is not an array",
+		  "REGION counts does not have one value per header counter",
+		  "REGION counts holds a value that is not an unsigned integer" },
+		{ "THREAD_END deltas is not an array",
+		  "THREAD_END deltas does not have one value per header counter",
+		  "THREAD_END deltas holds a value that is not an unsigned integer" },
+	};
 	if (o->type != MSGPACK_OBJECT_ARRAY)
-		return !strcmp(what, "SAMPLE deltas") ? "SAMPLE deltas is not an array"
-						      : "REGION counts is not an array";
+		return why[i][0];
 	if (o->via.array.size != n)
-		return !strcmp(what, "SAMPLE deltas")
-			? "SAMPLE deltas does not have one value per header counter"
-			: "REGION counts does not have one value per header counter";
+		return why[i][1];
 	for (uint32_t k = 0; k < n; k++)
 		if (o->via.array.ptr[k].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-			return !strcmp(what, "SAMPLE deltas")
-				? "SAMPLE deltas holds a value that is not an unsigned integer"
-				: "REGION counts holds a value that is not an unsigned integer";
+			return why[i][2];
 	return NULL;
 }
 
@@ -509,6 +518,14 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	case SD_K_THREAD_END:
 		if (sd_rec_u64(r, 1, &a))
 			goto bad;
+		if (r->n > 4 && (why = check_counts(&r->v[4], st->nctrs, "THREAD_END deltas")))
+			goto bad;
+		if (r->n > 4 && st->nctrs) {
+			if (!st->endcnt && !(st->endcnt = calloc(st->nctrs, sizeof(*st->endcnt))))
+				return -ENOMEM;
+			for (size_t k = 0; k < st->nctrs; k++)
+				st->endcnt[k] += r->v[4].via.array.ptr[k].via.u64;
+		}
 		if (a >= 1 && a < st->nthreads && !sd_rec_u64(r, 2, &b) && b > st->threads[a].last_t)
 			st->threads[a].last_t = b;
 		if (a >= 1 && a < st->nthreads && r->n > 3 && r->v[3].type == MSGPACK_OBJECT_STR) {
@@ -981,6 +998,13 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			st->nodes[a->node].weight += a->weight;
 		}
 	}
+	/* THREAD_END deltas belong to no sample: they count in the totals, unless filters
+	 * pick samples (--where, --source) */
+	if (st->endcnt && !p->nwhere && !p->only_source)
+		for (size_t k = 0; k < st->nctrs; k++) {
+			p->counters[st->ctrs[k].gid].total += st->endcnt[k];
+			p->counters[st->ctrs[k].gid].end_total += st->endcnt[k];
+		}
 	/* mark nodes with samples in their subtree; children come after parents */
 	for (size_t i = st->nnodes; i-- > 1;)
 		if (st->nodes[i].samples || st->nodes[i].used)

@@ -476,6 +476,9 @@ int main(int argc, char **argv)
 		cregion(1, 5000000, 3, 0, 3, 1, 10);
 		cregion(1, 10000000, 3, 1, 5, 1, 12);
 		cregion(1, 12000000, 3, 0, 9, 2, 20);
+		msgpack_pack_array(&pk, 5); /* THREAD_END of T2 with deltas: totals only */
+		u64(5); u64(2); u64(90000000); str("worker");
+		msgpack_pack_array(&pk, 3); u64(0); u64(0); u64(0);
 	} else if (!strncmp(argv[1], "cnt_", 4)) {
 		/* invalid counter data (3 header counters), each at the printed offset */
 		static const uint64_t d[3] = { 1, 2, 3 };
