@@ -150,8 +150,10 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 {
 	char src[48], reason[128];
 	/* Best: the perf event with kernel-side counting. */
+	/* Opening with kernel-side counting is the proof: the event counts (a
+	 * migration may simply not happen during the probe). */
 	int r0 = probe_one(k->config, 0);
-	if (r0 == 1 || (r0 == 0 && !k->kernel_side)) {
+	if (r0 >= 0) {
 		snprintf(src, sizeof src, "perf_event:%s", k->perf_name);
 		add(out, k->name, k->name, src, SD_CTR_PERF, k->config, 0);
 		return;

@@ -23,7 +23,7 @@ $want_err"
 }
 
 expect unknown-source \
-"sonde: SONDE_SAMPLE: 'cpu-tme@1ms': unknown sampling source (use cpu-time@PERIOD or wall-time@PERIOD; see docs/ENV.md)
+"sonde: SONDE_SAMPLE: 'cpu-tme@1ms': unknown sampling source (use cpu-time@PERIOD, wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')
 sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)" SONDE_SAMPLE=cpu-tme@1ms
 [ "$("$SONDE" report --format csv unknown-source | awk -F, '$1 == "spin_work" {print $4}')" -gt 20 ] ||
 	fail "unknown-source: not profiled with the default source"

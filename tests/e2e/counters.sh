@@ -34,6 +34,11 @@ check() { # LABEL RUNNER...
 		fail "$label: context-switches total $cs for $K sleeps (more than 10 % off): $(tr '\n' ' ' <"$label.tot")"
 	src=$(grep -o '"group":"context-switches","unit":"count","source":"[^"]*"' "$label.json" | head -n 1 | sed 's/.*"source":"//; s/"$//')
 	pass "$label: context-switches $cs for $K sleeps (source $src)"
+	# the report's total agrees (samples and thread ends)
+	rep=$("$SONDE" report --view counters --format csv "$T/out/$label/s" |
+		awk -F, '$2 == "context-switches" { s += $5 } END { print s + 0 }')
+	[ "$rep" -eq "$cs" ] || fail "$label: report total $rep, stream total $cs"
+	"$SONDE" report "$T/out/$label/s" | grep -q "^counter context-switches" || fail "$label: report prints no counter line"
 	echo "$src" >"$label.src"
 
 	"$@" env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/out/$label/p" "$B/blocker" pages $N >"$label.pout" 2>&1 ||
