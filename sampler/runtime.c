@@ -632,13 +632,13 @@ void sd_runtime_fork_child(void)
 	self->next = NULL;
 	self->adopted = 0;
 	sd_rt.threads = self;
+	sd_papi_fork_child(); /* before any other thread exists in the child */
 	if (sd_writer_fork_child(self->ring) != 0) {
 		atomic_store(&sd_rt.state, SD_OFF);
 		sd_runtime_restore_signals(&fork_saved_mask);
 		return;
 	}
 	drain_pending_samples();
-	sd_papi_fork_child();
 	thread_open_sources(self);
 	sd_runtime_restore_signals(&fork_saved_mask);
 }
