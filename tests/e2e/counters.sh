@@ -47,6 +47,12 @@ check() { # LABEL RUNNER...
 	pf=$(totals "$label.pjson" | awk '$1 == "page-faults" {print $2}')
 	[ "${pf:-0}" -ge $((N * 9 / 10)) ] || fail "$label: page-faults ${pf:-0} for $N fresh pages"
 	pass "$label: page-faults $pf for $N fresh pages"
+	"$@" env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/out/$label/m" SONDE_COUNTERS=minor-faults,major-faults \
+		"$B/blocker" pages $N >"$label.mout" 2>&1 || fail "$label: blocker pages (minor) failed"
+	"$SONDE" dump "$(ls "$T/out/$label/m/"*.sonde)" >"$label.mjson"
+	mf=$(totals "$label.mjson" | awk '$1 == "minor-faults" {print $2}')
+	[ "${mf:-0}" -ge $((N * 9 / 10)) ] || fail "$label: minor-faults ${mf:-0} for $N fresh pages"
+	pass "$label: minor-faults $mf for $N fresh pages"
 }
 
 mkdir -m 777 out
