@@ -88,7 +88,18 @@ void sd_stream_header(void)
 	msgpack_pack_uint8(&sd_w.pk, K_HEADER);
 	pack_str("sonde");
 	msgpack_pack_uint8(&sd_w.pk, SONDE_FORMAT_VERSION);
-	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0));
+	/* The MPI rank, from the variables launchers set (no MPI call). */
+	static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+						"MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
+	const char *rank = NULL;
+	for (size_t i = 0; !rank && i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
+		const char *v = getenv(rank_vars[i]);
+		if (v && *v >= '0' && *v <= '9')
+			rank = v;
+	}
+	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0));
+	if (rank)
+		pack_kv_u64("rank", strtoull(rank, NULL, 10));
 	pack_kv_u64("pid", (uint64_t)getpid());
 	pack_kv_u64("ppid", (uint64_t)getppid());
 	pack_kv_str("host", host);
