@@ -149,3 +149,8 @@ wait $pid; st=$?
 valid_stream "$(streams w)"
 [ "$(field "$(end_of "$(streams w)")" signal)" = 15 ] || fail "sonde run + SIGTERM: END record"
 pass "sonde run passes SIGTERM on; the program's stream is complete"
+
+# An MPI launcher's rank variable reaches the header.
+PMI_RANK=3 profile rk "$L" spin 0.01 || fail "rank: exit $?"
+"$SONDE" dump "$(streams rk)" | head -n 1 | grep -q '"rank":3' || fail "rank 3 not in the header"
+pass "MPI rank recorded from PMI_RANK"
