@@ -260,6 +260,13 @@ void sd_profile_fini(struct sd_profile *p);
  * only if it is valid: 0 (complete), 1 (truncated: the valid prefix was merged),
  * or an SD_ERR_* / -errno (nothing merged). *bad_off gets the failing offset. */
 int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off);
+/* The same in two steps, for reading streams in parallel: parse (any thread;
+ * reads only p's options) and merge (one thread at a time, in file order).
+ * parse returns NULL when out of memory; merge frees the load and returns
+ * what sd_profile_add would. */
+struct sd_load;
+struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s);
+int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off);
 /* Add a --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`) before any
  * sd_profile_add. 0, -EINVAL (malformed: empty attribute name) or -ENOMEM. */
 int sd_profile_where(struct sd_profile *p, const char *expr);

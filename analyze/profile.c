@@ -60,6 +60,7 @@ struct sstate {
 	uint64_t pid;
 	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */
 	int *mods; size_t nmods;                  /* stream module id - 1 -> symbolizer handle */
+	char **modpath; uint8_t **modbid; size_t *modbidlen; /* registered at merge time */
 	struct sthread *threads; size_t nthreads; /* includes slot 0 */
 	struct ssource *sources; size_t nsources; /* plus one more for undefined */
 	uint64_t nostack, badnode;
@@ -159,6 +160,13 @@ void sd_profile_fini(struct sd_profile *p)
 static void sstate_fini(struct sstate *st)
 {
 	free(st->nodes);
+	for (size_t i = 0; i < st->nmods; i++) {
+		free(st->modpath ? st->modpath[i] : NULL);
+		free(st->modbid ? st->modbid[i] : NULL);
+	}
+	free(st->modpath);
+	free(st->modbid);
+	free(st->modbidlen);
 	free(st->mods);
 	for (size_t i = 0; i < st->nthreads; i++) {
 		free(st->threads[i].name);
@@ -471,23 +479,47 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		why = "MODULE id out of order";
 		if ((i = def_index(a, st->nmods + 1)) < 0)
 			goto bad;
+		/* Registered with the symbolizer when the stream is merged: parsing
+		 * may run in a worker thread (--jobs), the symbolizer is shared. */
 		char *path = strndup(str, len);
 		if (!path)
 			return -ENOMEM;
-		int h = bid->type == MSGPACK_OBJECT_BIN
-			? sd_sym_module(p->sym, path, (const uint8_t *)bid->via.bin.ptr, bid->via.bin.size)
-			: sd_sym_module(p->sym, path, NULL, 0);
-		free(path);
-		if (h < 0)
-			return h;
 		if ((size_t)i > st->nmods) {
-			int *nm = realloc(st->mods, (size_t)i * sizeof(*nm));
-			if (!nm)
+			size_t n = (size_t)i;
+			int *nm = realloc(st->mods, n * sizeof(*nm));
+			if (nm)
+				st->mods = nm;
+			char **np = realloc(st->modpath, n * sizeof(*np));
+			if (np)
+				st->modpath = np;
+			uint8_t **nb = realloc(st->modbid, n * sizeof(*nb));
+			if (nb)
+				st->modbid = nb;
+			size_t *nl = realloc(st->modbidlen, n * sizeof(*nl));
+			if (nl)
+				st->modbidlen = nl;
+			if (!nm || !np || !nb || !nl) {
+				free(path);
 				return -ENOMEM;
-			st->mods = nm;
-			st->nmods = (size_t)i;
+			}
+			st->modpath[n - 1] = NULL;
+			st->modbid[n - 1] = NULL;
+			st->modbidlen[n - 1] = 0;
+			st->nmods = n;
 		}
-		st->mods[i - 1] = h;
+		free(st->modpath[i - 1]);
+		free(st->modbid[i - 1]);
+		st->modpath[i - 1] = path;
+		st->modbid[i - 1] = NULL;
+		st->modbidlen[i - 1] = 0;
+		if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
+			st->modbid[i - 1] = malloc(bid->via.bin.size);
+			if (!st->modbid[i - 1])
+				return -ENOMEM;
+			memcpy(st->modbid[i - 1], bid->via.bin.ptr, bid->via.bin.size);
+			st->modbidlen[i - 1] = bid->via.bin.size;
+		}
+		st->mods[i - 1] = -2;
 		return 0;
 	}
 	case SD_K_THREAD: {
@@ -1144,34 +1176,71 @@ out:
 	return err;
 }
 
-int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off)
-{
-	struct sstate st = { 0 };
-	struct sd_record rec;
-	int r, truncated = 0;
+/* A stream read but not yet merged (--jobs reads several at once). */
+struct sd_load {
+	struct sstate st;
+	int r, truncated;
+	size_t bad_off;
+};
 
-	r = sd_stream_header(s, &rec);
+struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s)
+{
+	struct sd_load *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	struct sstate *st = &l->st;
+	struct sd_record rec;
+	int r = sd_stream_header(s, &rec);
 	if (r == 0)
-		r = on_header(&st, &rec);
+		r = on_header(st, &rec);
 	while (r == 0) {
 		r = sd_stream_next(s, &rec);
 		if (r == 1)
-			r = on_record(p, &st, &rec, s);
+			r = on_record((struct sd_profile *)p, st, &rec, s);
 		else if (r == 0)
 			break;
 		else if (r == SD_ERR_TRUNC && s->nrecords > 0) {
-			truncated = 1;
+			l->truncated = 1;
 			r = 0;
 			break;
 		}
 	}
+	l->r = r;
+	l->bad_off = s->err_off;
+	return l;
+}
+
+int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
+{
+	struct sstate *st = &l->st;
+	int r = l->r;
+	for (size_t i = 0; r == 0 && i < st->nmods; i++) {
+		if (!st->modpath[i]) {
+			st->mods[i] = -2;
+			continue;
+		}
+		int h = sd_sym_module(p->sym, st->modpath[i], st->modbid[i], st->modbidlen[i]);
+		if (h < 0)
+			r = h;
+		else
+			st->mods[i] = h;
+	}
 	if (r == 0)
-		r = merge(p, &st);
-	if (r == 0 && truncated) {
+		r = merge(p, st);
+	if (r == 0 && l->truncated) {
 		p->truncated++;
 		r = 1;
 	}
-	*bad_off = s->err_off;
-	sstate_fini(&st);
+	*bad_off = l->bad_off;
+	sstate_fini(st);
+	free(l);
 	return r;
+}
+
+int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off)
+{
+	struct sd_load *l = sd_profile_parse(p, s);
+	if (!l)
+		return -ENOMEM;
+	return sd_profile_merge(p, l, bad_off);
 }
