@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <regex.h>
 #include <msgpack.h>
 
 /* Exit codes of the CLI (listed in `sonde --help`). `sonde run` returns the child's. */
@@ -37,6 +38,7 @@ int sd_cmd_run(int argc, char **argv);
 int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
+int sd_cmd_diff(int argc, char **argv);
 
 /* ---- cmd_events.c, events_papi.c / events_nopapi.c: `sonde events` ---------------- */
 
@@ -136,20 +138,40 @@ struct sd_func {
 	char *display;   /* name, plus " [module]" when the name occurs in two modules */
 };
 
+/* One frame of an address: function, and the source file (sd_sym_file; 0: unknown) and
+ * line where that function is at the address (for an inlined call's caller: the call). */
+struct sd_frame { uint32_t func, file, line; };
+
+/* Flags of sd_sym_new (and sd_profile_init). */
+enum {
+	SD_SYM_ADDRESSES = 1,    /* never look up names (always module+0xoffset) */
+	SD_SYM_NO_INLINE = 2,    /* one frame per address: no inlined frames */
+	SD_SYM_NO_DEMANGLE = 4,  /* keep C++ names mangled */
+};
+
 struct sd_symbolizer;
-/* addresses: 1 to never look up names (always module+0xoffset). NULL on ENOMEM. */
-struct sd_symbolizer *sd_sym_new(int addresses);
+/* flags: SD_SYM_*. NULL on ENOMEM. */
+struct sd_symbolizer *sd_sym_new(int flags);
 void sd_sym_free(struct sd_symbolizer *sy);
 /* Register a module of a stream; returns a module handle >= 0 or -ENOMEM. Modules with
  * the same path and build-id share a handle (opened once). build_id may be NULL. */
 int sd_sym_module(struct sd_symbolizer *sy, const char *path, const uint8_t *build_id,
 		  size_t build_id_len);
 /* Function id of address `addr` in module handle `mod` (-1: no module, addr is raw; -2:
- * module id not defined in the stream). Result >= 0, or -ENOMEM. Cached per (mod, addr). */
+ * module id not defined in the stream): the innermost of its frames (sd_sym_frames).
+ * Result >= 0, or -ENOMEM. Cached per (mod, addr). */
 int sd_sym_lookup(struct sd_symbolizer *sy, int mod, uint64_t addr);
+/* Frames of (mod, addr) as for sd_sym_lookup, outermost first: the function containing
+ * the address, then one per inlined call down to the innermost. Returns their number
+ * (>= 1) and *frames (valid until the next sd_sym_* call that may add frames), or
+ * -ENOMEM / -EINVAL. Cached per (mod, addr). */
+int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
+		  const struct sd_frame **frames);
+/* Path of a file id of struct sd_frame ("" for 0 and unknown ids). */
+const char *sd_sym_file(const struct sd_symbolizer *sy, uint32_t file);
 /* A pseudo function with a fixed name such as "[no stack]". */
 int sd_sym_pseudo(struct sd_symbolizer *sy, const char *name);
-/* Source "file:line" of (mod, addr) into buf, 0 or -ENOENT. For later views. */
+/* Source "file:line" of (mod, addr)'s innermost frame into buf, 0 or -ENOENT/-ENOMEM. */
 int sd_sym_srcline(struct sd_symbolizer *sy, int mod, uint64_t addr, char *buf, size_t len);
 /* Fill every func's `display` (call once after all lookups). 0 or -ENOMEM. */
 int sd_sym_finish(struct sd_symbolizer *sy);
@@ -205,6 +227,8 @@ struct sd_crow {
 	double weight;
 	uint64_t *counts;           /* counter deltas by sd_profile.counters index; owned */
 	uint32_t ncounts;           /* entries in counts; later counters are 0 */
+	uint32_t file, line;        /* source of the innermost frame (sd_sym_file id, 0:
+				     * unknown), from the stream node's address */
 };
 
 /* Timing of one region path (a thread context node) in one thread of one stream. */
@@ -253,8 +277,8 @@ struct sd_profile {
 	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
 };
 
-/* addresses: see sd_sym_new. 0 or -ENOMEM. */
-int sd_profile_init(struct sd_profile *p, int addresses);
+/* sym_flags: SD_SYM_* (sd_sym_new; 1 is --addresses). 0 or -ENOMEM. */
+int sd_profile_init(struct sd_profile *p, int sym_flags);
 void sd_profile_fini(struct sd_profile *p);
 /* Read a whole stream (header already unread) and merge it into p. The stream is merged
  * only if it is valid: 0 (complete), 1 (truncated: the valid prefix was merged),
@@ -265,6 +289,11 @@ int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off);
  * parse returns NULL when out of memory; merge frees the load and returns
  * what sd_profile_add would. */
 struct sd_load;
+/* Reads and merges files[0..n) with up to `jobs` threads (load.c); prints the
+ * per-file messages; counts usable streams in *used. SD_EXIT_OK, the exit code
+ * of the first bad file under strict, or -ENOMEM. */
+int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int strict,
+		  size_t *used);
 struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s);
 int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off);
 /* Add a --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`) before any
@@ -282,11 +311,26 @@ static inline uint64_t sd_crow_count(const struct sd_crow *r, size_t k)
 	return k < r->ncounts ? r->counts[k] : 0;
 }
 
+/* ---- where.c: --where filters tested after loading --------------------------------- */
+
+/* attr~REGEX / attr!~REGEX, and any filter on a built-in key (builtin >= 0: function,
+ * module, thread, process, source); op as struct sd_where (EQ: matches). */
+struct sd_filter { enum sd_where_op op; int builtin, is_re; char *name, *value; regex_t re; };
+struct sd_filters { struct sd_filter *v; size_t n; };
+/* Take --where `expr` if it is one of these: 1; 0: a plain attribute filter (give it to
+ * sd_profile_where); -EINVAL with the reason in err (no name, bad regex); -ENOMEM. */
+int sd_filters_add(struct sd_filters *f, const char *expr, char *err, size_t errlen);
+/* Drop the rows (and regions) of a loaded profile that fail a filter and recompute the
+ * totals from the kept rows (where.c says which). 0 or -ENOMEM. */
+int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f);
+void sd_filters_fini(struct sd_filters *f);
+
 /* ---- output.c ---------------------------------------------------------------------- */
 
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
-	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP };
+	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
+	       SD_VIEW_CALLEES };
 
 struct sd_report_opts {
 	enum sd_format format;
@@ -299,7 +343,10 @@ struct sd_report_opts {
 	size_t top;                 /* 0: all rows */
 	char **group_by; size_t ngroup; /* SD_VIEW_GROUP: key names (not owned) */
 	double min_percent;         /* tree: prune nodes below this share */
+	int min_percent_given;      /* --min-percent given: the flat view drops rows too */
 	int by_thread;              /* regions: one row per thread */
+	const char *func;           /* callers/callees: the function NAME (not owned) */
+	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
 };
 
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
@@ -322,6 +369,11 @@ void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* view_callers.c: --view callers|callees o->func: 0, -ENOENT (no such function), -ENOMEM */
+int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* The metric of each merged call node's own samples (index: node; caller frees). NULL on
+ * ENOMEM. */
+double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *o);
 void sd_csv_str(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);

@@ -14,17 +14,23 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions]\n"
+	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--addresses]\n"
-	"                    [--strict] PATH...\n"
-	"KEY: an annotation attribute, or function, thread, process, module, source\n"
-	"FILTER: attr=value, attr!=value, attr (present), !attr (absent)\n"
+	"                    [--no-inline] [--no-demangle]\n"
+	"                    [--strict] [--jobs N] PATH...\n"
+	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
+	"     source\n"
+	"FILTER: attr=value, attr!=value, attr~REGEX, attr!~REGEX, attr (present), !attr\n"
+	"        (absent); attr may be an annotation attribute or function, module, thread,\n"
+	"        process, source\n"
 	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
 	"         (context-switches: the sum of its parts); see --view counters";
 
@@ -115,7 +121,12 @@ int sd_cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
-					     "counters", NULL };
+					     "counters", "callers", "callees", NULL };
+	static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
+						 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
+						 SD_VIEW_CALLERS, SD_VIEW_CALLEES };
+	struct sd_filters filters = { 0 };
+	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
 	struct sd_report_opts o = { .min_percent = 0.5 };
 	char *group_spec = NULL, *group_copy = NULL;
 	const char **wheres = calloc((size_t)argc + 1, sizeof(*wheres));
@@ -124,6 +135,9 @@ int sd_cmd_report(int argc, char **argv)
 	struct files files = { 0 };
 	const char *only_source = NULL;
 	int addresses = 0, strict = 0, code = SD_EXIT_USAGE, used = 0, v;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+	size_t nused = 0;
 	char **paths = calloc((size_t)argc + 1, sizeof(*paths));
 	size_t npaths = 0;
 
@@ -147,11 +161,31 @@ int sd_cmd_report(int argc, char **argv)
 			goto out;
 		}
 		if (!strcmp(a, "--addresses")) {
-			addresses = 1;
+			addresses |= SD_SYM_ADDRESSES;
+			continue;
+		}
+		/* symbol flags (SD_SYM_*) in `addresses`: --[no-]inline, --[no-]demangle */
+		if (!strcmp(a, "--no-inline") || !strcmp(a, "--inline") ||
+		    !strcmp(a, "--no-demangle") || !strcmp(a, "--demangle")) {
+			int fl = strstr(a, "inline") ? SD_SYM_NO_INLINE : SD_SYM_NO_DEMANGLE;
+			addresses = a[2] == 'n' ? addresses | fl : addresses & ~fl;
 			continue;
 		}
 		if (!strcmp(a, "--strict")) {
 			strict = 1;
+			continue;
+		}
+		if (!strncmp(a, "--jobs", 6) || !strcmp(a, "-j")) {
+			const char *jv = a[1] == 'j' ? (i + 1 < argc ? argv[++i] : NULL)
+				       : a[6] == '=' ? a + 7 : a[6] ? NULL : (i + 1 < argc ? argv[++i] : NULL);
+			char *end;
+			long jn = jv ? strtol(jv, &end, 10) : 0;
+			if (!jv || !*jv || *end || jn < 1 || jn > 256) {
+				fprintf(stderr, "sonde: report: --jobs: '%s' is not a number of threads from 1 "
+					"to 256 (%s)\n", jv ? jv : "", see);
+				goto out;
+			}
+			jobs = (int)jn;
 			continue;
 		}
 		if (!strcmp(a, "--by-thread")) {
@@ -181,8 +215,17 @@ int sd_cmd_report(int argc, char **argv)
 		}
 		if (k == 0 && parse_enum(a, val, formats, &v) == 0)
 			o.format = (enum sd_format)v;
-		else if (k == 1 && parse_enum(a, val, views, &v) == 0)
-			o.view = v == 5 ? SD_VIEW_COUNTERS : (enum sd_view)v;
+		else if (k == 1 && parse_enum(a, val, views, &v) == 0) {
+			o.view = view_ids[v];
+			if (o.view == SD_VIEW_CALLERS || o.view == SD_VIEW_CALLEES) {
+				if (i + 1 >= argc) {
+					fprintf(stderr, "sonde: report: --view %s needs a function name "
+						"(e.g. --view %s main)\n", val, val);
+					goto out;
+				}
+				o.func = argv[++i];
+			}
+		}
 		else if (k == 2 && *val) {
 			/* samples, weight, or a counter resolved once the streams are loaded */
 			o.weight = !strcmp(val, "weight");
@@ -205,6 +248,7 @@ int sd_cmd_report(int argc, char **argv)
 		} else if (k == 7) {
 			char *end;
 			o.min_percent = strtod(val, &end);
+			o.min_percent_given = 1;
 			if (!*val || *end || o.min_percent < 0) {
 				fprintf(stderr, "sonde: report: --min-percent: '%s' is not a percentage "
 					"(%s)\n", val, see);
@@ -255,12 +299,13 @@ int sd_cmd_report(int argc, char **argv)
 		goto nomem;
 	p.only_source = only_source;
 	for (size_t i = 0; i < nwheres; i++) {
-		int r = sd_profile_where(&p, wheres[i]);
+		int r = sd_filters_add(&filters, wheres[i], why, sizeof(why));
+		if (r == 0)
+			r = sd_profile_where(&p, wheres[i]);
 		if (r == -ENOMEM)
 			goto nomem;
-		if (r) {
-			fprintf(stderr, "sonde: report: --where '%s': no attribute name (use attr=value, "
-				"attr!=value, attr or !attr)\n", wheres[i]);
+		if (r == -EINVAL) {
+			fprintf(stderr, "sonde: report: --where '%s': %s\n", wheres[i], why);
 			goto out;
 		}
 	}
@@ -295,31 +340,12 @@ int sd_cmd_report(int argc, char **argv)
 		qsort(files.v + before, files.n - before, sizeof(*files.v), cmp_str);
 	}
 
-	for (size_t i = 0; i < files.n; i++) {
-		struct sd_stream s;
-		size_t off = 0;
-		int r = sd_stream_open(&s, files.v[i]);
-		if (r == 0)
-			r = sd_profile_add(&p, &s, &off);
-		if (r == -ENOMEM) {
-			sd_stream_close(&s);
-			goto nomem;
-		}
-		if (r == 1)
-			fprintf(stderr, "sonde: %s: truncated at byte %zu (using the valid prefix)\n",
-				files.v[i], off);
-		if (r >= 0) {
-			used++;
-		} else {
-			int c = sd_stream_perror(&s, files.v[i], r);
-			if (strict) {
-				sd_stream_close(&s);
-				code = c;
-				goto out;
-			}
-		}
-		sd_stream_close(&s);
-	}
+	code = sd_load_files(&p, files.v, files.n, jobs, strict, &nused);
+	used = nused > 0;
+	if (code == -ENOMEM)
+		goto nomem;
+	if (code != SD_EXIT_OK)
+		goto out;
 	if (!used) {
 		fprintf(stderr, "sonde: report: no stream could be read (nothing to report)\n");
 		code = SD_EXIT_BADINPUT;
@@ -330,6 +356,8 @@ int sd_cmd_report(int argc, char **argv)
 		code = SD_EXIT_BADINPUT;
 		goto out;
 	}
+	if (sd_filters_apply(&p, &filters))
+		goto nomem;
 	int mr = sd_metric_resolve(&p, &o);
 	if (mr == -ENOMEM)
 		goto nomem;
@@ -357,7 +385,15 @@ int sd_cmd_report(int argc, char **argv)
 		code = SD_EXIT_USAGE;
 		goto out;
 	}
-	if (sd_output(stdout, &p, &o))
+	int orc = sd_output(stdout, &p, &o);
+	if (orc == -ENOENT) {
+		fprintf(stderr, "sonde: report: --view %s %s: no function of that name in these "
+			"samples (give a name of the flat view)\n",
+			o.view == SD_VIEW_CALLERS ? "callers" : "callees", o.func);
+		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (orc)
 		goto nomem;
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "sonde: report: stdout: %s\n", strerror(errno));
@@ -378,6 +414,7 @@ out:
 	free(o.group_by);
 	free(group_copy);
 	sd_metric_fini(&o);
+	sd_filters_fini(&filters);
 	sd_profile_fini(&p);
 	return code;
 }

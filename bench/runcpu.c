@@ -6,8 +6,9 @@
  * `perf record` run includes perf's own work.
  *
  * usage: runcpu OUTFILE CMD [ARG...]
- * Appends "cpu_s wall_s status" to OUTFILE, where status is the exit status,
- * or 128 + the signal number if the command was killed.  The command's
+ * Appends "cpu_s wall_s status maxrss_kb" to OUTFILE, where status is the
+ * exit status, or 128 + the signal number if the command was killed, and
+ * maxrss_kb the largest resident set of the command (or a descendant).  The command's
  * stdin/stdout/stderr are this program's.  Exits with that status; 127 if
  * CMD cannot be run, 126 on a bad invocation or when OUTFILE can't be written.
  */
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
     int rc = WIFEXITED(status) ? WEXITSTATUS(status)
                                : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     FILE *f = fopen(argv[1], "a");
-    if (!f || fprintf(f, "%.6f %.6f %d\n", cpu, wall, rc) < 0 || fclose(f) != 0) {
+    if (!f || fprintf(f, "%.6f %.6f %d %ld\n", cpu, wall, rc, ru.ru_maxrss) < 0 || fclose(f) != 0) {
         fprintf(stderr, "runcpu: %s: %s\n", argv[1], strerror(errno));
         return 126;
     }
