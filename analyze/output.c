@@ -297,7 +297,7 @@ void sd_nocounters_warning(FILE *out, const struct sd_profile *p)
 }
 
 /* The metric of each merged call node's own samples (index: node). NULL on ENOMEM. */
-static double *node_values(const struct sd_profile *p, const struct sd_report_opts *o)
+double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	double *v = calloc(p->nnodes, sizeof(*v));
 
@@ -324,7 +324,7 @@ static int flat_rows(const struct sd_profile *p, const struct sd_report_opts *o,
 	uint32_t *onpath = calloc(nf + 1, sizeof(uint32_t));
 	uint64_t *stack = malloc(2 * n * sizeof(uint64_t));
 	struct frow *rows = NULL;
-	double *nv = node_values(p, o);
+	double *nv = sd_node_values(p, o);
 	int err = -ENOMEM;
 
 	if (!self || !total || !sub || !first || !next || !onpath || !stack || !nv)
@@ -420,6 +420,13 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 
 	if (flat_rows(p, o, &rows, &n))
 		return -ENOMEM;
+	if (o->min_percent_given) { /* --min-percent: rows whose total is below P % go */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (pct(rows[i].total, all) >= o->min_percent)
+				rows[k++] = rows[i];
+		n = k;
+	}
 	if (o->top && o->top < n)
 		n = o->top;
 	switch (o->format) {
@@ -515,7 +522,7 @@ static int out_folded(FILE *out, const struct sd_profile *p, const struct sd_rep
 {
 	struct fline *lines = malloc(p->nnodes * sizeof(*lines));
 	uint32_t *chain = malloc(p->nnodes * sizeof(*chain));
-	double *nv = node_values(p, o);
+	double *nv = sd_node_values(p, o);
 	size_t nl = 0;
 	int err = -ENOMEM;
 
@@ -751,6 +758,8 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		return sd_out_tree(out, p, o);
 	if (o->view == SD_VIEW_REGIONS)
 		return sd_out_regions(out, p, o);
+	if (o->view == SD_VIEW_CALLERS || o->view == SD_VIEW_CALLEES)
+		return sd_out_callers(out, p, o);
 	if (o->format == SD_FMT_FOLDED)
 		return out_folded(out, p, o);
 	return out_flat(out, p, o);

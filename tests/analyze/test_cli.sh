@@ -486,7 +486,7 @@ mk_main;mk_alpha;mk_beta 50
 EOF
 	run "$SONDE" report --where =x c.sonde
 	expect_rc 2 "where without a name"
-	expect_err_line "sonde: report: --where '=x': no attribute name (use attr=value, attr!=value, attr or !attr)"
+	expect_err_line "sonde: report: --where '=x': no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)"
 	;;
 report_tree)
 	mk ctx c.sonde
@@ -963,12 +963,127 @@ events_nobody)
 		grep -qE "^  cpu-migrations +unavailable \(perf_event_paranoid=$p" "$T/out" || fail "text: cpu-migrations"
 	fi
 	;;
+report_callers)
+	# flat: mk_beta is reached through mk_alpha (50) and mk_recurse;mk_recurse (10)
+	mk flat a.sonde
+	run "$SONDE" report --view callers mk_beta --format csv a.sonde
+	expect_rc 0 "callers"
+	expect_file "$T/out" <<'EOF'
+caller,samples,percent,module
+mk_alpha,50,83.33,mkstream
+mk_recurse,10,16.67,mkstream
+EOF
+	run "$SONDE" report --view callees mk_main --format csv a.sonde
+	expect_file "$T/out" <<'EOF'
+callee,samples,percent,module
+mk_alpha,70,70.00,mkstream
+mk_gamma,20,20.00,mkstream
+mk_recurse,10,10.00,mkstream
+EOF
+	run "$SONDE" report --view callees mk_alpha a.sonde
+	expect_file "$T/out" <<'EOF'
+function mk_alpha: total 70 (70.00% of all), self 20 (20.00%)
+   samples  percent  callee
+        50   71.43%  mk_beta
+        20   28.57%  [self]
+EOF
+	# recursion: each sample counts once per row (mk_recurse is its own caller and callee)
+	run "$SONDE" report --view callers mk_recurse --format json a.sonde
+	expect_file "$T/out" <<'EOF'
+{"metric":"samples","function":"mk_recurse","total":10,"total_pct":10.00,"self":0,"self_pct":0.00,"callers":[
+{"caller":"mk_main","samples":10,"percent":100.00,"module":"mkstream"},
+{"caller":"mk_recurse","samples":10,"percent":100.00,"module":"mkstream"}]}
+EOF
+	run "$SONDE" report --view callees mk_recurse --format csv a.sonde
+	expect_file "$T/out" <<'EOF'
+callee,samples,percent,module
+mk_beta,10,100.00,mkstream
+mk_recurse,10,100.00,mkstream
+EOF
+	run "$SONDE" report --view callers mk_main --format csv a.sonde
+	expect_file "$T/out" <<'EOF'
+caller,samples,percent,module
+[root],100,100.00,
+EOF
+	run "$SONDE" report --view callers mk_beta --metric weight --format csv --top 1 a.sonde
+	expect_file "$T/out" <<'EOF'
+caller,weight_ms,percent,module
+mk_alpha,50.000,83.33,mkstream
+EOF
+	run "$SONDE" report --view callers nosuch a.sonde
+	expect_rc 2 "unknown function"
+	expect_err_line "sonde: report: --view callers nosuch: no function of that name in these samples (give a name of the flat view)"
+	run "$SONDE" report a.sonde --view callers
+	expect_rc 2 "no NAME"
+	expect_err_line "sonde: report: --view callers needs a function name (e.g. --view callers main)"
+	# dup: two functions named mk_alpha; the plain name takes both, the display name one
+	mk dup d.sonde
+	run "$SONDE" report --view callers mk_alpha --format csv d.sonde
+	expect_file "$T/out" <<'EOF'
+caller,samples,percent,module
+mk_main,4,100.00,mkstream
+EOF
+	run "$SONDE" report --view callers "mk_alpha [libmkdup.so]" --format csv d.sonde
+	expect_file "$T/out" <<'EOF'
+caller,samples,percent,module
+mk_main,1,100.00,mkstream
+EOF
+	;;
+report_where_regex)
+	mk ctx c.sonde
+	for spec in "phase~^(solve|inner)$:60" "phase~e:75" "phase!~^s:50" "phase~zzz:0" \
+		    "nosuch~.:0" "nosuch!~.:100" "process=4242:100" "process!=4242:0" \
+		    "thread=4243:35" "thread=worker:35" "thread~^main$:65" "source=cpu-time:100" \
+		    "function=mk_beta:50" "function~^mk_(beta|gamma)$:75" "module=mkstream:100" \
+		    "function~a,phase=solve:50" "!function:0" "phase~o=x:0"; do
+		IFS=, read -ra fs <<<"${spec%:*}"
+		args=()
+		for f in "${fs[@]}"; do args+=(--where "$f"); done
+		run "$SONDE" report "${args[@]}" --group-by process --format csv c.sonde
+		expect_rc 0 "where $spec"
+		n=${spec##*:}
+		if [ "$n" -eq 0 ]; then
+			[ "$(cat "$T/out")" = "process,samples,percent" ] || fail "where $spec: $(cat "$T/out")"
+		else
+			[ "$(sed -n 2p "$T/out")" = "4242,$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
+		fi
+		run "$SONDE" report "${args[@]}" c.sonde
+		grep -qx "samples: $n  streams: 1  processes: 1  threads: 2" "$T/out" || fail "flat where $spec"
+	done
+	run "$SONDE" report --where 'function~gamma' --view threads --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+pid,tid,name,samples,first_ns,last_ns
+4242,4242,main,0,,
+4242,4243,worker,25,1005000,35005000
+EOF
+	run "$SONDE" report --where 'function~^mk_b' --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,50,100.00,50,100.00,mkstream
+mk_alpha,0,0.00,50,100.00,mkstream
+mk_main,0,0.00,50,100.00,mkstream
+EOF
+	# region rows: attribute regexes test the region's path (its innermost value of the
+	# attribute); thread applies too
+	run "$SONDE" report --where 'region~^out' --view regions --format csv c.sonde
+	expect_rc 0 "regions where"
+	expect_file "$T/out" <<'EOF'
+path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
+region=outer,4,50.000,44.500,3.000,12.500,35.000,1
+EOF
+	run "$SONDE" report --where 'thread=worker' --view regions --by-thread --format csv c.sonde
+	[ "$(cut -d, -f1 "$T/out" | sort -u | tr '\n' ' ')" = "4243 thread " ] || fail "regions thread: $(cat "$T/out")"
+	run "$SONDE" report --where 'x~(' c.sonde
+	expect_rc 2 "bad regex"
+	expect_err_line "sonde: report: --where 'x~(': bad regular expression: Unmatched ( or \\( (POSIX extended syntax, e.g. function~^solve_)"
+	;;
 docs)
 	# every example line of docs/REPORT.md's code blocks (but abbreviated ones and the
 	# dump example, whose offsets depend on the build path) is real output
 	mk flat a.sonde --pid 100
 	for args in "" "--format csv" "--format json --top 1" "--format folded" \
-		    "--view threads --format csv" "--view sources --format csv"; do
+		    "--view threads --format csv" "--view sources --format csv" \
+		    "--view callers mk_beta" "--view callees mk_alpha --format csv"; do
 		"$SONDE" report $args a.sonde >>all.txt 2>&1 || fail "report $args"
 	done
 	mk ctx c.sonde --pid 100
