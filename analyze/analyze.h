@@ -147,6 +147,7 @@ enum {
 	SD_SYM_ADDRESSES = 1,    /* never look up names (always module+0xoffset) */
 	SD_SYM_NO_INLINE = 2,    /* one frame per address: no inlined frames */
 	SD_SYM_NO_DEMANGLE = 4,  /* keep C++ names mangled */
+	SD_SYM_LINES = 8,        /* name frames "function file:line" (--lines) */
 };
 
 struct sd_symbolizer;

@@ -24,7 +24,7 @@ static const char usage[] =
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--addresses]\n"
-	"                    [--no-inline] [--no-demangle]\n"
+	"                    [--no-inline] [--no-demangle] [--lines]\n"
 	"                    [--strict] [--jobs N] PATH...\n"
 	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
 	"     source\n"
@@ -169,6 +169,10 @@ int sd_cmd_report(int argc, char **argv)
 		    !strcmp(a, "--no-demangle") || !strcmp(a, "--demangle")) {
 			int fl = strstr(a, "inline") ? SD_SYM_NO_INLINE : SD_SYM_NO_DEMANGLE;
 			addresses = a[2] == 'n' ? addresses | fl : addresses & ~fl;
+			continue;
+		}
+		if (!strcmp(a, "--lines")) {
+			addresses |= SD_SYM_LINES;
 			continue;
 		}
 		if (!strcmp(a, "--strict")) {

@@ -40,7 +40,7 @@
 #include <string.h>
 
 struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; double weight;
-	       uint32_t cnode; int used; };
+	       uint32_t cnode; int used; uint32_t file, line; /* innermost frame's source */ };
 struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */ };
 struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
 		 struct sopen *open; size_t nopen, capopen; uint32_t row;
@@ -1047,9 +1047,17 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		if (!n->samples && !n->used)
 			continue;
 		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
-		int f = sd_sym_lookup(p->sym, h, n->addr);
-		if (f < 0 || cnode_child(p, st->nodes[n->parent].cnode, (uint32_t)f, &n->cnode))
+		/* an address in inlined code is several frames, outermost first */
+		const struct sd_frame *fr;
+		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
+		if (nf < 0)
 			goto out;
+		n->cnode = st->nodes[n->parent].cnode;
+		for (int k = 0; k < nf; k++)
+			if (cnode_child(p, n->cnode, fr[k].func, &n->cnode))
+				goto out;
+		n->file = fr[nf - 1].file;
+		n->line = fr[nf - 1].line;
 		p->nodes[n->cnode].samples += n->samples;
 		p->nodes[n->cnode].weight += n->weight;
 	}
@@ -1148,6 +1156,8 @@ static int merge(struct sd_profile *p, struct sstate *st)
 				 : st->nodes[a->node].cnode,
 			.source = srcrow[a->source], .ctx = st->ctxs[a->ctx].gnode,
 			.pctx = st->ctxs[a->pctx].gnode, .pid = tr->pid, .tid = tr->tid,
+			.file = a->node && a->node != UINT32_MAX ? st->nodes[a->node].file : 0,
+			.line = a->node && a->node != UINT32_MAX ? st->nodes[a->node].line : 0,
 			.tname = tr->name, .samples = a->samples, .weight = a->weight };
 	}
 	for (size_t i = 0; i < st->nregs; i++) {

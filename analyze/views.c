@@ -50,7 +50,7 @@ static int buf_str(struct buf *b, const char *s)
 
 /* ---- group-by ---------------------------------------------------------------------- */
 
-enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE };
+enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE, K_FILE, K_LINE };
 struct key { enum key_kind kind; uint32_t attr; int known; };
 struct group { char *key; size_t klen; double v; };
 
@@ -88,6 +88,16 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 	case K_SOURCE:
 		s = p->sources[r->source].name;
 		break;
+	case K_FILE: /* the innermost frame's source (inlined code: the inlined function's) */
+	case K_LINE:
+		s = r->file ? sd_sym_file(p->sym, r->file) : "(unknown)";
+		if (r->file && k->kind == K_LINE) {
+			if (buf_str(b, s))
+				return -ENOMEM;
+			snprintf(tmp, sizeof(tmp), ":%" PRIu32, r->line);
+			s = tmp;
+		}
+		break;
 	case K_PROCESS:
 		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->pid);
 		break;
@@ -111,7 +121,7 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	static const char *const builtins[] = { "", "function", "thread", "process", "module",
-						"source", NULL };
+						"source", "file", "line", NULL };
 	struct key *keys = calloc(o->ngroup, sizeof(*keys));
 	struct group *groups = NULL;
 	size_t ngroups = 0, capgroups = 0, *width = calloc(o->ngroup, sizeof(*width));

@@ -1,0 +1,95 @@
+#!/bin/bash
+# Symbol tests: real programs (sym_inline.c, sym_cxx.cpp, a stripped copy of sym_inline)
+# run under the real runtime, then `sonde report`: inlined frames, file:line, C++
+# demangling, and the module+offset fallback of stripped and missing files.
+# usage: test_symbols.sh CASE SONDE LIBSONDE BINDIR
+set -u
+CASE=$1 SONDE=$2 LIB=$3 BIN=$4
+SRC=$(cd "$(dirname "$0")" && pwd)
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+run() { "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+expect_rc() { [ "$rc" -eq "$1" ] || { cat "$T/err" >&2; fail "exit status $rc, expected $1 ($2)"; }; }
+expect_out() { grep -qE -- "$1" "$T/out" || { cat "$T/out" >&2; fail "no output line matching: $1"; }; }
+expect_no_out() { ! grep -qE -- "$1" "$T/out" || { cat "$T/out" >&2; fail "output line matching: $1"; }; }
+# profile PROG: runs BIN/PROG (or a path) under the runtime for 0.4 s of CPU (~400 samples
+# at the default cpu-time@1ms) into directory p/
+profile() {
+	env LD_PRELOAD="$LIB" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+		SONDE_OUTPUT="$T/p" "$1" 0.4 >prog.out 2>prog.err || fail "$1 failed: $(cat prog.err)"
+	ls p/*.sonde >/dev/null 2>&1 || fail "no stream written by $1"
+}
+kline=$(grep -n SYM_KERNEL_LINE "$SRC/sym_inline.c" | cut -d: -f1)
+cline=$(grep -n SYM_CALL_LINE "$SRC/sym_inline.c" | cut -d: -f1)
+
+case $CASE in
+sym_inline)
+	profile "$BIN/sym_inline"
+	run "$SONDE" report --format folded p
+	expect_rc 0 "folded"
+	# the inlined function is a frame of its own, under its caller
+	expect_out ";main;sym_driver;sym_kernel [0-9]+$"
+	n=$(grep -E ';sym_driver;sym_kernel [0-9]+$' "$T/out" | awk '{s += $NF} END {print s + 0}')
+	[ "$n" -ge 200 ] || fail "only $n samples in sym_driver;sym_kernel"
+	# the caller is at the call site, the inlined function at the loop's line
+	run "$SONDE" report --lines --format folded p
+	expect_rc 0 "--lines"
+	expect_out ";sym_driver sym_inline\.c:$cline;sym_kernel sym_inline\.c:$kline [0-9]+$"
+	run "$SONDE" report --group-by line --format csv p
+	expect_rc 0 "--group-by line"
+	sed -n 2p "$T/out" | grep -qE "^/.*/sym_inline\.c:$kline,[0-9]+," ||
+		{ cat "$T/out" >&2; fail "top line is not sym_inline.c:$kline"; }
+	run "$SONDE" report --group-by function,file --format csv p
+	expect_rc 0 "--group-by function,file"
+	sed -n 2p "$T/out" | grep -qE "^sym_kernel,/.*/sym_inline\.c,[0-9]+," ||
+		{ cat "$T/out" >&2; fail "top row is not sym_kernel in sym_inline.c"; }
+	run "$SONDE" report --format csv p
+	expect_out "^sym_kernel,[0-9]+,"
+	# --no-inline: the samples are sym_driver's own
+	run "$SONDE" report --no-inline --format folded p
+	expect_rc 0 "--no-inline"
+	expect_no_out "sym_kernel"
+	expect_out ";main;sym_driver [0-9]+$"
+	run "$SONDE" report --addresses --format folded p
+	expect_no_out "sym_kernel|sym_driver"
+	expect_out "sym_inline\+0x[0-9a-f]+ [0-9]+$"
+	;;
+sym_cxx)
+	profile "$BIN/sym_cxx"
+	run "$SONDE" report --format folded p
+	expect_rc 0 "folded"
+	expect_out ";main;ns::Klass::method\(int\) [0-9]+$"
+	run "$SONDE" report --no-demangle --format folded p
+	expect_rc 0 "--no-demangle"
+	expect_out ";main;_ZN2ns5Klass6methodEi [0-9]+$"
+	expect_no_out "ns::Klass"
+	;;
+sym_stripped)
+	profile "$BIN/sym_stripped"
+	run "$SONDE" report --format folded p
+	expect_rc 0 "stripped"
+	expect_out "^sym_stripped\+0x[0-9a-f]+;.*;sym_stripped\+0x[0-9a-f]+ [0-9]+$"
+	expect_no_out "sym_kernel|sym_driver"
+	grep -qxF "sonde: $BIN/sym_stripped: no symbols (stripped?; showing sym_stripped+0xADDR)" "$T/err" ||
+		{ cat "$T/err" >&2; fail "no stripped warning"; }
+	[ "$(grep -c 'no symbols' "$T/err")" -eq 1 ] || fail "not one warning per module"
+	;;
+sym_missing)
+	cp "$BIN/sym_inline" ./gone
+	profile "$T/gone"
+	rm gone
+	run "$SONDE" report --format folded p
+	expect_rc 0 "missing"
+	expect_out "^gone\+0x[0-9a-f]+;.*;gone\+0x[0-9a-f]+ [0-9]+$"
+	grep -qxF "sonde: $T/gone: No such file or directory (cannot symbolize; showing gone+0xADDR)" "$T/err" ||
+		{ cat "$T/err" >&2; fail "no missing-file warning"; }
+	;;
+*)
+	fail "unknown case $CASE"
+	;;
+esac
+exit 0
