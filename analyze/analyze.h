@@ -39,6 +39,11 @@ int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
 int sd_cmd_diff(int argc, char **argv);
+/* cmd_report.c: the stream files of PATHs as `sonde report` reads them (a file as is; a
+ * directory's *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or
+ * SD_EXIT_IO / SD_EXIT_BADINPUT after printing why, or -ENOMEM. *files (each string and
+ * the array, possibly partial on error) belong to the caller. */
+int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles);
 
 /* ---- cmd_events.c, events_papi.c / events_nopapi.c: `sonde events` ---------------- */
 
@@ -81,6 +86,9 @@ struct sd_stream {
 	const char *err_why;     /* what was wrong with it (static string) */
 	uint64_t version;        /* from the HEADER */
 	msgpack_unpacked up;     /* storage of the last record returned */
+	size_t released;         /* bytes before this were given back (madvise) */
+	msgpack_object fast[16]; /* the last record, when decoded on the fast path */
+	msgpack_object fastn[16];
 };
 
 /* One record: valid until the next sd_stream_next() or sd_stream_close(). */
@@ -107,7 +115,17 @@ void sd_stream_close(struct sd_stream *s);
 int sd_stream_perror(const struct sd_stream *s, const char *name, int err);
 
 /* Field accessors: 0 and *out set if element i exists with the right type, else -EINVAL. */
-int sd_rec_u64(const struct sd_record *r, uint32_t i, uint64_t *out);
+int sd_rec_u64_slow(const struct sd_record *r, uint32_t i, uint64_t *out);
+/* Element i as an unsigned integer: 0, or -EINVAL (absent, or not one).
+ * Inline: it is called for every field of every sample. */
+static inline int sd_rec_u64(const struct sd_record *r, uint32_t i, uint64_t *out)
+{
+	if (i < r->n && r->v[i].type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		*out = r->v[i].via.u64;
+		return 0;
+	}
+	return sd_rec_u64_slow(r, i, out);
+}
 int sd_rec_str(const struct sd_record *r, uint32_t i, const char **p, uint32_t *len);
 /* Look up key `key` in a msgpack map; NULL if absent or obj is not a map. */
 const msgpack_object *sd_map_get(const msgpack_object *map, const char *key);
@@ -370,6 +388,14 @@ void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* views.c: the --group-by key of a row as sd_out_group computes it (thread: the tid),
+ * for diff and --stats. sd_grouper_key: the values, each followed by a NUL, in *key (len
+ * bytes, valid until the next call); 0 or -ENOMEM. new: NULL on ENOMEM. */
+struct sd_grouper;
+struct sd_grouper *sd_grouper_new(const struct sd_profile *p, char *const *names, size_t n);
+int sd_grouper_key(struct sd_grouper *g, const struct sd_crow *r, const char **key,
+		   size_t *len);
+void sd_grouper_free(struct sd_grouper *g);
 /* view_callers.c: --view callers|callees o->func: 0, -ENOENT (no such function), -ENOMEM */
 int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 /* The metric of each merged call node's own samples (index: node; caller frees). NULL on

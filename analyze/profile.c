@@ -70,7 +70,7 @@ struct sstate {
 	struct sattr *attrs; size_t nattrs, capattrs;  /* includes slot 0 */
 	struct sctx *ctxs; size_t nctxs, capctxs;      /* includes the root */
 	struct sagg *aggs; size_t naggs, capaggs;
-	struct sd_strmap aggmap;                       /* packed key -> index in aggs */
+	struct aggslot *aggtab; size_t aggcap;         /* key -> index in aggs (open addressing) */
 	uint32_t last_agg; int have_last;              /* cache: consecutive samples repeat */
 	struct sreg *regs; size_t nregs, capregs;
 	struct sd_u64map regmap;                       /* thread << 32 | node -> index in regs */
@@ -183,7 +183,7 @@ static void sstate_fini(struct sstate *st)
 		free(st->ctxs[i].value);
 	free(st->ctxs);
 	free(st->aggs);
-	sd_strmap_fini(&st->aggmap);
+	free(st->aggtab);
 	for (size_t i = 0; i < st->nregs; i++)
 		free(st->regs[i].cnt);
 	free(st->regs);
@@ -292,6 +292,41 @@ static long def_index(uint64_t id, size_t n)
 
 /* Count one sample under its key (see struct sagg), with its counter deltas (a checked
  * array of nctrs unsigned integers, or NULL) or nocnt = 1 when flag 8 says unreadable. */
+/* The per-key table: the hot lookup of every SAMPLE, so the key lives in the slot
+ * (no pointer to chase) and the hash is a few multiplications. */
+struct aggslot { uint32_t k[5]; uint32_t idx1; /* index + 1; 0 = empty */ };
+
+static uint64_t agg_hash(const uint32_t *k)
+{
+	uint64_t h = ((uint64_t)k[0] << 32 | k[1]) * 0x9E3779B97F4A7C15ull;
+	h ^= ((uint64_t)k[2] << 32 | k[3]) * 0xC2B2AE3D27D4EB4Full;
+	h ^= (uint64_t)k[4] * 0x165667B19E3779F9ull;
+	return h ^ (h >> 29);
+}
+
+static struct aggslot *agg_find(struct aggslot *tab, size_t cap, const uint32_t *k)
+{
+	size_t i = agg_hash(k) & (cap - 1);
+	while (tab[i].idx1 && memcmp(tab[i].k, k, sizeof tab[i].k))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int agg_grow(struct sstate *st)
+{
+	size_t cap = st->aggcap ? st->aggcap * 2 : 1024;
+	struct aggslot *tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->aggcap; i++)
+		if (st->aggtab[i].idx1)
+			*agg_find(tab, cap, st->aggtab[i].k) = st->aggtab[i];
+	free(st->aggtab);
+	st->aggtab = tab;
+	st->aggcap = cap;
+	return 0;
+}
+
 static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
 		   const msgpack_object *deltas, int nocnt)
 {
@@ -299,20 +334,28 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
 
 	if (st->have_last && !memcmp(&st->aggs[st->last_agg].thread, key, 5 * sizeof(*key))) {
 		idx = st->last_agg;
-	} else if (!sd_strmap_get(&st->aggmap, key, 5 * sizeof(*key), &idx)) {
+	} else {
+		if ((st->naggs + 1) * 2 > st->aggcap && agg_grow(st))
+			return -ENOMEM;
+		struct aggslot *slot = agg_find(st->aggtab, st->aggcap, key);
+		if (slot->idx1) {
+			idx = slot->idx1 - 1;
+			goto found;
+		}
 		if (st->naggs >= UINT32_MAX - 1 ||
 		    grow(&st->aggs, &st->capaggs, st->naggs + 1, sizeof(*st->aggs)) ||
 		    (st->nctrs && grow(&st->aggcnt, &st->capaggcnt, (st->naggs + 1) * st->nctrs,
 				       sizeof(*st->aggcnt))))
 			return -ENOMEM;
 		idx = (uint32_t)st->naggs;
-		if (sd_strmap_put(&st->aggmap, key, 5 * sizeof(*key), idx))
-			return -ENOMEM;
+		memcpy(slot->k, key, sizeof slot->k);
+		slot->idx1 = idx + 1;
 		struct sagg *a = &st->aggs[st->naggs++];
 		a->thread = key[0], a->source = key[1], a->ctx = key[2], a->pctx = key[3];
 		a->node = key[4];
 		a->first = now;
 	}
+found:;
 	struct sagg *a = &st->aggs[idx];
 	a->samples++;
 	a->weight += w;

@@ -200,12 +200,101 @@ static int fail(struct sd_stream *s, int err, const char *why)
 	return err;
 }
 
+/* A mapped stream is read once, front to back: the pages behind the reader
+ * are given back, so memory follows what is kept (the aggregates), not the
+ * file's size. Only whole pages well behind the current record. */
+static void release(struct sd_stream *s)
+{
+	size_t page = 4096;
+	size_t upto = (s->off - (1u << 20)) & ~(page - 1);
+	if (upto > s->released) {
+		madvise((void *)(s->data + s->released), upto - s->released, MADV_DONTNEED);
+		s->released = upto;
+	}
+}
+
+/* Reads one msgpack unsigned integer at *p (fixint, uint8/16/32/64). */
+static inline int read_uint(const uint8_t **pp, const uint8_t *end, uint64_t *x)
+{
+	const uint8_t *p = *pp;
+	unsigned len;
+	if (p >= end)
+		return 0;
+	if (*p <= 0x7f) {
+		*x = *p;
+		*pp = p + 1;
+		return 1;
+	}
+	switch (*p) {
+	case 0xcc: len = 1; break;
+	case 0xcd: len = 2; break;
+	case 0xce: len = 4; break;
+	case 0xcf: len = 8; break;
+	default: return 0;
+	}
+	if ((size_t)(end - p) < 1 + len)
+		return 0;
+	uint64_t v = 0;
+	for (unsigned i = 1; i <= len; i++)
+		v = v << 8 | p[i];
+	*x = v;
+	*pp = p + 1 + len;
+	return 1;
+}
+
+/* The fast path for the records that make up nearly all of a stream
+ * (SAMPLE, FRAME, REGION): a short array of unsigned integers, with at most
+ * one nested array of them. Decoded straight into s->fast, no allocation;
+ * anything else (or a record cut short) returns 0 and takes msgpack-c's
+ * general path, which also reports the errors. */
+static int next_fast(struct sd_stream *s, struct sd_record *rec)
+{
+	const uint8_t *p = s->data + s->off, *end = s->data + s->len_bytes;
+	if ((*p & 0xf0) != 0x90)
+		return 0;
+	unsigned n = *p++ & 0x0f, nested = 0;
+	if (n == 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		msgpack_object *o = &s->fast[i];
+		if (read_uint(&p, end, &o->via.u64)) {
+			o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+			continue;
+		}
+		if (p >= end || (*p & 0xf0) != 0x90 || nested)
+			return 0;
+		unsigned m = *p++ & 0x0f;
+		for (unsigned j = 0; j < m; j++) {
+			if (!read_uint(&p, end, &s->fastn[j].via.u64))
+				return 0;
+			s->fastn[j].type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+		}
+		o->type = MSGPACK_OBJECT_ARRAY;
+		o->via.array.size = m;
+		o->via.array.ptr = s->fastn;
+		nested = 1;
+	}
+	if (s->fast[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || s->fast[0].via.u64 == 0)
+		return 0;
+	rec->offset = s->off;
+	rec->kind = s->fast[0].via.u64;
+	rec->v = s->fast;
+	rec->n = n;
+	s->off = (size_t)(p - s->data);
+	s->nrecords++;
+	return 1;
+}
+
 int sd_stream_next(struct sd_stream *s, struct sd_record *rec)
 {
 	size_t n, used = 0;
 
 	if (s->off >= s->len_bytes)
 		return 0;
+	if (s->owned == 1 && s->off - s->released >= (64u << 20))
+		release(s);
+	if (next_fast(s, rec))
+		return 1;
 	int err = span(s->data + s->off, s->len_bytes - s->off, &n);
 	if (err == SD_ERR_TRUNC)
 		return fail(s, err, "the data ends inside a record");
@@ -297,7 +386,7 @@ int sd_obj_u64(const msgpack_object *o, uint64_t *out)
 	return 0;
 }
 
-int sd_rec_u64(const struct sd_record *r, uint32_t i, uint64_t *out)
+int sd_rec_u64_slow(const struct sd_record *r, uint32_t i, uint64_t *out)
 {
 	return i < r->n ? sd_obj_u64(&r->v[i], out) : -EINVAL;
 }
