@@ -106,6 +106,49 @@ static int scan_dir(struct files *f, const char *dir, int depth)
 
 static const char see[] = "see 'sonde report --help'";
 
+/* Expand PATHs into files in f (appended; the caller frees them). */
+static int expand(struct files *f, char *const *paths, size_t npaths)
+{
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		size_t before = f->n;
+		if (stat(paths[i], &st) < 0) {
+			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(errno));
+			return SD_EXIT_IO;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (add_file(f, NULL, paths[i]))
+				return -ENOMEM;
+			continue;
+		}
+		int err = scan_dir(f, paths[i], 1);
+		if (err == -ENOMEM)
+			return -ENOMEM;
+		if (err) {
+			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(-err));
+			return SD_EXIT_IO;
+		}
+		if (f->n == before) {
+			fprintf(stderr, "sonde: %s: no .sonde files in this directory (give the output "
+				"directory of 'sonde run', or stream files)\n", paths[i]);
+			return SD_EXIT_BADINPUT;
+		}
+		qsort(f->v + before, f->n - before, sizeof(*f->v), cmp_str);
+	}
+
+	return SD_EXIT_OK;
+}
+
+int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles)
+{
+	struct files f = { 0 };
+	int code = expand(&f, paths, npaths);
+
+	*files = f.v;
+	*nfiles = f.n;
+	return code;
+}
+
 static int parse_enum(const char *opt, const char *val, const char *const *names, int *out)
 {
 	for (int i = 0; names[i]; i++)
@@ -314,35 +357,11 @@ int sd_cmd_report(int argc, char **argv)
 		}
 	}
 
-	for (size_t i = 0; i < npaths; i++) {
-		struct stat st;
-		size_t before = files.n;
-		if (stat(paths[i], &st) < 0) {
-			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(errno));
-			code = SD_EXIT_IO;
-			goto out;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			if (add_file(&files, NULL, paths[i]))
-				goto nomem;
-			continue;
-		}
-		int err = scan_dir(&files, paths[i], 1);
-		if (err == -ENOMEM)
-			goto nomem;
-		if (err) {
-			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(-err));
-			code = SD_EXIT_IO;
-			goto out;
-		}
-		if (files.n == before) {
-			fprintf(stderr, "sonde: %s: no .sonde files in this directory (give the output "
-				"directory of 'sonde run', or stream files)\n", paths[i]);
-			code = SD_EXIT_BADINPUT;
-			goto out;
-		}
-		qsort(files.v + before, files.n - before, sizeof(*files.v), cmp_str);
-	}
+	code = sd_expand_paths(paths, npaths, &files.v, &files.n);
+	if (code == -ENOMEM)
+		goto nomem;
+	if (code != SD_EXIT_OK)
+		goto out;
 
 	code = sd_load_files(&p, files.v, files.n, jobs, strict, &nused);
 	used = nused > 0;

@@ -19,6 +19,8 @@ static const struct {
 	  "run CMD with the sampler preloaded; write streams to DIR" },
 	{ "report", sd_cmd_report, "[OPTIONS] PATH...",
 	  "merge, symbolize and summarize streams (files or directories)" },
+	{ "diff", sd_cmd_diff, "[OPTIONS] A B",
+	  "compare two profiles: each row's share in A and B, delta and ratio" },
 	{ "dump", sd_cmd_dump, "FILE", "print every record of one stream as JSON lines" },
 	{ "events", sd_cmd_events, "[--all] [--format text|csv|json]",
 	  "list the sampling sources and counters that work here, and why others do not" },

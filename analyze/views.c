@@ -52,6 +52,9 @@ static int buf_str(struct buf *b, const char *s)
 
 enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE, K_FILE, K_LINE };
 struct key { enum key_kind kind; uint32_t attr; int known; };
+/* names of the built-in keys, indexed by enum key_kind */
+static const char *const builtins[] = { "", "function", "thread", "process", "module",
+					"source", "file", "line", NULL };
 struct group { char *key; size_t klen; double v; };
 
 static int group_cmp(const void *a, const void *b)
@@ -70,7 +73,7 @@ static int group_cmp(const void *a, const void *b)
 static int key_value(struct buf *b, const struct sd_profile *p, const struct key *k,
 		     const struct sd_crow *r, int text)
 {
-	char tmp[64];
+	char tmp[64] = "";
 	const char *s = tmp;
 	uint32_t v;
 
@@ -120,8 +123,6 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	static const char *const builtins[] = { "", "function", "thread", "process", "module",
-						"source", "file", "line", NULL };
 	struct key *keys = calloc(o->ngroup, sizeof(*keys));
 	struct group *groups = NULL;
 	size_t ngroups = 0, capgroups = 0, *width = calloc(o->ngroup, sizeof(*width));
@@ -257,6 +258,53 @@ out:
 	free(b.p);
 	sd_strmap_fini(&map);
 	return err;
+}
+
+/* The group-by keys of rows, for `sonde diff` and --stats (analyze.h). */
+struct sd_grouper { const struct sd_profile *p; struct key *keys; size_t n; struct buf b; };
+
+struct sd_grouper *sd_grouper_new(const struct sd_profile *p, char *const *names, size_t n)
+{
+	struct sd_grouper *g = calloc(1, sizeof(*g));
+
+	if (!g || !(g->keys = calloc(n + 1, sizeof(*g->keys)))) {
+		free(g);
+		return NULL;
+	}
+	g->p = p;
+	g->n = n;
+	for (size_t i = 0; i < n; i++) {
+		g->keys[i].kind = K_ATTR;
+		for (int k = 1; builtins[k]; k++)
+			if (!strcmp(names[i], builtins[k]))
+				g->keys[i].kind = (enum key_kind)k;
+		if (g->keys[i].kind == K_ATTR) {
+			uint32_t id;
+			g->keys[i].known = sd_strmap_get(&p->attr_map, names[i], strlen(names[i]), &id);
+			g->keys[i].attr = id;
+		}
+	}
+	return g;
+}
+
+int sd_grouper_key(struct sd_grouper *g, const struct sd_crow *r, const char **key, size_t *len)
+{
+	g->b.n = 0;
+	for (size_t k = 0; k < g->n; k++)
+		if (key_value(&g->b, g->p, &g->keys[k], r, 0))
+			return -ENOMEM;
+	*key = g->b.p ? g->b.p : "";
+	*len = g->b.n;
+	return 0;
+}
+
+void sd_grouper_free(struct sd_grouper *g)
+{
+	if (!g)
+		return;
+	free(g->keys);
+	free(g->b.p);
+	free(g);
 }
 
 /* ---- merged tree ------------------------------------------------------------------- */

@@ -341,6 +341,23 @@ int main(int argc, char **argv)
 		frame(3, 1, 2, (uint64_t)((uintptr_t)mk_dup_alpha_addr() - dup.bias));
 		samples(3, 1, 0, 2, 1);
 		samples(1, 1, 0, 3, 1);
+	} else if (!strcmp(argv[1], "diff_a") || !strcmp(argv[1], "diff_b")) {
+		/* for `sonde diff`, one thread, cpu-time (self per function):
+		 *   diff_a: main;alpha 20 | main;beta 50 | main;gamma 30               (100)
+		 *   diff_b: main;alpha 80 | main;beta 66 | main;gamma 44 | main;recurse 10 (200)
+		 * so mk_alpha's share doubles (20 % -> 40 %) */
+		int b2 = argv[1][5] == 'b';
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 1, 1, addr_of(mk_beta, b));
+		frame(4, 1, 1, addr_of(mk_gamma, b));
+		frame(5, 1, 1, addr_of(mk_recurse, b));
+		samples(b2 ? 80 : 20, 1, 0, 2, 1);
+		samples(b2 ? 66 : 50, 1, 0, 3, 1);
+		samples(b2 ? 44 : 30, 1, 0, 4, 1);
+		if (b2)
+			samples(10, 1, 0, 5, 1);
 	} else if (!strcmp(argv[1], "big")) {
 		/* --count N samples alternating over main;alpha;beta (thread 1) and
 		 * main;gamma (thread 2), with 1000 unsampled FRAMEs in between */

@@ -1,0 +1,533 @@
+/*
+ * cmd_diff.c: `sonde diff [OPTIONS] A B`: two profiles side by side. A and B are each a
+ * stream file or a directory of streams (as `sonde report` reads a PATH); each side is
+ * loaded into its own profile, with the same --where filters, --source and --metric, and
+ * aggregated into flat rows: per function (its self value, as the flat view) or per
+ * combination of the --group-by keys (as the group-by view). Rows are matched by name
+ * (a function by its name and module) and compared by share, so that runs of different
+ * lengths compare: delta = b_pct - a_pct (percentage points), ratio = b_pct / a_pct
+ * (inf when the row is absent from A). With --absolute, delta = b - a and ratio = b / a
+ * of the values themselves. Sorted by |delta| (descending), then by name.
+ *
+ * Columns and formats: docs/REPORT.md. Runs in the CLI's only thread (loading may use
+ * --jobs threads, load.c). Exit codes as `sonde report`.
+ */
+#include "analyze/analyze.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: sonde diff [--format text|csv|json] [--metric samples|weight|COUNTER]\n"
+	"                  [--group-by KEY[,KEY...]] [--where FILTER]... [--top N]\n"
+	"                  [--source NAME] [--jobs N] [--strict] [--addresses] [--absolute] A B\n"
+	"A, B: a stream file or a directory of streams (as for 'sonde report')\n"
+	"rows: per function (self) or per --group-by combination; a_pct, b_pct: share of\n"
+	"each side's total; delta = b_pct - a_pct; ratio = b_pct / a_pct; sorted by |delta|;\n"
+	"--absolute: delta = b - a, ratio = b / a (the metric's values, for runs of equal length)";
+
+static const char see[] = "see 'sonde diff --help'";
+
+struct side {
+	struct sd_profile p;
+	struct sd_report_opts o;
+	struct sd_filters filters;
+	const char *path;
+	double total;
+};
+
+struct drow { char *key; size_t klen; const char *disp; double v[2], delta, sortkey; };
+
+struct table { struct drow *rows; size_t n, cap; struct sd_strmap map; };
+
+static int table_add(struct table *t, const void *key, size_t klen, const char *disp, int side,
+		     double v)
+{
+	uint32_t i;
+
+	if (!sd_strmap_get(&t->map, key, klen, &i)) {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			struct drow *nr = realloc(t->rows, cap * sizeof(*nr));
+			if (!nr)
+				return -ENOMEM;
+			t->rows = nr;
+			t->cap = cap;
+		}
+		i = (uint32_t)t->n;
+		struct drow *r = &t->rows[i];
+		*r = (struct drow){ malloc(klen + 1), klen, disp, { 0, 0 }, 0, 0 };
+		if (!r->key || sd_strmap_put(&t->map, key, klen, i)) {
+			free(r->key);
+			return -ENOMEM;
+		}
+		memcpy(r->key, key, klen);
+		r->key[klen] = 0;
+		t->n++;
+	}
+	t->rows[i].v[side] += v;
+	if (!t->rows[i].disp)
+		t->rows[i].disp = disp;
+	return 0;
+}
+
+/* Load one side: 0 (SD_EXIT_OK) or an exit code after printing why; -ENOMEM. */
+static int load_side(struct side *s, const char **wheres, size_t nwheres, const char *source,
+		     int addresses, int jobs, int strict)
+{
+	char **files = NULL, why[300] = "no attribute name (use attr=value, attr!=value, "
+					"attr~regex, attr or !attr)";
+	size_t nfiles = 0, used = 0;
+	char *one[1] = { (char *)s->path };
+	int code;
+
+	if (sd_profile_init(&s->p, addresses))
+		return -ENOMEM;
+	s->p.only_source = source;
+	for (size_t i = 0; i < nwheres; i++) {
+		int r = sd_filters_add(&s->filters, wheres[i], why, sizeof(why));
+		if (r == 0)
+			r = sd_profile_where(&s->p, wheres[i]);
+		if (r == -EINVAL) {
+			fprintf(stderr, "sonde: diff: --where '%s': %s\n", wheres[i], why);
+			code = SD_EXIT_USAGE;
+			goto out;
+		}
+		if (r < 0) {
+			code = -ENOMEM;
+			goto out;
+		}
+	}
+	code = sd_expand_paths(one, 1, &files, &nfiles);
+	if (code == SD_EXIT_OK)
+		code = sd_load_files(&s->p, files, nfiles, jobs, strict, &used);
+	if (code != SD_EXIT_OK)
+		goto out;
+	if (!used) {
+		fprintf(stderr, "sonde: diff: %s: no stream could be read (nothing to compare)\n",
+			s->path);
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
+	if (sd_filters_apply(&s->p, &s->filters)) {
+		code = -ENOMEM;
+		goto out;
+	}
+	int mr = sd_metric_resolve(&s->p, &s->o);
+	if (mr == -ENOMEM) {
+		code = -ENOMEM;
+	} else if (mr == -ENOENT || mr == -ENODATA) {
+		fprintf(stderr, "sonde: diff: --metric %s: no counter or counter group of that name "
+			"in %s (use samples, weight, or a counter listed by 'sonde report --view "
+			"counters')\n", s->o.counter, s->path);
+		code = mr == -ENOENT ? SD_EXIT_USAGE : SD_EXIT_BADINPUT;
+	} else if (mr == -EDOM) {
+		fprintf(stderr, "sonde: diff: --metric weight: the sources of %s count in different "
+			"units (pick one with --source NAME)\n", s->path);
+		code = SD_EXIT_USAGE;
+	} else if (sd_sym_finish(s->p.sym)) {
+		code = -ENOMEM;
+	}
+	s->total = sd_metric_total(&s->p, &s->o);
+out:
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	return code;
+}
+
+/* Add side k's rows to t: per function (self) or per group. */
+static int side_rows(struct table *t, struct side *s, int k)
+{
+	int err = -ENOMEM;
+
+	if (s->o.ngroup) {
+		struct sd_grouper *g = sd_grouper_new(&s->p, s->o.group_by, s->o.ngroup);
+		if (!g)
+			return -ENOMEM;
+		err = 0;
+		for (size_t i = 0; i < s->p.nrows && !err; i++) {
+			const char *key;
+			size_t len;
+			err = sd_grouper_key(g, &s->p.rows[i], &key, &len);
+			if (!err)
+				err = table_add(t, key, len, NULL, k, sd_metric_row(&s->o, &s->p.rows[i]));
+		}
+		sd_grouper_free(g);
+		return err;
+	}
+	double *nv = sd_node_values(&s->p, &s->o);
+	char *key = NULL;
+	size_t cap = 0;
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 1; i < s->p.nnodes; i++) {
+		if (nv[i] == 0)
+			continue;
+		const struct sd_func *f = sd_sym_func(s->p.sym, s->p.nodes[i].func);
+		size_t ln = strlen(f->name), lm = strlen(f->module);
+		if (ln + lm + 2 > cap) {
+			char *nk = realloc(key, cap = ln + lm + 64);
+			if (!nk)
+				goto out;
+			key = nk;
+		}
+		memcpy(key, f->name, ln + 1); /* name \0 module: two modules, two rows */
+		memcpy(key + ln + 1, f->module, lm);
+		if (table_add(t, key, ln + 1 + lm, f->display, k, nv[i]))
+			goto out;
+	}
+	err = 0;
+out:
+	free(key);
+	free(nv);
+	return err;
+}
+
+static double pct(double v, double all)
+{
+	return all > 0 ? 100.0 * v / all : 0.0;
+}
+
+static int drow_cmp(const void *a, const void *b)
+{
+	const struct drow *x = a, *y = b;
+	if (x->sortkey != y->sortkey)
+		return x->sortkey > y->sortkey ? -1 : 1;
+	size_t l = x->klen < y->klen ? x->klen : y->klen;
+	int c = memcmp(x->key, y->key, l);
+	return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+/* The values of a row, one per column (a function: its display name). */
+static const char *col_value(const struct drow *r, size_t k, const char **next)
+{
+	const char *v = r->key;
+
+	if (r->disp) {
+		*next = NULL;
+		return r->disp;
+	}
+	for (size_t i = 0; i < k; i++)
+		v += strlen(v) + 1;
+	*next = v;
+	return v;
+}
+
+/* absolute (--absolute): delta and ratio of the values, not of the shares */
+static void put_ratio(FILE *out, int absolute, const struct drow *r, double a_pct, double b_pct,
+		      int json, int width)
+{
+	double a = absolute ? r->v[0] : a_pct, b = absolute ? r->v[1] : b_pct;
+
+	if (a > 0)
+		fprintf(out, "%*.3f", width, b / a);
+	else
+		fprintf(out, "%*s", width, json ? "null" : "inf");
+}
+
+/* delta: percentage points, or with --absolute in the metric's unit */
+static void put_delta(FILE *out, int absolute, const struct sd_report_opts *o,
+		      const struct drow *r, int width)
+{
+	if (!absolute) {
+		if (width)
+			fprintf(out, "%+*.2f", width, r->delta);
+		else
+			fprintf(out, "%.2f", r->delta);
+		return;
+	}
+	if (width && r->delta >= 0) {
+		char b[64];
+		FILE *m = fmemopen(b, sizeof(b), "w");
+		if (m) {
+			putc('+', m);
+			sd_metric_put(m, o, r->delta, 0);
+			fclose(m);
+			fprintf(out, "%*s", width, b);
+			return;
+		}
+	}
+	sd_metric_put(out, o, r->delta, width);
+}
+
+static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd_format fmt,
+		  int absolute)
+{
+	const struct sd_report_opts *o = &sd[0].o;
+	size_t nk = o->ngroup ? o->ngroup : 1;
+	const char *const fn[] = { "function" };
+	char *const *keys = o->ngroup ? o->group_by : (char *const *)fn;
+	const char *metric = o->counter ? o->counter : o->weight ? "weight" : "samples";
+	const char *nx;
+
+	if (fmt == SD_FMT_TEXT) {
+		for (size_t s = 0; s < 2; s++) {
+			fprintf(out, "%s: %s: ", s ? "b" : "a", sd[s].path);
+			sd_metric_put(out, &sd[s].o, sd[s].total, 0);
+			fprintf(out, " %s\n", o->counter ? o->counter : !o->weight ? "samples"
+					      : o->weight_unit ? o->weight_unit : "ms");
+		}
+		int mw = 12;
+		fprintf(out, "\n%*s %8s %*s %8s %9s %9s", mw, "a", "a%", mw, "b", "b%", "delta", "ratio");
+		for (size_t k = 0; k < nk; k++)
+			fprintf(out, "  %s", keys[k]);
+		putc('\n', out);
+		for (size_t i = 0; i < n; i++) {
+			const struct drow *r = &t->rows[i];
+			double ap = pct(r->v[0], sd[0].total), bp = pct(r->v[1], sd[1].total);
+			sd_metric_put(out, &sd[0].o, r->v[0], mw);
+			fprintf(out, " %7.2f%% ", ap);
+			sd_metric_put(out, &sd[1].o, r->v[1], mw);
+			fprintf(out, " %7.2f%% ", bp);
+			put_delta(out, absolute, o, r, 9);
+			putc(' ', out);
+			put_ratio(out, absolute, r, ap, bp, 0, 9);
+			for (size_t k = 0; k < nk; k++)
+				fprintf(out, "  %s", col_value(r, k, &nx));
+			putc('\n', out);
+		}
+	} else if (fmt == SD_FMT_CSV) {
+		for (size_t k = 0; k < nk; k++) {
+			sd_csv_str(out, keys[k]);
+			putc(',', out);
+		}
+		fputs("a,a_pct,b,b_pct,delta,ratio\n", out);
+		for (size_t i = 0; i < n; i++) {
+			const struct drow *r = &t->rows[i];
+			double ap = pct(r->v[0], sd[0].total), bp = pct(r->v[1], sd[1].total);
+			for (size_t k = 0; k < nk; k++) {
+				sd_csv_str(out, col_value(r, k, &nx));
+				putc(',', out);
+			}
+			sd_metric_put(out, &sd[0].o, r->v[0], 0);
+			fprintf(out, ",%.2f,", ap);
+			sd_metric_put(out, &sd[1].o, r->v[1], 0);
+			fprintf(out, ",%.2f,", bp);
+			put_delta(out, absolute, o, r, 0);
+			putc(',', out);
+			put_ratio(out, absolute, r, ap, bp, 0, 0);
+			putc('\n', out);
+		}
+	} else {
+		fputs("{\"metric\":", out);
+		sd_json_str(out, metric, strlen(metric));
+		for (size_t s = 0; s < 2; s++) {
+			fprintf(out, ",\"%s\":{\"path\":", s ? "b" : "a");
+			sd_json_str(out, sd[s].path, strlen(sd[s].path));
+			fputs(",\"total\":", out);
+			sd_metric_put(out, &sd[s].o, sd[s].total, 0);
+			putc('}', out);
+		}
+		fputs(",\"keys\":[", out);
+		for (size_t k = 0; k < nk; k++) {
+			if (k)
+				putc(',', out);
+			sd_json_str(out, keys[k], strlen(keys[k]));
+		}
+		fputs("],\"rows\":[", out);
+		for (size_t i = 0; i < n; i++) {
+			const struct drow *r = &t->rows[i];
+			double ap = pct(r->v[0], sd[0].total), bp = pct(r->v[1], sd[1].total);
+			fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
+			for (size_t k = 0; k < nk; k++) {
+				const char *v = col_value(r, k, &nx);
+				if (k)
+					putc(',', out);
+				sd_json_str(out, v, strlen(v));
+			}
+			fputs("],\"a\":", out);
+			sd_metric_put(out, &sd[0].o, r->v[0], 0);
+			fprintf(out, ",\"a_pct\":%.2f,\"b\":", ap);
+			sd_metric_put(out, &sd[1].o, r->v[1], 0);
+			fprintf(out, ",\"b_pct\":%.2f,\"delta\":", bp);
+			put_delta(out, absolute, o, r, 0);
+			fputs(",\"ratio\":", out);
+			put_ratio(out, absolute, r, ap, bp, 1, 0);
+			putc('}', out);
+		}
+		fputs("]}\n", out);
+	}
+}
+
+int sd_cmd_diff(int argc, char **argv)
+{
+	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
+	static const char *const with_val[] = { "--format", "--metric", "--group-by", "--where",
+						"--top", "--source", "--jobs", NULL };
+	struct side sd[2] = { 0 };
+	struct table t = { 0 };
+	const char **wheres = calloc((size_t)argc + 1, sizeof(*wheres));
+	const char *paths[2], *source = NULL;
+	char *group_copy = NULL;
+	char **group_by = NULL;
+	size_t nwheres = 0, npaths = 0, ngroup = 0, top = 0;
+	enum sd_format fmt = SD_FMT_TEXT;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+	int addresses = 0, strict = 0, weight = 0, absolute = 0, code = SD_EXIT_USAGE;
+	const char *counter = NULL;
+
+	if (!wheres)
+		goto nomem;
+	for (int i = 1, opts = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		size_t k, l = 0;
+		if (!opts || a[0] != '-' || !a[1]) {
+			if (npaths == 2) {
+				fprintf(stderr, "sonde: diff: give two PATHs, A and B (%s)\n", see);
+				goto out;
+			}
+			paths[npaths++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			opts = 0;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("%s\n\nColumns and formats: docs/REPORT.md.\n", usage);
+			code = SD_EXIT_OK;
+			goto out;
+		}
+		if (!strcmp(a, "--absolute")) {
+			absolute = 1;
+			continue;
+		}
+		if (!strcmp(a, "--addresses") || !strcmp(a, "--strict")) {
+			*(a[2] == 'a' ? &addresses : &strict) = 1;
+			continue;
+		}
+		for (k = 0; with_val[k]; k++) {
+			l = strlen(with_val[k]);
+			if (!strncmp(a, with_val[k], l) && (a[l] == 0 || a[l] == '='))
+				break;
+		}
+		if (!with_val[k]) {
+			fprintf(stderr, "sonde: diff: unknown option '%s' (%s)\n", a, see);
+			goto out;
+		}
+		if (a[l] == '=')
+			val = a + l + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else {
+			fprintf(stderr, "sonde: diff: option '%s' needs a value (%s)\n", a, see);
+			goto out;
+		}
+		char *end;
+		if (k == 0) {
+			int f;
+			for (f = 0; formats[f] && strcmp(formats[f], val); f++)
+				;
+			if (!formats[f] || f == SD_FMT_FOLDED) {
+				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv or "
+					"json)\n", val);
+				goto out;
+			}
+			fmt = (enum sd_format)f;
+		} else if (k == 1) {
+			weight = !strcmp(val, "weight");
+			counter = weight || !strcmp(val, "samples") ? NULL : val;
+		} else if (k == 2) {
+			free(group_copy);
+			free(group_by);
+			ngroup = 0;
+			if (!(group_copy = strdup(val)) ||
+			    !(group_by = calloc(strlen(val) + 1, sizeof(*group_by))))
+				goto nomem;
+			for (char *q = group_copy, *c;; q = c + 1) {
+				if ((c = strchr(q, ',')))
+					*c = 0;
+				if (!*q) {
+					fprintf(stderr, "sonde: diff: --group-by: empty key (give names "
+						"separated by commas, e.g. --group-by phase,function)\n");
+					goto out;
+				}
+				group_by[ngroup++] = q;
+				if (!c)
+					break;
+			}
+		} else if (k == 3) {
+			wheres[nwheres++] = val;
+		} else if (k == 4) {
+			unsigned long long n = strtoull(val, &end, 10);
+			if (!*val || *end || val[0] == '-') {
+				fprintf(stderr, "sonde: diff: --top: '%s' is not a count (%s)\n", val, see);
+				goto out;
+			}
+			top = (size_t)n;
+		} else if (k == 5) {
+			source = val;
+		} else {
+			long jn = strtol(val, &end, 10);
+			if (!*val || *end || jn < 1 || jn > 256) {
+				fprintf(stderr, "sonde: diff: --jobs: '%s' is not a number of threads from "
+					"1 to 256 (%s)\n", val, see);
+				goto out;
+			}
+			jobs = (int)jn;
+		}
+	}
+	if (npaths != 2) {
+		fprintf(stderr, "sonde: diff: give two PATHs, A and B (%s)\n", see);
+		goto out;
+	}
+	for (int s = 0; s < 2; s++) {
+		sd[s].path = paths[s];
+		sd[s].o = (struct sd_report_opts){ .format = fmt, .weight = weight, .counter = counter,
+						   .group_by = group_by, .ngroup = ngroup };
+		code = load_side(&sd[s], wheres, nwheres, source, addresses, jobs, strict);
+		if (code == -ENOMEM)
+			goto nomem;
+		if (code != SD_EXIT_OK)
+			goto out;
+	}
+	if (weight && (sd[0].o.weight_unit || sd[1].o.weight_unit) &&
+	    (!sd[0].o.weight_unit || !sd[1].o.weight_unit ||
+	     strcmp(sd[0].o.weight_unit, sd[1].o.weight_unit))) {
+		fprintf(stderr, "sonde: diff: --metric weight: A and B count in different units "
+			"(pick one source with --source NAME)\n");
+		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	for (int s = 0; s < 2; s++)
+		if (side_rows(&t, &sd[s], s))
+			goto nomem;
+	for (size_t i = 0; i < t.n; i++)
+		t.rows[i].delta = absolute ? t.rows[i].v[1] - t.rows[i].v[0]
+				 : pct(t.rows[i].v[1], sd[1].total) - pct(t.rows[i].v[0], sd[0].total);
+	for (size_t i = 0; i < t.n; i++) /* shares: |delta| as printed, equal ones by name */
+		t.rows[i].sortkey = absolute ? fabs(t.rows[i].delta)
+					     : fabs(round(t.rows[i].delta * 100) / 100);
+	if (t.n > 1)
+		qsort(t.rows, t.n, sizeof(*t.rows), drow_cmp);
+	print(stdout, sd, &t, top && top < t.n ? top : t.n, fmt, absolute);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));
+		code = SD_EXIT_IO;
+		goto out;
+	}
+	code = SD_EXIT_OK;
+	goto out;
+nomem:
+	fprintf(stderr, "sonde: diff: out of memory\n");
+	code = SD_EXIT_IO;
+out:
+	for (int s = 0; s < 2; s++) {
+		sd_metric_fini(&sd[s].o);
+		sd_filters_fini(&sd[s].filters);
+		if (sd[s].p.sym)
+			sd_profile_fini(&sd[s].p);
+	}
+	for (size_t i = 0; i < t.n; i++)
+		free(t.rows[i].key);
+	free(t.rows);
+	sd_strmap_fini(&t.map);
+	free(wheres);
+	free(group_copy);
+	free(group_by);
+	return code;
+}
