@@ -88,6 +88,27 @@ sym_missing)
 	grep -qxF "sonde: $T/gone: No such file or directory (cannot symbolize; showing gone+0xADDR)" "$T/err" ||
 		{ cat "$T/err" >&2; fail "no missing-file warning"; }
 	;;
+sym_docs)
+	# the examples of docs/REPORT.md's "Symbols" section are real output: each line, with
+	# `...` as any text and any number as any number, is a whole line of some output
+	for prog in sym_inline sym_cxx sym_stripped; do
+		rm -rf p
+		profile "$BIN/$prog"
+		for args in "--format folded" "--lines --format folded" "--no-inline --format folded" \
+			    "--group-by function,line --format csv" "--no-demangle --format folded"; do
+			"$SONDE" report $args p >>all.txt 2>&1 || fail "report $args ($prog)"
+		done
+	done
+	awk '/^## /{s = /^## Symbols/} s && /^```/{inb = !inb; next} s && inb' \
+		"$SRC/../../docs/REPORT.md" >examples.txt
+	[ "$(wc -l <examples.txt)" -ge 6 ] || fail "examples not found in REPORT.md"
+	while IFS= read -r line; do
+		re=$(printf '%s\n' "$line" | sed -E -e 's/0x[0-9a-f]+/@HEX@/g' -e 's/[0-9]+/@NUM@/g' \
+			-e 's/[]*^$+?(){}|.[]/\\&/g' -e 's/(\\\.){3}/.*/g' \
+			-e 's/@HEX@/0x[0-9a-f]+/g' -e 's/@NUM@/[0-9]+/g')
+		grep -qxE -- "$re" all.txt || fail "REPORT.md example not in the output: $line"
+	done <examples.txt
+	;;
 *)
 	fail "unknown case $CASE"
 	;;
