@@ -19,7 +19,9 @@
  * With -s K, each iteration also has a phase "sleep" of K short nanosleeps
  * (K voluntary context switches).
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K]
+ * With -S FACTOR, solve does FACTOR times its work (a phase made slower).
+ *
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -36,6 +38,7 @@
 #define NOINLINE __attribute__((noinline))
 
 static int iters = 10;
+static double solve_scale = 1.0;
 static int no_iteration;
 static int sleeps;
 static double unit_ms = 2.0;
@@ -61,9 +64,9 @@ NOINLINE static void work(double units)
 
 NOINLINE static void solve(void)
 {
-	work(3.5);
+	work(3.5 * solve_scale);
 	sonde_region_begin("smooth");
-	work(3.5);
+	work(3.5 * solve_scale);
 	sonde_region_end("smooth");
 }
 
@@ -138,7 +141,7 @@ int main(int argc, char **argv)
 	int threads = 0, mis = 0, opt;
 	long distinct = 0;
 	int left_open = 0;
-	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:S:")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
@@ -148,8 +151,9 @@ int main(int argc, char **argv)
 		case 'I': no_iteration = 1; break;
 		case 'x': left_open = 1; break;
 		case 's': sleeps = atoi(optarg); break;
+		case 'S': solve_scale = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR]\n");
 			return 2;
 		}
 	}
