@@ -248,7 +248,11 @@ struct sd_crow {
 	uint32_t ncounts;           /* entries in counts; later counters are 0 */
 	uint32_t file, line;        /* source of the innermost frame (sd_sym_file id, 0:
 				     * unknown), from the stream node's address */
+	int64_t rank;               /* HEADER rank of its stream, -1 without one */
 };
+
+/* A merged stream's process as --stats rank counts it: HEADER rank (-1: none) and pid. */
+struct sd_proc { int64_t rank; uint64_t pid; };
 
 /* Timing of one region path (a thread context node) in one thread of one stream. */
 struct sd_region_row {
@@ -277,6 +281,7 @@ struct sd_profile {
 	uint64_t dropped;           /* sum of the last DROPS counts of every thread */
 	uint64_t streams, truncated;
 	uint64_t *pids; size_t npids, cappids; /* distinct processes */
+	struct sd_proc *procs; size_t nprocs, capprocs; /* distinct (rank, pid) of the streams */
 	struct sd_strmap drop_reasons; uint64_t *drop_counts; size_t ndrop, capdrop;
 	char **drop_names;
 	/* annotation contexts, merged across streams by attribute name and value */
@@ -405,5 +410,31 @@ void sd_csv_str(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);
+
+/* ---- view_stats.c: --stats KEY, a row's spread across threads, processes or ranks ---- */
+
+enum sd_stats_key { SD_STATS_NONE, SD_STATS_THREAD, SD_STATS_PROCESS, SD_STATS_RANK };
+/* "thread", "process", "rank" by enum sd_stats_key (index 0: ""), NULL-terminated. */
+extern const char *const sd_stats_names[];
+/* Per-row sums of the metric per unit (thread (pid, tid), process pid, or rank: HEADER
+ * rank, else the stream's pid), over every unit of the loaded profile (threads: its
+ * thread rows; processes and ranks: its streams), rows with no samples in a unit
+ * counting 0 there. Rows are ids chosen by the view (function id, group index). */
+struct sd_stats;
+/* NULL on ENOMEM. key: enum sd_stats_key, not NONE. */
+struct sd_stats *sd_stats_new(const struct sd_profile *p, int key);
+/* Add v (the metric of sample row r) to view row `row`: 0 or -ENOMEM. */
+int sd_stats_add(struct sd_stats *s, uint32_t row, const struct sd_crow *r, double v);
+/* Print the stats header cells (text: aligned names; csv: ",min,mean,max,stddev,n";
+ * json: `"stats":"KEY",`) and one row's cells (text: aligned values; csv: ",..."; json:
+ * `,"min":...,"n":N`): min, mean, max and population stddev of the row's values
+ * over all units, and n, the number of units. */
+void sd_stats_head(FILE *out, const struct sd_stats *s, enum sd_format fmt);
+void sd_stats_row(FILE *out, const struct sd_stats *s, const struct sd_report_opts *o,
+		  uint32_t row);
+void sd_stats_free(struct sd_stats *s);
+/* The flat view's stats: each sample row's metric added to its innermost function (the
+ * function's self). NULL on ENOMEM. */
+struct sd_stats *sd_stats_flat(const struct sd_profile *p, const struct sd_report_opts *o);
 
 #endif

@@ -23,6 +23,7 @@ static const char usage[] =
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
+	"                    [--stats thread|process|rank]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--addresses]\n"
 	"                    [--no-inline] [--no-demangle] [--lines]\n"
 	"                    [--strict] [--jobs N] PATH...\n"
@@ -241,7 +242,7 @@ int sd_cmd_report(int argc, char **argv)
 		}
 		static const char *const with_val[] = { "--format", "--view", "--metric", "--top",
 							"--source", "--group-by", "--where",
-							"--min-percent", NULL };
+							"--min-percent", "--stats", NULL };
 		size_t k, l = 0;
 		for (k = 0; with_val[k]; k++) {
 			l = strlen(with_val[k]);
@@ -301,6 +302,10 @@ int sd_cmd_report(int argc, char **argv)
 					"(%s)\n", val, see);
 				goto out;
 			}
+		} else if (k == 8) {
+			if (parse_enum(a, val, sd_stats_names + 1, &v))
+				goto out;
+			o.stats = v + 1; /* enum sd_stats_key */
 		} else
 			goto out;
 	}
@@ -327,6 +332,12 @@ int sd_cmd_report(int argc, char **argv)
 				break;
 		}
 		o.view = SD_VIEW_GROUP;
+	}
+	if (o.stats && ((o.view != SD_VIEW_FLAT && o.view != SD_VIEW_GROUP) ||
+			o.format == SD_FMT_FOLDED)) {
+		fprintf(stderr, "sonde: report: --stats adds columns to the flat and --group-by "
+			"views (use it without --view, and with --format text, csv or json)\n");
+		goto out;
 	}
 	if (o.view == SD_VIEW_TREE && (o.format == SD_FMT_CSV || o.format == SD_FMT_JSON)) {
 		fprintf(stderr, "sonde: report: --view tree prints text or folded (use --format "

@@ -193,7 +193,7 @@ static void json_cstr(FILE *out, const char *s)
 
 /* ---- flat profile ---------------------------------------------------------------- */
 
-struct frow { const struct sd_func *f; double self, total; };
+struct frow { const struct sd_func *f; double self, total; uint32_t id; /* function */ };
 
 static int frow_cmp(const void *a, const void *b)
 {
@@ -360,7 +360,8 @@ static int flat_rows(const struct sd_profile *p, const struct sd_report_opts *o,
 		goto out;
 	for (size_t f = 0; f < nf; f++)
 		if (total[f] > 0 || self[f] > 0)
-			rows[nrows++] = (struct frow){ sd_sym_func(p->sym, (uint32_t)f), self[f], total[f] };
+			rows[nrows++] = (struct frow){ sd_sym_func(p->sym, (uint32_t)f), self[f], total[f],
+							(uint32_t)f };
 	qsort(rows, nrows, sizeof(*rows), frow_cmp);
 	*out = rows;
 	*nout = nrows;
@@ -417,9 +418,15 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 	char b1[64], b2[64];
 	double all = sd_metric_total(p, o);
 	const char *metric = o->counter ? o->counter : o->weight ? "weight" : "samples";
+	struct sd_stats *st = NULL; /* --stats: columns after the usual ones */
+	int fw = 0;                 /* with them, the width of the function column */
 
 	if (flat_rows(p, o, &rows, &n))
 		return -ENOMEM;
+	if (o->stats && !(st = sd_stats_flat(p, o))) {
+		free(rows);
+		return -ENOMEM;
+	}
 	if (o->min_percent_given) { /* --min-percent: rows whose total is below P % go */
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
@@ -450,19 +457,33 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		const char *c2 = sd_metric_col(o, "total", b2, 64);
 		int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
 		int w2 = strlen(c2) > 10 ? (int)strlen(c2) : 10;
-		fprintf(out, "\n%*s %7s %*s %7s  function\n", w1, c1, "self%", w2, c2, "total%");
+		if (st)
+			for (size_t i = 0, l = fw = 8; i < n; i++)
+				if ((l = strlen(rows[i].f->display)) > (size_t)fw)
+					fw = (int)l;
+		fprintf(out, "\n%*s %7s %*s %7s  %-*s", w1, c1, "self%", w2, c2, "total%", fw,
+			"function");
+		if (st)
+			sd_stats_head(out, st, o->format);
+		putc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			sd_metric_put(out, o, rows[i].self, w1);
 			fprintf(out, " %6.2f%% ", pct(rows[i].self, all));
 			sd_metric_put(out, o, rows[i].total, w2);
-			fprintf(out, " %6.2f%%  %s\n", pct(rows[i].total, all), rows[i].f->display);
+			fprintf(out, " %6.2f%%  %-*s", pct(rows[i].total, all), fw, rows[i].f->display);
+			if (st)
+				sd_stats_row(out, st, o, rows[i].id);
+			putc('\n', out);
 		}
 		drops_warning(out, p);
 		sd_nocounters_warning(out, p);
 		break;
 	case SD_FMT_CSV:
-		fprintf(out, "function,%s,self_pct,%s,total_pct,module\n",
+		fprintf(out, "function,%s,self_pct,%s,total_pct,module",
 			sd_metric_col(o, "self", b1, 64), sd_metric_col(o, "total", b2, 64));
+		if (st)
+			sd_stats_head(out, st, o->format);
+		putc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			csv_str(out, rows[i].f->display);
 			putc(',', out);
@@ -471,6 +492,8 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 			sd_metric_put(out, o, rows[i].total, 0);
 			fprintf(out, ",%.2f,", pct(rows[i].total, all));
 			csv_str(out, rows[i].f->module);
+			if (st)
+				sd_stats_row(out, st, o, rows[i].id);
 			putc('\n', out);
 		}
 		drops_warning(stderr, p);
@@ -487,8 +510,10 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		if (o->counter)
 			fprintf(out, ",\"metric_total\":%.0f", all);
 		fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
-			"\"dropped\":%" PRIu64 ",\"rows\":[", p->streams, p->npids, p->nthreads,
-			p->dropped);
+			"\"dropped\":%" PRIu64 ",", p->streams, p->npids, p->nthreads, p->dropped);
+		if (st)
+			sd_stats_head(out, st, o->format);
+		fputs("\"rows\":[", out);
 		for (size_t i = 0; i < n; i++) {
 			fputs(i ? ",\n{\"function\":" : "\n{\"function\":", out);
 			json_cstr(out, rows[i].f->display);
@@ -499,6 +524,8 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 			sd_metric_put(out, o, rows[i].total, 0);
 			fprintf(out, ",\"total_pct\":%.2f,\"module\":", pct(rows[i].total, all));
 			json_cstr(out, rows[i].f->module);
+			if (st)
+				sd_stats_row(out, st, o, rows[i].id);
 			putc('}', out);
 		}
 		fputs("]}\n", out);
@@ -506,6 +533,7 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		sd_nocounters_warning(stderr, p);
 	}
 	free(rows);
+	sd_stats_free(st);
 	return 0;
 }
 

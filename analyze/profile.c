@@ -58,6 +58,7 @@ struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples;
  * threads collects samples of undefined threads; sources[nsources] undefined sources. */
 struct sstate {
 	uint64_t pid;
+	int64_t rank;                             /* HEADER rank, -1 without one */
 	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */
 	int *mods; size_t nmods;                  /* stream module id - 1 -> symbolizer handle */
 	char **modpath; uint8_t **modbid; size_t *modbidlen; /* registered at merge time */
@@ -124,6 +125,7 @@ void sd_profile_fini(struct sd_profile *p)
 	}
 	free(p->sources);
 	free(p->pids);
+	free(p->procs);
 	sd_strmap_fini(&p->drop_reasons);
 	for (size_t i = 0; i < p->ndrop; i++)
 		free(p->drop_names[i]);
@@ -224,6 +226,9 @@ static int on_header(struct sstate *st, const struct sd_record *r)
 	size_t n = srcs && srcs->type == MSGPACK_OBJECT_ARRAY ? srcs->via.array.size : 0;
 
 	sd_obj_u64(sd_map_get(info, "pid"), &st->pid);
+	uint64_t rank;
+	st->rank = sd_obj_u64(sd_map_get(info, "rank"), &rank) == 0 && rank <= INT64_MAX
+		   ? (int64_t)rank : -1;
 	st->sources = calloc(n + 1, sizeof(*st->sources));
 	if (!st->sources)
 		return -ENOMEM;
@@ -1181,6 +1186,14 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			goto out;
 		p->pids[p->npids++] = st->pid;
 	}
+	for (j = 0; j < p->nprocs && (p->procs[j].pid != st->pid || p->procs[j].rank != st->rank);
+	     j++)
+		;
+	if (j == p->nprocs) {
+		if (grow(&p->procs, &p->capprocs, j + 1, sizeof(*p->procs)))
+			goto out;
+		p->procs[p->nprocs++] = (struct sd_proc){ st->rank, st->pid };
+	}
 	/* one row per kept key for the context views */
 	for (size_t i = 0; i < st->naggs; i++) {
 		const struct sagg *a = &st->aggs[i];
@@ -1201,7 +1214,8 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			.pctx = st->ctxs[a->pctx].gnode, .pid = tr->pid, .tid = tr->tid,
 			.file = a->node && a->node != UINT32_MAX ? st->nodes[a->node].file : 0,
 			.line = a->node && a->node != UINT32_MAX ? st->nodes[a->node].line : 0,
-			.tname = tr->name, .samples = a->samples, .weight = a->weight };
+			.tname = tr->name, .samples = a->samples, .weight = a->weight,
+			.rank = st->rank };
 	}
 	for (size_t i = 0; i < st->nregs; i++) {
 		const struct sreg *g = &st->regs[i];

@@ -55,7 +55,7 @@ struct key { enum key_kind kind; uint32_t attr; int known; };
 /* names of the built-in keys, indexed by enum key_kind */
 static const char *const builtins[] = { "", "function", "thread", "process", "module",
 					"source", "file", "line", NULL };
-struct group { char *key; size_t klen; double v; };
+struct group { char *key; size_t klen; double v; uint32_t id; /* before sorting */ };
 
 static int group_cmp(const void *a, const void *b)
 {
@@ -131,8 +131,9 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 	int text = o->format == SD_FMT_TEXT, err = -ENOMEM;
 	double all = sd_metric_total(p, o);
 	char mbuf[64];
+	struct sd_stats *st = NULL; /* --stats: columns after the usual ones */
 
-	if (!keys || !width)
+	if (!keys || !width || (o->stats && !(st = sd_stats_new(p, o->stats))))
 		goto out;
 	for (size_t i = 0; i < o->ngroup; i++) {
 		keys[i].kind = K_ATTR;
@@ -168,9 +169,12 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 			memcpy(groups[g].key, b.p, b.n);
 			groups[g].klen = b.n;
 			groups[g].v = 0;
+			groups[g].id = g;
 			ngroups++;
 		}
 		groups[g].v += sd_metric_row(o, r);
+		if (st && sd_stats_add(st, g, r, sd_metric_row(o, r)))
+			goto out;
 	}
 	if (ngroups > 1)
 		qsort(groups, ngroups, sizeof(*groups), group_cmp);
@@ -190,21 +194,30 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		for (size_t k = 0; k < o->ngroup; k++)
 			fprintf(out, "%-*s  ", (int)width[k], o->group_by[k]);
 		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
-		fprintf(out, "%*s %8s\n", mw, metric, "percent");
+		fprintf(out, "%*s %8s", mw, metric, "percent");
+		if (st)
+			sd_stats_head(out, st, o->format);
+		putc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			const char *v = groups[i].key;
 			double val = groups[i].v;
 			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
 				fprintf(out, "%-*s  ", (int)width[k], v);
 			sd_metric_put(out, o, val, mw);
-			fprintf(out, " %7.2f%%\n", pct(val, all));
+			fprintf(out, " %7.2f%%", pct(val, all));
+			if (st)
+				sd_stats_row(out, st, o, groups[i].id);
+			putc('\n', out);
 		}
 	} else if (o->format == SD_FMT_CSV) {
 		for (size_t k = 0; k < o->ngroup; k++) {
 			sd_csv_str(out, o->group_by[k]);
 			putc(',', out);
 		}
-		fprintf(out, "%s,percent\n", metric);
+		fprintf(out, "%s,percent", metric);
+		if (st)
+			sd_stats_head(out, st, o->format);
+		putc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			const char *v = groups[i].key;
 			double val = groups[i].v;
@@ -213,7 +226,10 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 				putc(',', out);
 			}
 			sd_metric_put(out, o, val, 0);
-			fprintf(out, ",%.2f\n", pct(val, all));
+			fprintf(out, ",%.2f", pct(val, all));
+			if (st)
+				sd_stats_row(out, st, o, groups[i].id);
+			putc('\n', out);
 		}
 	} else {
 		fputs("{\"metric\":", out);
@@ -230,7 +246,10 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 				putc(',', out);
 			sd_json_str(out, o->group_by[k], strlen(o->group_by[k]));
 		}
-		fputs("],\"rows\":[", out);
+		fputs("],", out);
+		if (st)
+			sd_stats_head(out, st, o->format);
+		fputs("\"rows\":[", out);
 		for (size_t i = 0; i < n; i++) {
 			const char *v = groups[i].key;
 			double val = groups[i].v;
@@ -244,7 +263,10 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 			sd_json_str(out, metric, strlen(metric));
 			putc(':', out);
 			sd_metric_put(out, o, val, 0);
-			fprintf(out, ",\"percent\":%.2f}", pct(val, all));
+			fprintf(out, ",\"percent\":%.2f", pct(val, all));
+			if (st)
+				sd_stats_row(out, st, o, groups[i].id);
+			putc('}', out);
 		}
 		fputs("]}\n", out);
 	}
@@ -257,6 +279,7 @@ out:
 	free(width);
 	free(b.p);
 	sd_strmap_fini(&map);
+	sd_stats_free(st);
 	return err;
 }
 

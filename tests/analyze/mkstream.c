@@ -7,7 +7,7 @@
  *
  * Prints the stream's size, or for corrupt/cycle the offset of the bad record.
  * usage: mkstream SCENARIO OUT [--pid N] [--count N] [--bad-build-id] [--missing-module] [--no-end]
- *                 [--swap-ids]
+ *                 [--swap-ids] [--rank N]
  * The scenarios and their exact counts are listed with each function; the shell tests
  * assert on them.
  */
@@ -76,6 +76,7 @@ static void kv_u64(const char *k, uint64_t v) { str(k); u64(v); }
 
 static int with_counters; /* header(): add `counters` and `counters_unavailable` */
 static int papi_source;   /* header(): one PAPI source (perf::TASK-CLOCK) instead */
+static long long rank = -1; /* header(): `rank` when >= 0 (--rank N) */
 
 static void counter(const char *name, const char *group, const char *source)
 {
@@ -88,7 +89,9 @@ static void header(uint64_t pid)
 {
 	msgpack_pack_array(&pk, 4);
 	u64(1); str("sonde"); u64(1);
-	msgpack_pack_map(&pk, with_counters ? 9 : 7);
+	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0));
+	if (rank >= 0)
+		kv_u64("rank", (uint64_t)rank);
 	if (with_counters) {
 		str("counters"); msgpack_pack_array(&pk, 3);
 		counter("context-switches.voluntary", "context-switches", "getrusage:ru_nvcsw");
@@ -263,6 +266,8 @@ int main(int argc, char **argv)
 			no_end = 1;
 		else if (!strcmp(argv[i], "--swap-ids"))
 			swap = 1;
+		else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
+			rank = strtoll(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
 			return 2;
@@ -358,6 +363,19 @@ int main(int argc, char **argv)
 		samples(b2 ? 44 : 30, 1, 0, 4, 1);
 		if (b2)
 			samples(10, 1, 0, 5, 1);
+	} else if (!strcmp(argv[1], "stats")) {
+		/* for --stats: three threads, K = --count; T1 (tid pid) main, T2 (tid pid+1)
+		 * worker, T3 (tid pid+2) idle (no samples); cpu-time, weight 1:
+		 *   T1 main;alpha K | T1 main;beta 10 | T2 main;beta K */
+		thread(1, pid, 0, "main");
+		thread(2, pid + 1, 0, "worker");
+		thread(3, pid + 2, 0, "idle");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 1, 1, addr_of(mk_beta, b));
+		samples((int)count, 1, 0, 2, 1);
+		samples(10, 1, 0, 3, 1);
+		samples((int)count, 2, 0, 3, 1);
 	} else if (!strcmp(argv[1], "big")) {
 		/* --count N samples alternating over main;alpha;beta (thread 1) and
 		 * main;gamma (thread 2), with 1000 unsampled FRAMEs in between */
