@@ -339,11 +339,6 @@ int sd_cmd_report(int argc, char **argv)
 			"views (use it without --view, and with --format text, csv or json)\n");
 		goto out;
 	}
-	if (o.view == SD_VIEW_TREE && (o.format == SD_FMT_CSV || o.format == SD_FMT_JSON)) {
-		fprintf(stderr, "sonde: report: --view tree prints text or folded (use --format "
-			"text or --format folded)\n");
-		goto out;
-	}
 	if (o.format == SD_FMT_FOLDED && o.view != SD_VIEW_FLAT && o.view != SD_VIEW_TREE) {
 		fprintf(stderr, "sonde: report: --format folded shows call paths (use it without "
 			"--view, or pick text, csv or json)\n");

@@ -509,7 +509,9 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tree t = { 0 };
 	uint32_t *order = NULL, *start = NULL, *stack = NULL;
-	int err = -ENOMEM;
+	struct sd_tree_line *lines = NULL; /* csv, json: the printed nodes, for view_tree_fmt.c */
+	size_t nlines = 0;
+	int err = -ENOMEM, text = o->format == SD_FMT_TEXT;
 	double all = sd_metric_total(p, o);
 	char b1[64], b2[64];
 
@@ -522,7 +524,7 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	order = malloc(t.nn * sizeof(*order));
 	start = malloc((t.nn + 1) * sizeof(*start));
 	stack = malloc(t.nn * sizeof(*stack));
-	if (!order || !start || !stack)
+	if (!order || !start || !stack || (!text && !(lines = malloc(t.nn * sizeof(*lines)))))
 		goto out;
 	size_t n = 0, sp = 0;
 	for (size_t i = 1; i < t.nn; i++)
@@ -536,8 +538,9 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			k++;
 		start[q] = (uint32_t)k;
 	}
-	fprintf(out, "%10s %7s %10s %7s  path\n", sd_metric_col(o, "total", b1, 64), "total%",
-		sd_metric_col(o, "self", b2, 64), "self%");
+	if (text)
+		fprintf(out, "%10s %7s %10s %7s  path\n", sd_metric_col(o, "total", b1, 64),
+			"total%", sd_metric_col(o, "self", b2, 64), "self%");
 	for (size_t k = start[1]; k-- > start[0];)
 		stack[sp++] = order[k];
 	while (sp) {
@@ -545,16 +548,21 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		uint32_t id = (uint32_t)(x - t.n);
 		if (pct(x->incl, all) < o->min_percent)
 			continue;
+		for (size_t k = start[id + 1]; k-- > start[id];)
+			stack[sp++] = order[k];
+		if (!text) {
+			lines[nlines++] = (struct sd_tree_line){ x->depth - 1, x->name, x->incl, x->self };
+			continue;
+		}
 		sd_metric_put(out, o, x->incl, 10);
 		fprintf(out, " %6.2f%% ", pct(x->incl, all));
 		sd_metric_put(out, o, x->self, 10);
 		fprintf(out, " %6.2f%%  %*s%s\n", pct(x->self, all), (int)(2 * (x->depth - 1)), "",
 			x->name);
-		for (size_t k = start[id + 1]; k-- > start[id];)
-			stack[sp++] = order[k];
 	}
-	err = 0;
+	err = text ? 0 : sd_out_tree_rows(out, p, o, lines, nlines);
 out:
+	free(lines);
 	free(order);
 	free(start);
 	free(stack);
