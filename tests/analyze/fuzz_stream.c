@@ -2,9 +2,12 @@
  * fuzz_stream.c: fuzz target for the analyzer's reader entry points. One input is one
  * stream: it is read record by record and printed as JSON (what `sonde dump` does), then
  * loaded into a profile (with --where filters) and rendered in every view and format,
- * group-by, tree, regions and counters included, with counter metrics (what `sonde
- * report` does), with output to /dev/null. Symbolization is on, so module paths from the input
- * reach the symbolizer too.
+ * group-by, tree (text, folded, csv, json), regions, counters, callers and callees
+ * included, with --stats thread/process/rank and counter metrics (what `sonde report`
+ * does), then filtered after loading (--where function~REGEX, thread!~REGEX, process=N:
+ * where.c) and rendered again, with output to /dev/null. Symbolization is on, so module
+ * paths from the input reach the symbolizer too. `sonde diff` is not a library function
+ * (cmd_diff.c reads files by path), so it is not fuzzed here.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. Otherwise (SD_FUZZ_DRIVER)
  * main() runs it over each file given and over 2000 mutated copies of them (bit flips,
@@ -56,10 +59,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				{ .format = SD_FMT_FOLDED, .view = SD_VIEW_TREE, .weight = 1 },
 				{ .format = SD_FMT_TEXT, .view = SD_VIEW_REGIONS, .by_thread = 1 },
 				{ .format = SD_FMT_JSON, .view = SD_VIEW_REGIONS },
+				{ .format = SD_FMT_CSV, .view = SD_VIEW_TREE, .min_percent = 0.5 },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_TREE, .weight = 1 },
+				{ .format = SD_FMT_TEXT, .stats = SD_STATS_THREAD, .min_percent = 1,
+				  .min_percent_given = 1 },
+				{ .format = SD_FMT_CSV, .stats = SD_STATS_PROCESS, .weight = 1 },
+				{ .format = SD_FMT_JSON, .stats = SD_STATS_RANK, .top = 2 },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 3, .stats = SD_STATS_RANK },
+				{ .format = SD_FMT_CSV, .view = SD_VIEW_GROUP, .group_by = keys + 2,
+				  .ngroup = 2, .stats = SD_STATS_THREAD },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 1, .stats = SD_STATS_PROCESS },
 			};
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))
 					abort();
+			/* callers and callees of names the seeds have (and of none: -ENOENT) */
+			static const char *const funcs[] = { "mk_main", "mk_beta", "mk_recurse",
+							     "mk_alpha [mkstream]", "[no stack]", "" };
+			for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+				struct sd_report_opts o = { .format = (enum sd_format)(i % 3 ? i % 3 + 1 : 0),
+							    .view = i % 2 ? SD_VIEW_CALLEES : SD_VIEW_CALLERS,
+							    .func = funcs[i], .weight = i == 3, .top = i };
+				int r = sd_output(null, &p, &o);
+				o.view = o.view == SD_VIEW_CALLERS ? SD_VIEW_CALLEES : SD_VIEW_CALLERS;
+				if ((r && r != -ENOENT) || ((r = sd_output(null, &p, &o)) && r != -ENOENT))
+					abort();
+			}
 			/* counter metrics (a group and a name), the counters view, weight units */
 			static const char *const metrics[] = { "context-switches", "page-faults", NULL };
 			for (size_t m = 0; m < 3; m++) {
@@ -78,6 +105,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						abort();
 				}
 				sd_metric_fini(&o);
+			}
+			/* filters after loading (where.c), then the views over what they keep */
+			static const char *const wheres[] = { "function~^mk_(alpha|beta)",
+							      "thread!~^w", "process!=1", "module~.",
+							      "function!~(", NULL };
+			struct sd_filters f = { 0 };
+			char why[300];
+			for (size_t i = 0; wheres[i]; i++)
+				if (sd_filters_add(&f, wheres[i], why, sizeof(why)) == -ENOMEM)
+					abort();
+			if (sd_filters_apply(&p, &f))
+				abort();
+			sd_filters_fini(&f);
+			static const struct sd_report_opts after[] = {
+				{ .format = SD_FMT_CSV, .stats = SD_STATS_THREAD },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_TREE, .min_percent = 0.5 },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_CALLERS, .func = "mk_beta" },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 7, .stats = SD_STATS_RANK },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_REGIONS },
+			};
+			for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
+				int r = sd_output(null, &p, &after[i]);
+				if (r && !(r == -ENOENT && after[i].view == SD_VIEW_CALLERS))
+					abort();
 			}
 		}
 		sd_stream_close(&s);
