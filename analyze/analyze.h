@@ -249,6 +249,7 @@ struct sd_crow {
 	uint32_t file, line;        /* source of the innermost frame (sd_sym_file id, 0:
 				     * unknown), from the stream node's address */
 	int64_t rank;               /* HEADER rank of its stream, -1 without one */
+	uint32_t host;              /* HEADER host of its stream: index into value_strs */
 };
 
 /* A merged stream's process as --stats rank counts it: HEADER rank (-1: none) and pid. */

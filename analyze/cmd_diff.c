@@ -429,7 +429,7 @@ int sd_cmd_diff(int argc, char **argv)
 			}
 			fmt = (enum sd_format)f;
 		} else if (k == 1) {
-			weight = !strcmp(val, "weight");
+			weight = !strcmp(val, "weight") || !strcmp(val, "time");
 			counter = weight || !strcmp(val, "samples") ? NULL : val;
 		} else if (k == 2) {
 			free(group_copy);

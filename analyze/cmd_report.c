@@ -276,7 +276,7 @@ int sd_cmd_report(int argc, char **argv)
 		}
 		else if (k == 2 && *val) {
 			/* samples, weight, or a counter resolved once the streams are loaded */
-			o.weight = !strcmp(val, "weight");
+			o.weight = !strcmp(val, "weight") || !strcmp(val, "time"); /* time: estimated from periods */
 			o.counter = o.weight || !strcmp(val, "samples") ? NULL : val;
 		} else if (k == 3) {
 			char *end;

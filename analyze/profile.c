@@ -59,6 +59,8 @@ struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples;
 struct sstate {
 	uint64_t pid;
 	int64_t rank;                             /* HEADER rank, -1 without one */
+	char *host;                               /* HEADER host */
+	long host_id;                             /* interned at merge (value_strs) */
 	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */
 	int *mods; size_t nmods;                  /* stream module id - 1 -> symbolizer handle */
 	char **modpath; uint8_t **modbid; size_t *modbidlen; /* registered at merge time */
@@ -206,6 +208,7 @@ static void sstate_fini(struct sstate *st)
 		free(s->name), free(s->spec), free(s->unit), free(s->mechanism);
 	}
 	free(st->sources);
+	free(st->host);
 	sd_strmap_fini(&st->drops);
 	for (size_t i = 0; i < st->ndrops; i++)
 		free(st->dropr[i]);
@@ -226,6 +229,9 @@ static int on_header(struct sstate *st, const struct sd_record *r)
 	size_t n = srcs && srcs->type == MSGPACK_OBJECT_ARRAY ? srcs->via.array.size : 0;
 
 	sd_obj_u64(sd_map_get(info, "pid"), &st->pid);
+	st->host = strdup_or(sd_map_get(info, "host"), "?");
+	if (!st->host)
+		return -ENOMEM;
 	uint64_t rank;
 	st->rank = sd_obj_u64(sd_map_get(info, "rank"), &rank) == 0 && rank <= INT64_MAX
 		   ? (int64_t)rank : -1;
@@ -1039,6 +1045,11 @@ static int merge(struct sd_profile *p, struct sstate *st)
 	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
 	int err = -ENOMEM;
 
+	st->host_id = value_id(p, st->host ? st->host : "?");
+	if (st->host_id < 0) {
+		free(srcrow);
+		return -ENOMEM;
+	}
 	if (!srcrow)
 		return -ENOMEM;
 	/* regions still open at the end: closed at the thread's last time, forced */
@@ -1215,7 +1226,7 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			.file = a->node && a->node != UINT32_MAX ? st->nodes[a->node].file : 0,
 			.line = a->node && a->node != UINT32_MAX ? st->nodes[a->node].line : 0,
 			.tname = tr->name, .samples = a->samples, .weight = a->weight,
-			.rank = st->rank };
+			.rank = st->rank, .host = (uint32_t)st->host_id };
 	}
 	for (size_t i = 0; i < st->nregs; i++) {
 		const struct sreg *g = &st->regs[i];

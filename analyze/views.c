@@ -50,11 +50,12 @@ static int buf_str(struct buf *b, const char *s)
 
 /* ---- group-by ---------------------------------------------------------------------- */
 
-enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE, K_FILE, K_LINE };
+enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE, K_FILE, K_LINE,
+		K_RANK, K_HOST };
 struct key { enum key_kind kind; uint32_t attr; int known; };
 /* names of the built-in keys, indexed by enum key_kind */
 static const char *const builtins[] = { "", "function", "thread", "process", "module",
-					"source", "file", "line", NULL };
+					"source", "file", "line", "rank", "host", NULL };
 struct group { char *key; size_t klen; double v; uint32_t id; /* before sorting */ };
 
 static int group_cmp(const void *a, const void *b)
@@ -103,6 +104,15 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 		break;
 	case K_PROCESS:
 		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->pid);
+		break;
+	case K_RANK:
+		if (r->rank >= 0)
+			snprintf(tmp, sizeof(tmp), "%" PRId64, r->rank);
+		else
+			s = "(none)";
+		break;
+	case K_HOST:
+		s = r->host < p->nvalue_strs ? p->value_strs[r->host] : "?";
 		break;
 	case K_THREAD:
 		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->tid);
