@@ -62,6 +62,14 @@ static struct sd_attr *region_attr;
 
 /* ---- warnings: once per distinct text ------------------------------------- */
 
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sd_writer_vsay(fmt, ap);
+	va_end(ap);
+}
+
 void sd_ann_warn(const char *fmt, ...)
 {
 	static _Atomic uint64_t said[64];
@@ -85,10 +93,7 @@ void sd_ann_warn(const char *fmt, ...)
 		atomic_store(&said[slot], h);
 	else if (slot > 64)
 		return; /* too many distinct warnings: stay quiet */
-	sd_writer_note(buf);
-	buf[n] = '\n';
-	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
-	(void)w;
+	say("%s", buf);
 }
 
 /* ---- start/stop and the handler's view ------------------------------------ */

@@ -68,19 +68,10 @@ int sd_runtime_is_sonde_fd(int fd)
 
 void sd_msg(const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	sd_writer_vsay(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;
-	sd_writer_note(buf);
-	buf[n] = '\n';
-	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
-	(void)w;
 }
 
 void sd_runtime_block_signals(sigset_t *old)

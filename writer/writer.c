@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,18 +33,26 @@ struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *final_reason = "exit";
 
-static void say(const char *fmt, const char *a, const char *b)
+void sd_writer_vsay(const char *fmt, va_list ap)
 {
 	char buf[600];
-	int n = snprintf(buf, sizeof buf, fmt, a, b);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
 	if (n <= 0)
 		return;
-	if (n >= (int)sizeof buf - 1)
+	if (n > (int)sizeof buf - 2)
 		n = (int)sizeof buf - 2;
 	sd_writer_note(buf);
 	buf[n] = '\n';
 	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
 	(void)w;
+}
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sd_writer_vsay(fmt, ap);
+	va_end(ap);
 }
 
 /* ---- notes: from any thread, no lock ------------------------------------ */

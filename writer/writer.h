@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -212,6 +213,9 @@ void sd_writer_modules_changed(uint64_t t_ns);
  * sonde's: if it is the output file, the writer stops using that number and
  * opens the file again before its next write. Any thread. */
 void sd_writer_fd_closed(int fd);
+/* A `sonde: ...` line: printed on stderr (one write) and kept as a NOTE
+ * record. Ordinary context, any thread. */
+void sd_writer_vsay(const char *fmt, va_list ap);
 /* One diagnostic line into the stream (NOTE record); also what was printed. */
 void sd_writer_note(const char *text);
 /* Process-wide drops (no thread record). async-signal-safe. */
