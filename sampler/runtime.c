@@ -361,6 +361,16 @@ static void install_flush_handlers(void)
 	}
 }
 
+/* Modules the loader mapped without sonde's dlopen wrapper (libc's own
+ * dlopen of gconv or NSS modules): the handler's loader snapshot and
+ * libunwind's caches are brought up to date. Writer thread. */
+static void loader_refresh(void)
+{
+	sd_phdr_snapshot_rebuild();
+	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
+		unw_flush_cache(unw_local_addr_space, 0, 0);
+}
+
 static const char *unwind_name(enum sd_unwind u)
 {
 	return u == SD_UNWIND_FP ? "fp" : u == SD_UNWIND_NONE ? "none" : "libunwind";
@@ -401,6 +411,7 @@ static int start_writer(void)
 		.create_thread = sd_real_pthread_create,
 		.fd_floor = sd_rt.fd_floor,
 		.counters = &sd_rt.counters,
+		.loader_refresh = loader_refresh,
 		.fd_track = sd_runtime_fd_track_sigsafe,
 	};
 	return sd_writer_init(&wc);

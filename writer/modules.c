@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <stddef.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,31 @@ static void rebuild_index(void)
 /* Re-reads the loader's list; records MODULE / MODULE_END for the
  * differences. t_load: time attributed to new modules (when their dlopen
  * began); t_unload: to vanished ones. Writer lock held. */
+/* Reads the loader's list into a new scan. Must be called WITHOUT the
+ * writer lock: dl_iterate_phdr takes the loader's lock, and a library
+ * constructor running under that lock may create a thread, which takes the
+ * writer lock (a lock-order inversion). */
+struct sd_scan *sd_modules_collect(void)
+{
+	struct scan *s = calloc(1, sizeof *s);
+	if (s)
+		dl_iterate_phdr(scan_cb, s); /* ordinary context: the loader's own list */
+	return (struct sd_scan *)s;
+}
+
 void sd_modules_scan(uint64_t t_load, uint64_t t_unload)
 {
-	struct scan s = {0};
-	dl_iterate_phdr(scan_cb, &s); /* ordinary context: the loader's own list */
+	sd_modules_apply(sd_modules_collect(), t_load, t_unload);
+}
+
+/* Records MODULE / MODULE_END for the differences between the modules known
+ * and the scan (which it frees). Writer lock held. */
+void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload)
+{
+	if (!scan)
+		return; /* out of memory: keep what is known rather than unload all */
+	struct scan s = *(struct scan *)scan;
+	free(scan);
 	for (size_t i = 0; i < sd_w.nmods; i++)
 		sd_w.mods[i]->seen = 0;
 	for (size_t j = 0; j < s.n; j++) {
@@ -245,4 +267,31 @@ void sd_modules_reemit(uint64_t t_ns)
 	sd_w.nmods = k;
 	rebuild_index();
 	sd_w.mod_gen++;
+}
+
+struct gen { unsigned long long adds, subs; };
+
+static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct gen *g = data;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		g->adds = info->dlpi_adds;
+		g->subs = info->dlpi_subs;
+	}
+	return 1; /* the counters are global: the first object is enough */
+}
+
+/* Has the loader mapped or unmapped anything since the last call? A cheap
+ * poll of its load/unload counters (one callback), so that modules loaded
+ * behind our back (libc's own dlopen) are seen within a writer tick.
+ * Writer lock held; never in a forked child that may not touch the loader. */
+int sd_modules_poll(void)
+{
+	static struct gen last;
+	struct gen g = {0, 0};
+	dl_iterate_phdr(gen_cb, &g);
+	if (g.adds == last.adds && g.subs == last.subs)
+		return 0;
+	last = g;
+	return 1;
 }

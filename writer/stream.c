@@ -343,15 +343,6 @@ static uint32_t intern_frame(uint32_t parent, uint64_t pc, int innermost, uint64
 	struct sd_module *m = sd_modules_find((uintptr_t)look, t_ns);
 	if (!innermost && is_self(m))
 		return parent;
-	static uint64_t last_rescan_ns;
-	uint64_t now = sd_now_ns_sigsafe();
-	if (!m && !sd_w.loader_suspect && now - last_rescan_ns > 100000000ull) {
-		/* Loaded behind our back (e.g. by libc itself): look again, at most
-		 * ten times a second. */
-		last_rescan_ns = now;
-		sd_modules_scan(now, now);
-		m = sd_modules_find((uintptr_t)look, t_ns);
-	}
 	if (!m)
 		return intern(parent, 0, look);
 	return intern(parent, m->id, look - m->bias);

@@ -170,6 +170,10 @@ struct sd_writer_config {
 	 * of that number is seen (sd_writer_fd_closed). */
 	int fd_floor;
 	void (*fd_track)(int fd, int on);
+	/* The writer found modules loaded behind the sampler's back (libc's own
+	 * dlopen of NSS or gconv modules): the unwinder's view of the loader must
+	 * be refreshed. Called from the writer thread, ordinary context. */
+	void (*loader_refresh)(void);
 };
 
 /* Creates the output file and writes the header; does not start the thread.

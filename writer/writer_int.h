@@ -91,10 +91,16 @@ struct sd_writer {
 extern struct sd_writer sd_w;
 
 /* modules.c */
+struct sd_scan;
+struct sd_scan *sd_modules_collect(void);
+void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload);
+/* collect + apply: only where no other thread can hold the loader lock
+ * (start, before any thread of the program exists besides this one). */
 void sd_modules_scan(uint64_t t_load, uint64_t t_unload);
 struct sd_module *sd_modules_find(uintptr_t addr, uint64_t t_ns);
 void sd_modules_free(void);
 void sd_modules_reemit(uint64_t t_ns);
+int sd_modules_poll(void);
 
 /* stream.c: encoders; writer lock held. */
 void sd_stream_header(void);

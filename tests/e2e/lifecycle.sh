@@ -154,3 +154,16 @@ pass "sonde run passes SIGTERM on; the program's stream is complete"
 PMI_RANK=3 profile rk "$L" spin 0.01 || fail "rank: exit $?"
 "$SONDE" dump "$(streams rk)" | head -n 1 | grep -q '"rank":3' || fail "rank 3 not in the header"
 pass "MPI rank recorded from PMI_RANK"
+
+# A module that libc loads itself (iconv's gconv module, not through the
+# program's dlopen) is recorded within a writer tick and named.
+profile ic "$B/iconv_load"; st=$?
+if [ $st -eq 3 ]; then
+	echo "note: no gconv module IBM1047 here; skipped"
+else
+	[ $st -eq 0 ] || fail "iconv_load: exit $st"
+	"$SONDE" dump "$(streams ic)" | grep -q '"kind":"MODULE".*gconv/IBM1047.so' || fail "gconv module not recorded"
+	share=$("$SONDE" report --group-by module --format csv ic | awk -F, '$1 == "IBM1047.so" {print $3}')
+	awk -v s="${share:-0}" 'BEGIN { exit !(s > 50) }' || fail "IBM1047.so has ${share:-0} % of samples"
+	pass "module loaded by libc itself recorded and named (${share} % of samples)"
+fi
