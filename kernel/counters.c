@@ -46,26 +46,13 @@ static int perf_open_ev(const struct sd_counter *c, pid_t tid, int group_fd)
 	return fd < 0 ? -errno : fd;
 }
 
-static int perf_open(uint64_t config, int exclude_kernel, pid_t tid, int group_fd)
-{
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof attr);
-	attr.size = sizeof attr;
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = config;
-	attr.exclude_kernel = (unsigned)exclude_kernel;
-	attr.exclude_hv = 1;
-	attr.disabled = group_fd < 0;
-	attr.read_format = PERF_FORMAT_GROUP;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /* Opens the event on this thread, does something that must count, and
  * reads it: 1 = counts, 0 = opens but reads 0, -errno = cannot open. */
 static int probe_one(uint64_t config, int exclude_kernel)
 {
-	int fd = perf_open(config, exclude_kernel, 0, -1);
+	struct sd_counter ev = {.type = PERF_TYPE_SOFTWARE, .config = config,
+				.exclude_kernel = exclude_kernel};
+	int fd = perf_open_ev(&ev, 0, -1);
 	if (fd < 0)
 		return fd;
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -82,18 +69,6 @@ static int probe_one(uint64_t config, int exclude_kernel)
 	ssize_t n = read(fd, v, sizeof v);
 	close(fd);
 	return n == (ssize_t)sizeof v && v[1] > 0 ? 1 : 0;
-}
-
-static int paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int level = -1;
-	if (f) {
-		if (fscanf(f, "%d", &level) != 1)
-			level = -1;
-		fclose(f);
-	}
-	return level;
 }
 
 static void add(struct sd_counters *out, const char *name, const char *group, const char *source,
@@ -179,7 +154,7 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 		}
 		return;
 	}
-	int level = paranoid();
+	int level = sd_kernel_paranoid();
 	snprintf(reason, sizeof reason,
 		 "perf_event_paranoid=%d: kernel-side events read 0 for this user (%s), and no "
 		 "other source exists",
@@ -303,17 +278,6 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 	}
 }
 
-static int move_high(int fd, int floor)
-{
-	if (floor <= 0 || fd >= floor)
-		return fd;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
-}
-
 int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor,
 			    struct sd_counters_thread *t)
 {
@@ -330,7 +294,7 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 			err = fd;
 			goto fail;
 		}
-		fd = move_high(fd, fd_floor);
+		fd = sd_kernel_fd_high(fd, fd_floor);
 		t->fds[i] = fd;
 		if (t->group_fd < 0)
 			t->group_fd = fd;

@@ -20,6 +20,11 @@ int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor,
 /* Starts or stops the event without closing it. async-signal-safe (ioctl). */
 int sd_kernel_enable_sigsafe(int fd, int on);
 
+/* Moves sonde's descriptor fd to at least floor (close-on-exec), out of the
+ * program's low range; returns the descriptor to use (fd itself if it cannot
+ * be moved). Ordinary context. */
+int sd_kernel_fd_high(int fd, int floor);
+
 /* Reads /proc/sys/kernel/perf_event_paranoid; returns the level or -errno. */
 int sd_kernel_paranoid(void);
 

@@ -17,7 +17,7 @@
 
 #include "kernel/kernel.h"
 
-static int move_high(int fd, int floor)
+int sd_kernel_fd_high(int fd, int floor)
 {
 	if (floor <= 0 || fd >= floor)
 		return fd;
@@ -43,7 +43,7 @@ int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor,
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	fd = move_high(fd, fd_floor);
+	fd = sd_kernel_fd_high(fd, fd_floor);
 	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
 	int err = 0;
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, signo) < 0 ||

@@ -208,14 +208,6 @@ static unsigned unwind_libunwind_sigsafe(struct sd_thread *t, const ucontext_t *
 	while (k < n && t->scratch[k] != pc)
 		k++;
 	if (k >= n) {
-		/* libunwind's step loop (its fallback from the fast trace) may report
-		 * the interrupted frame as pc - 1, like a return address. */
-		for (k = 0; k < n && t->scratch[k] != pc - 1; k++)
-			;
-		if (k < n)
-			t->scratch[k] = pc;
-	}
-	if (k >= n) {
 		pcs[0] = pc;
 		*flags |= SD_FLAG_PARTIAL;
 		return 1;

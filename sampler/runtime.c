@@ -183,7 +183,6 @@ struct sd_thread *sd_thread_begin(void)
 		void *lo;
 		size_t size;
 		if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
-			t->stack_lo = (uintptr_t)lo;
 			t->stack_hi = (uintptr_t)lo + size;
 		}
 		pthread_attr_destroy(&attr);

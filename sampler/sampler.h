@@ -68,7 +68,7 @@ struct sd_thread {
 	int src_fd[SD_MAX_SOURCES];    /* perf_event fds, -1 if none */
 	timer_t src_timer[SD_MAX_SOURCES];
 	int has_timer[SD_MAX_SOURCES];
-	uintptr_t stack_lo, stack_hi;  /* for the frame-pointer walk */
+	uintptr_t stack_hi;            /* top of its stack, for the frame-pointer walk */
 	unsigned scratch_len;
 	uint64_t *scratch;             /* unwinder output, max_depth + slack */
 	struct sd_counters_thread ctr; /* counters in every sample */
