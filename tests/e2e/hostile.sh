@@ -1,0 +1,90 @@
+# Programs that are hard on a profiler (tests/runtime/hostile.c), each run
+# plain and profiled: the same output, the same exit status, no hang, and a
+# complete stream. Usage: hostile.sh BUILD_DIR [CASE...] (all cases by default).
+. "$(dirname "$0")/lib.sh"
+shift
+H="$B/hostile"
+cases=${*:-"short_cpu short_wall smallstack altstack rtsig rtdefault blocking sigblock blockthread dlloop"}
+
+# same NAME SAMPLE ARGS...: plain vs profiled with SONDE_SAMPLE=SAMPLE.
+# Leaves the profile in $T/NAME and its stderr in $T/NAME.err.
+same() {
+	local name=$1 sample=$2; shift 2
+	timeout 60 "$H" "$@" >"$name.plain" 2>/dev/null
+	local ps=$?
+	SONDE_SAMPLE=$sample timeout 60 env LD_PRELOAD="$LIB" SONDE_OUTPUT="$name" "$H" "$@" \
+		>"$name.out" 2>"$name.err"
+	local qs=$?
+	[ $qs -eq 124 ] && fail "$name: hung under sonde (killed after 60 s)"
+	[ $ps -eq $qs ] || fail "$name: exit status $ps plain, $qs under sonde: $(head -3 "$name.err")"
+	diff "$name.plain" "$name.out" >"$name.diff" || fail "$name: output differs under sonde:
+$(cat "$name.diff")"
+	local f
+	f=$(ls "$name"/*.sonde 2>/dev/null | head -n 1)
+	[ -n "$f" ] || fail "$name: no stream"
+	valid_stream "$f"
+	return 0
+}
+
+samples() { grep -c '"kind":"SAMPLE"' "$T/dump.json"; }
+cpu_ms() { awk '$1 == "cpu_ms" { print $2 }' "$1.err" | tail -n 1; }
+
+for c in $cases; do
+	case $c in
+	short_cpu)
+		# The shortest documented periods: no SIGIO death, no livelock; the
+		# sampler throttles itself, says so once, and the weights stay exact
+		# (the samples stand for the CPU time the program used).
+		for p in 10us 20us; do
+			same "cpu$p" "cpu-time@$p" loop 0.5
+			n=$(grep -c 'sonde: cpu-time@'"$p"': sampling' "cpu$p.err")
+			[ "$n" -eq 1 ] || fail "cpu-time@$p: expected one throttling line, got $n: $(cat "cpu$p.err")"
+			grep '"kind":"NOTE"' "$T/dump.json" | grep -q 'throttl' || fail "cpu-time@$p: no NOTE"
+			ms=$(cpu_ms "cpu$p")
+			w=$("$SONDE" report --metric time --format csv "cpu$p" 2>/dev/null |
+				awk -F, '$1 == "loop_work" { print $2 }')
+			# time in ms per function is in the report's self column.
+			tot=$("$SONDE" dump "$(ls cpu$p/*.sonde)" | awk '
+				/"kind":"SAMPLE"/ { match($0, /"weight":[0-9]+/); w += substr($0, RSTART + 9, RLENGTH - 9) }
+				END { print w }')
+			per=$(echo "$p" | sed 's/us//')
+			est=$(awk -v w="$tot" -v p="$per" 'BEGIN { printf "%.0f", w * p / 1000 }')
+			# user-mode CPU only is sampled; the process used ms (user+sys).
+			awk -v e="$est" -v m="$ms" 'BEGIN { exit !(e >= 0.6 * m && e <= 1.1 * m) }' ||
+				fail "cpu-time@$p: samples stand for $est ms, the program used $ms ms CPU"
+			pass "cpu-time@$p: throttled once, samples stand for $est ms of $ms ms"
+		done
+		;;
+	short_wall)
+		same wall10us "wall-time@10us" loop 0.5
+		grep -q 'sonde: wall-time@10us: sampling' wall10us.err ||
+			fail "wall-time@10us: no throttling line: $(cat wall10us.err)"
+		pass "wall-time@10us: no livelock, throttled"
+		;;
+	smallstack)
+		for p in 1ms 100us; do
+			same "small$p" "cpu-time@$p" smallstack
+			n=$(samples)
+			[ "$n" -gt 0 ] || fail "smallstack@$p: no samples"
+			"$SONDE" report --format folded "small$p" | grep -q small_work ||
+				fail "smallstack@$p: small_work never sampled"
+		done
+		pass "threads at PTHREAD_STACK_MIN with 3 KiB left: sampled, not crashed"
+		;;
+	altstack)
+		same alt "cpu-time@100us" altstack
+		pass "the program's own sigaltstack is kept and used by its handler"
+		;;
+	rtsig)
+		same rtsig "cpu-time@1ms" rtsig
+		grep -q 'SIGRTMIN+4: 4 received' rtsig.out || fail "rtsig: $(grep SIGRTMIN+4: rtsig.out)"
+		[ "$(samples)" -gt 0 ] || fail "rtsig: no samples"
+		pass "signals the program sends itself reach its handlers"
+		;;
+	rtdefault)
+		same rtdef "cpu-time@1ms" rtdefault
+		pass "SIGRTMIN+4 keeps its default action and SIG_IGN"
+		;;
+	*) fail "unknown case $c" ;;
+	esac
+done
