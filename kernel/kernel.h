@@ -19,6 +19,9 @@ int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor,
 
 /* Starts or stops the event without closing it. async-signal-safe (ioctl). */
 int sd_kernel_enable_sigsafe(int fd, int on);
+/* Changes the sampling period of a running event (PERF_EVENT_IOC_PERIOD).
+ * 0 or -errno. async-signal-safe (ioctl). */
+int sd_kernel_period_sigsafe(int fd, uint64_t period);
 
 /* Moves sonde's descriptor fd to at least floor (close-on-exec), out of the
  * program's low range; returns the descriptor to use (fd itself if it cannot

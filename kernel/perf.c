@@ -66,6 +66,13 @@ int sd_kernel_enable_sigsafe(int fd, int on)
 	return 0;
 }
 
+int sd_kernel_period_sigsafe(int fd, uint64_t period)
+{
+	if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &period) < 0)
+		return -errno;
+	return 0;
+}
+
 int sd_kernel_paranoid(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -222,25 +223,271 @@ static unsigned unwind_libunwind_sigsafe(struct sd_thread *t, const ucontext_t *
 	return got;
 }
 
+/* Which of this thread's sources sent this signal, or -1: a signal sonde did
+ * not send (kill, raise, sigqueue, tgkill or a timer of the program's). Our
+ * POSIX timers carry SD_TIMER_COOKIE + index; our perf events signal with a
+ * kernel si_code and their descriptor. */
 static int source_of_sigsafe(const struct sd_thread *t, const siginfo_t *si)
 {
-	if (si->si_code == SI_TIMER)
-		return si->si_value.sival_int;
+	if (si->si_code == SI_TIMER) {
+		unsigned i = (unsigned)(si->si_value.sival_int - SD_TIMER_COOKIE);
+		return i < sd_rt.cfg.nsources && t && t->has_timer[i] ? (int)i : -1;
+	}
+	if (si->si_code <= 0 || !t)
+		return -1;
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		if (t->src_fd[i] >= 0 && t->src_fd[i] == si->si_fd)
 			return (int)i;
 	return -1;
 }
 
+static int sent_by_user_sigsafe(const siginfo_t *si)
+{
+	return si->si_code == SI_USER || si->si_code == SI_TKILL || si->si_code == SI_QUEUE ||
+	       si->si_code == SI_TIMER || si->si_code == SI_MESGQ || si->si_code == SI_ASYNCIO;
+}
+
+/* Signals whose default action is to do nothing. */
+static int default_ignores_sigsafe(int sig)
+{
+	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+}
+
+void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct sigaction act;
+	if (sig > 0 && sig < 65 && sd_rt.app_action_set[sig]) {
+		act = sd_rt.app_action[sig];
+	} else {
+		memset(&act, 0, sizeof act);
+		act.sa_handler = SIG_DFL;
+	}
+	int info = (act.sa_flags & SA_SIGINFO) != 0;
+	if (!info && act.sa_handler == SIG_IGN)
+		return;
+	if (!info && act.sa_handler == SIG_DFL) {
+		if (default_ignores_sigsafe(sig))
+			return;
+		/* The program dies of this signal, as it would without sonde: keep
+		 * what was recorded, then let the default action happen on return
+		 * (the signal is blocked while we run). */
+		sd_writer_final_flush_sigsafe("signal", sig, 2000);
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sd_real_sigaction(sig, &dfl, NULL);
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
+		return;
+	}
+	if (act.sa_flags & SA_RESETHAND) {
+		sd_rt.app_action[sig].sa_handler = SIG_DFL;
+		sd_rt.app_action[sig].sa_flags &= ~SA_SIGINFO;
+	}
+	/* The mask the program's handler would have run with. */
+	sigset_t mask = uc->uc_sigmask, old;
+	sigorset(&mask, &mask, &act.sa_mask);
+	if (!(act.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_SETMASK, &mask, &old);
+	if (info)
+		act.sa_sigaction(sig, si, ucv);
+	else
+		act.sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- throttling ---------------------------------------------------------- */
+
+/* Appends text or a number to a fixed buffer. async-signal-safe. */
+static size_t put_sigsafe(char *buf, size_t at, size_t cap, const char *s)
+{
+	while (*s && at + 1 < cap)
+		buf[at++] = *s++;
+	buf[at] = 0;
+	return at;
+}
+
+static size_t put_period_sigsafe(char *buf, size_t at, size_t cap, uint64_t ns)
+{
+	const char *unit = "ns";
+	if (ns % 1000000000u == 0) {
+		ns /= 1000000000u;
+		unit = "s";
+	} else if (ns % 1000000u == 0) {
+		ns /= 1000000u;
+		unit = "ms";
+	} else if (ns % 1000u == 0) {
+		ns /= 1000u;
+		unit = "us";
+	}
+	char d[24];
+	int n = 0;
+	do {
+		d[n++] = (char)('0' + ns % 10);
+		ns /= 10;
+	} while (ns && n < 23);
+	char num[24];
+	for (int i = 0; i < n; i++)
+		num[i] = d[n - 1 - i];
+	num[n] = 0;
+	at = put_sigsafe(buf, at, cap, num);
+	return put_sigsafe(buf, at, cap, unit);
+}
+
+void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
+{
+	if (atomic_exchange(&sd_rt.throttle_said[src], 1))
+		return;
+	char buf[400];
+	size_t n = put_sigsafe(buf, 0, sizeof buf, "sonde: ");
+	n = put_sigsafe(buf, n, sizeof buf, sd_rt.cfg.sources[src].spec);
+	n = put_sigsafe(buf, n, sizeof buf,
+			": sampling takes too large a part of each period here, throttled: the "
+			"period is raised on each thread that falls behind (first to ");
+	n = put_period_sigsafe(buf, n, sizeof buf, period_ns);
+	n = put_sigsafe(buf, n, sizeof buf,
+			"), samples are weighted so totals stay exact (use a longer period; "
+			"see SONDE_SAMPLE in docs/ENV.md)");
+	sd_writer_note(buf);
+	n = put_sigsafe(buf, n, sizeof buf, "\n");
+	ssize_t w = write(STDERR_FILENO, buf, n);
+	(void)w;
+}
+
+/* Discards the samples still queued for this thread (they were taken at the
+ * old period and mostly measure sonde's own time); signals that are not
+ * sonde's are queued again, unchanged. async-signal-safe. */
+static void discard_queued_sigsafe(struct sd_thread *t)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sd_rt.cfg.signo);
+	struct timespec zero = {0, 0};
+	siginfo_t si, theirs[8];
+	unsigned n = 0;
+	for (int i = 0; i < 100000 && n < 8; i++) {
+		if (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) <= 0)
+			break;
+		if (source_of_sigsafe(t, &si) >= 0)
+			sd_ring_drop_sigsafe(t->ring, SD_DROP_THROTTLED);
+		else
+			theirs[n++] = si;
+	}
+	for (unsigned i = 0; i < n; i++)
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sd_rt.cfg.signo, &theirs[i]);
+}
+
+static int signal_queued_sigsafe(int sig)
+{
+	sigset_t p;
+	if (syscall(SYS_rt_sigpending, &p, _NSIG / 8) != 0)
+		return 0;
+	return sigismember(&p, sig) == 1;
+}
+
+/* After a sample of `src` that began at t0_ns: counts whether this source
+ * falls behind on this thread and raises its period when it does. Falling
+ * behind: another of our signals already queued when the handler returns, or
+ * the handler alone taking a quarter of the period (timer overruns are not a
+ * sign: CPU-time timers expire on the scheduler tick). When a
+ * signal was already queued at the previous return, the time between the two
+ * handler entries is what one sample really costs here (kernel delivery
+ * included), and the new period is at least four times that. */
+static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
+{
+	const struct sd_source *s = &sd_rt.cfg.sources[src];
+	if (s->kind == SD_SRC_PAPI)
+		return;
+	uint64_t period = s->period_ns * t->mult[src];
+	if (t->queued_prev[src] && t0_ns > t->entry_prev[src] &&
+	    t0_ns - t->entry_prev[src] > t->cost_max[src])
+		t->cost_max[src] = t0_ns - t->entry_prev[src];
+	t->entry_prev[src] = t0_ns;
+	uint64_t spent = sd_now_ns_sigsafe() - t0_ns;
+	int queued = signal_queued_sigsafe(sd_rt.cfg.signo);
+	t->queued_prev[src] = (uint8_t)queued;
+	int bad = queued || spent * 4 > period;
+	t->win_bad[src] += (uint16_t)bad;
+	/* Handlers that alone outlast the period twice in a row act at once
+	 * (once may be a cold unwinder cache or a preemption). */
+	int over = spent > period;
+	int now = over && t->over_prev[src];
+	t->over_prev[src] = (uint8_t)over;
+	if (++t->win_n[src] < SD_THROTTLE_WINDOW && !now)
+		return;
+	int behind = now || t->win_bad[src] >= SD_THROTTLE_BAD;
+	uint64_t cost = t->cost_max[src] > spent ? t->cost_max[src] : spent;
+	t->win_n[src] = t->win_bad[src] = 0;
+	t->cost_max[src] = 0;
+	if (!behind || period >= SD_THROTTLE_MAX_NS)
+		return;
+	/* The cost seen may be inflated (preemption, a cold unwinder cache):
+	 * one step raises the period at most 64 times; later windows go on. */
+	uint64_t next = period * 2;
+	if (cost > period * 16)
+		cost = period * 16;
+	if (cost * 4 > next)
+		next = cost * 4;
+	uint64_t mult = (next + s->period_ns - 1) / s->period_ns;
+	if (mult * s->period_ns > SD_THROTTLE_MAX_NS)
+		mult = SD_THROTTLE_MAX_NS / s->period_ns;
+	if (mult <= t->mult[src] || mult > UINT32_MAX / 4)
+		return;
+	next = mult * s->period_ns;
+	int ok = -1;
+	if (t->src_fd[src] >= 0) {
+		ok = sd_kernel_period_sigsafe(t->src_fd[src], next);
+	} else if (t->has_timer[src]) {
+		struct itimerspec its = {
+			.it_interval = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)},
+			.it_value = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)},
+		};
+		ok = timer_settime(t->src_timer[src], 0, &its, NULL);
+	}
+	if (ok != 0)
+		return;
+	t->mult[src] = (uint32_t)mult;
+	t->queued_prev[src] = 0;
+	/* Threads that begin from now on start at this period. */
+	uint32_t start = atomic_load(&sd_rt.start_mult[src]);
+	while (start < mult && !atomic_compare_exchange_weak(&sd_rt.start_mult[src], &start,
+							     (uint32_t)mult))
+		;
+	discard_queued_sigsafe(t);
+	sd_say_throttled_sigsafe(src, next);
+}
+
+/* Is there room on the stack we run on for a sample? On sonde's own
+ * alternate stack there always is; on the thread's stack or the program's
+ * alternate stack, SD_SAMPLE_STACK_NEED must be left. async-signal-safe. */
+static int stack_room_sigsafe(const struct sd_thread *t)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	if (t->alt_lo && sp >= t->alt_lo && sp < t->alt_lo + t->alt_bytes)
+		return 1;
+	uintptr_t lo;
+	if (sp >= t->stack_lo && sp < t->stack_hi) {
+		lo = t->stack_lo;
+	} else if (t->prog_alt && sp >= t->prog_alt_lo && sp < t->prog_alt_hi) {
+		lo = t->prog_alt_lo;
+	} else {
+		stack_t ss;
+		if (syscall(SYS_sigaltstack, NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+			return 1; /* a stack of the program's we know nothing of */
+		lo = (uintptr_t)ss.ss_sp;
+	}
+	return sp > lo && sp - lo >= SD_SAMPLE_STACK_NEED;
+}
+
 /* The sampling signal's handler. async-signal-safe. */
 void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 {
-	(void)sig;
 	int saved_errno = errno;
 	struct sd_thread *t = sd_tls_thread;
 	const ucontext_t *uc = ucv;
 
-	if (!t) {
+	if (!t && !sent_by_user_sigsafe(si)) {
 		/* A thread alive before sonde started: adopt its record once. */
 		pid_t tid = gettid_sigsafe();
 		int n = atomic_load_explicit(&sd_rt.nadopted, memory_order_acquire);
@@ -256,14 +503,48 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		}
 	}
 	int src = source_of_sigsafe(t, si);
-	if (src < 0)
-		goto out; /* not ours (a stray sigqueue): ignore */
+	if (src < 0) {
+		/* Not ours: the program's, delivered as if sonde were absent. */
+		errno = saved_errno;
+		sd_signal_forward_sigsafe(sig, si, ucv);
+		return;
+	}
+	uint64_t t0 = sd_now_ns_sigsafe();
+	int overrun = si->si_code == SI_TIMER && si->si_overrun > 0;
 	uint32_t weight = 1;
-	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+	if (overrun)
 		weight += (uint32_t)si->si_overrun;
+	if (t->mult[src] > 1)
+		weight *= t->mult[src];
 	sd_handler_take_sigsafe(t, src, weight, uc);
+	if (!t->busy)
+		throttle_check_sigsafe(t, src, t0);
 out:
 	errno = saved_errno;
+}
+
+/* SIGIO. The kernel sends it (si_code SI_KERNEL) when a perf_event signal
+ * could not be queued because the real-time queue is full: with the default
+ * action that would kill the program. Those are counted and swallowed; any
+ * other SIGIO goes to the program. async-signal-safe. */
+void sd_handler_sigio(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct sd_thread *t = sd_tls_thread;
+	int app_handles = sd_rt.app_action_set[SIGIO] &&
+			  ((sd_rt.app_action[SIGIO].sa_flags & SA_SIGINFO) ||
+			   (sd_rt.app_action[SIGIO].sa_handler != SIG_DFL &&
+			    sd_rt.app_action[SIGIO].sa_handler != SIG_IGN));
+	if (si->si_code == SI_KERNEL && !app_handles) {
+		if (t)
+			sd_ring_drop_sigsafe(t->ring, SD_DROP_QUEUE_OVERFLOW);
+		else
+			sd_writer_drop_global_sigsafe(SD_DROP_QUEUE_OVERFLOW);
+		errno = saved_errno;
+		return;
+	}
+	errno = saved_errno;
+	sd_signal_forward_sigsafe(sig, si, ucv);
 }
 
 /* Takes one sample of source `src` on thread t, interrupted at context uc.
@@ -282,6 +563,10 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 	}
 	if (t->in_dl) {
 		sd_ring_drop_sigsafe(t->ring, SD_DROP_IN_DL);
+		goto out;
+	}
+	if (!stack_room_sigsafe(t)) {
+		sd_ring_drop_sigsafe(t->ring, SD_DROP_STACK);
 		goto out;
 	}
 	t->busy = 1;

@@ -63,6 +63,7 @@ DECL(int, dup2, (int, int));
 DECL(int, pipe2, (int[2], int));
 DECL(int, dup3, (int, int, int));
 DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
+DECL(int, sigaltstack, (const stack_t *, stack_t *));
 
 #define RESOLVE(name)                                                          \
 	do {                                                                   \
@@ -91,6 +92,7 @@ void sd_interpose_init(void)
 	RESOLVE(dup3);
 	RESOLVE(pipe2);
 	RESOLVE(sigaction);
+	RESOLVE(sigaltstack);
 }
 
 static int running(void)
@@ -500,25 +502,11 @@ int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	return REAL(sigaction)(sig, act, old);
 }
 
-static void say_signal_taken(int sig)
-{
-	static _Atomic int said;
-	if (atomic_exchange(&said, 1))
-		return;
-	char buf[160];
-	int n = snprintf(buf, sizeof buf,
-			 "sonde: sigaction(%d): signal used by sonde for sampling, the program's "
-			 "handler is kept aside (set SONDE_SIGNAL to another signal)\n", sig);
-	if (n > 0) {
-		ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
-		(void)w;
-	}
-}
-
 SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int managed = sig > 0 && sig < 65 && sd_rt.cfg.signo > 0 && our_process() &&
-		      (sig == sd_rt.cfg.signo || sd_rt.sigterm_installed[sig]);
+		      (sig == sd_rt.cfg.signo || sd_rt.sigterm_installed[sig] ||
+		       (sig == SIGIO && sd_rt.sigio_installed));
 	if (!managed)
 		return sd_real_sigaction(sig, act, old);
 	struct sigaction prev;
@@ -529,9 +517,9 @@ SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		prev.sa_handler = SIG_DFL;
 	}
 	if (act) {
-		if (sig == sd_rt.cfg.signo) {
-			if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)
-				say_signal_taken(sig);
+		if (sig == sd_rt.cfg.signo || sig == SIGIO) {
+			/* Kept: sonde's handler delivers every signal it did not
+			 * send to this action (handler.c). */
 		} else if (act->sa_handler != SIG_DFL || (act->sa_flags & SA_SIGINFO)) {
 			/* The program takes over SIGTERM/...: its handler, its rules. */
 			int r = sd_real_sigaction(sig, act, NULL);
@@ -541,6 +529,54 @@ SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		sd_rt.app_action[sig] = *act;
 		sd_rt.app_action_set[sig] = 1;
+	}
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+int sd_real_sigaltstack(const stack_t *ss, stack_t *old)
+{
+	RESOLVE(sigaltstack);
+	return REAL(sigaltstack) ? REAL(sigaltstack)(ss, old) : (int)syscall(SYS_sigaltstack, ss, old);
+}
+
+/* The program's alternate signal stack is the program's: while it has set
+ * none, it sees none (sonde's own is hidden); when it sets one, that one is
+ * installed for real (its SA_ONSTACK handlers run where it expects, and so
+ * do sonde's samples, which check the room left); when it disables it,
+ * sonde's comes back. */
+SONDE_API int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!t || !t->alt_lo || !our_process())
+		return sd_real_sigaltstack(ss, old);
+	stack_t prev;
+	if (t->prog_alt) {
+		if (sd_real_sigaltstack(NULL, &prev) != 0)
+			return -1;
+	} else {
+		prev.ss_sp = NULL;
+		prev.ss_size = 0;
+		prev.ss_flags = SS_DISABLE;
+	}
+	if (ss) {
+		if (ss->ss_flags & SS_DISABLE) {
+			stack_t mine = {.ss_sp = (void *)t->alt_lo, .ss_size = t->alt_bytes};
+			if (t->prog_alt && sd_real_sigaltstack(&mine, NULL) != 0)
+				return -1;
+			t->prog_alt = 0;
+		} else {
+			if (ss->ss_size < (size_t)MINSIGSTKSZ) {
+				errno = ENOMEM;
+				return -1;
+			}
+			if (sd_real_sigaltstack(ss, NULL) != 0)
+				return -1;
+			t->prog_alt_lo = (uintptr_t)ss->ss_sp;
+			t->prog_alt_hi = (uintptr_t)ss->ss_sp + ss->ss_size;
+			t->prog_alt = 1;
+		}
 	}
 	if (old)
 		*old = prev;

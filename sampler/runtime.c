@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -97,15 +98,25 @@ SONDE_API int sonde_rt_active(void)
 }
 
 /* Consumes sampling signals still queued for the calling thread (its
- * sources are closed), so none reaches a handler without a thread record. */
-static void drain_pending_samples(void)
+ * sources are closed), so none reaches a handler without a thread record.
+ * They are samples the thread kept blocked until it ended: counted. A signal
+ * that is not sonde's is queued again for the process. */
+static void drain_pending_samples(struct sd_thread *t)
 {
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, sd_rt.cfg.signo);
 	struct timespec zero = {0, 0};
-	while (sigtimedwait(&set, NULL, &zero) > 0)
-		;
+	siginfo_t si;
+	for (int i = 0; i < 1000000 && sigtimedwait(&set, &si, &zero) > 0; i++) {
+		int ours = si.si_code == SI_TIMER
+				   ? (unsigned)(si.si_value.sival_int - SD_TIMER_COOKIE) < SD_MAX_SOURCES
+				   : si.si_code > 0;
+		if (!ours)
+			syscall(SYS_rt_sigqueueinfo, getpid(), sd_rt.cfg.signo, &si);
+		else if (t)
+			sd_ring_drop_sigsafe(t->ring, SD_DROP_SIGNALS_BLOCKED);
+	}
 }
 
 static struct sd_thread *thread_new(pid_t tid, const char *name)
@@ -114,8 +125,12 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 	if (!t)
 		return NULL;
 	t->tid = tid;
-	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
 		t->src_fd[i] = -1;
+		t->mult[i] = atomic_load(&sd_rt.start_mult[i]);
+		if (!t->mult[i])
+			t->mult[i] = 1;
+	}
 	t->scratch_len = sd_rt.cfg.max_depth + 32;
 	t->scratch = malloc(t->scratch_len * sizeof *t->scratch);
 	t->ring = t->scratch ? sd_writer_ring_new(tid, name) : NULL;
@@ -164,6 +179,54 @@ static void thread_close_sources(struct sd_thread *t)
 	sd_kernel_counters_close(&t->ctr);
 }
 
+/* Gives the calling thread sonde's alternate signal stack (guard page
+ * below), unless the program already set one: samples then never run on a
+ * small thread stack. The program's own sigaltstack calls are honoured
+ * (interpose.c). */
+static void altstack_open(struct sd_thread *t)
+{
+	stack_t cur;
+	if (sd_real_sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) {
+		if (cur.ss_size && !(cur.ss_flags & SS_DISABLE)) {
+			t->prog_alt = 1; /* inherited across fork, or set before us */
+			t->prog_alt_lo = (uintptr_t)cur.ss_sp;
+			t->prog_alt_hi = (uintptr_t)cur.ss_sp + cur.ss_size;
+		}
+		return;
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t bytes = SD_ALTSTACK_BYTES + page;
+	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		       -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	mprotect(m, page, PROT_NONE);
+	stack_t ss = {.ss_sp = m + page, .ss_size = SD_ALTSTACK_BYTES, .ss_flags = 0};
+	if (sd_real_sigaltstack(&ss, NULL) != 0) {
+		munmap(m, bytes);
+		return;
+	}
+	t->alt_lo = (uintptr_t)(m + page);
+	t->alt_bytes = SD_ALTSTACK_BYTES;
+}
+
+/* Signals blocked, sources closed: the stack can go. */
+static void altstack_close(struct sd_thread *t)
+{
+	if (!t->alt_lo)
+		return;
+	stack_t cur;
+	if (sd_real_sigaltstack(NULL, &cur) == 0 && (uintptr_t)cur.ss_sp == t->alt_lo &&
+	    !(cur.ss_flags & SS_DISABLE)) {
+		stack_t off = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
+		if (sd_real_sigaltstack(&off, NULL) != 0)
+			return; /* running on it: leave it mapped */
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	munmap((char *)t->alt_lo - page, t->alt_bytes + page);
+	t->alt_lo = 0;
+}
+
 struct sd_thread *sd_thread_begin(void)
 {
 	int st = atomic_load(&sd_rt.state);
@@ -183,10 +246,12 @@ struct sd_thread *sd_thread_begin(void)
 		void *lo;
 		size_t size;
 		if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+			t->stack_lo = (uintptr_t)lo;
 			t->stack_hi = (uintptr_t)lo + size;
 		}
 		pthread_attr_destroy(&attr);
 	}
+	altstack_open(t);
 	sd_tls_thread = t; /* signals are blocked: no handler sees it yet */
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
 		sd_handler_warmup(t);
@@ -244,7 +309,15 @@ void sd_thread_end(void)
 	thread_close_sources(t);
 	registry_remove(t);
 	pthread_mutex_unlock(&lock);
-	drain_pending_samples();
+	drain_pending_samples(t);
+	altstack_close(t);
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
+		if (t->mult[i] > 1) {
+			char note[200];
+			snprintf(note, sizeof note, "thread %d: %s was throttled to a period %u times "
+				 "longer", (int)t->tid, sd_rt.cfg.sources[i].spec, t->mult[i]);
+			sd_writer_note(note);
+		}
 	sd_tls_thread = NULL;
 	pthread_setspecific(thread_key, NULL);
 	char name[16] = "";
@@ -280,7 +353,7 @@ static void region_event(uint32_t node, int ev)
 			rec->ncounters = (uint16_t)sd_rt.counters.n;
 		sd_ring_commit_sigsafe(t->ring, rec);
 	} else {
-		sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
+		sd_ring_drop_sigsafe(t->ring, SD_DROP_REGION_RING_FULL);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
@@ -353,7 +426,7 @@ static void install_flush_handlers(void)
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_sigaction = sd_flush_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 		sigfillset(&sa.sa_mask);
 		if (sd_real_sigaction(sigs[i], &sa, NULL) == 0)
 			sd_rt.sigterm_installed[sigs[i]] = 1;
@@ -424,16 +497,45 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	sd_rt.pid = getpid();
 	sd_rt.fd_floor = pick_fd_floor();
 	pthread_key_create(&thread_key, thread_key_destructor);
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		const struct sd_source *s = &sd_rt.cfg.sources[i];
+		uint32_t m = 1;
+		if (s->kind != SD_SRC_PAPI && s->period_ns < SD_START_MIN_NS) {
+			m = (uint32_t)((SD_START_MIN_NS + s->period_ns - 1) / s->period_ns);
+			sd_say_throttled_sigsafe((int)i, s->period_ns * m);
+		}
+		atomic_store(&sd_rt.start_mult[i], m);
+	}
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = sd_handler_sample;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigfillset(&sa.sa_mask);
-	if (sd_real_sigaction(sd_rt.cfg.signo, &sa, NULL) != 0) {
+	struct sigaction prev;
+	if (sd_real_sigaction(sd_rt.cfg.signo, &sa, &prev) != 0) {
 		sd_msg("sonde: signal %d: cannot install the sampling handler: %s (set SONDE_SIGNAL)",
 		       sd_rt.cfg.signo, strerror(errno));
 		return;
+	}
+	/* A handler set before sonde started (by a library constructor) is the
+	 * program's: signals sonde did not send still go to it. */
+	if ((prev.sa_flags & SA_SIGINFO) || prev.sa_handler != SIG_DFL) {
+		sd_rt.app_action[sd_rt.cfg.signo] = prev;
+		sd_rt.app_action_set[sd_rt.cfg.signo] = 1;
+	}
+	/* SIGIO: what the kernel sends when a sampling signal cannot be queued;
+	 * its default action would kill the program. */
+	struct sigaction io;
+	if (sd_real_sigaction(SIGIO, NULL, &io) == 0 && !(io.sa_flags & SA_SIGINFO) &&
+	    (io.sa_handler == SIG_DFL || io.sa_handler == SIG_IGN)) {
+		if (io.sa_handler == SIG_IGN) {
+			sd_rt.app_action[SIGIO] = io;
+			sd_rt.app_action_set[SIGIO] = 1;
+		}
+		sa.sa_sigaction = sd_handler_sigio;
+		if (sd_real_sigaction(SIGIO, &sa, NULL) == 0)
+			sd_rt.sigio_installed = 1;
 	}
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
 		atomic_store(&sd_rt.unwind_init, 1);
@@ -639,7 +741,9 @@ void sd_runtime_fork_child(void)
 		sd_runtime_restore_signals(&fork_saved_mask);
 		return;
 	}
-	drain_pending_samples();
+	drain_pending_samples(NULL);
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
+		self->mult[i] = atomic_load(&sd_rt.start_mult[i]) ? atomic_load(&sd_rt.start_mult[i]) : 1;
 	thread_open_sources(self);
 	sd_runtime_restore_signals(&fork_saved_mask);
 }

@@ -26,6 +26,28 @@
 #include "writer/writer.h"
 
 #define SD_MAX_SOURCES 4
+/* Every POSIX timer sonde arms carries SD_TIMER_COOKIE + source index as its
+ * value, so that its signals are told from the program's. */
+#define SD_TIMER_COOKIE 0x53440000
+/* Each thread's alternate signal stack (sonde's own, when the program set
+ * none), and the least stack a sample needs: below it the sample is dropped
+ * (reason "stack") rather than risk the program's stack. Measured: an
+ * unw_backtrace of 130 frames through the handler uses under 6 KiB. */
+#define SD_ALTSTACK_BYTES (64u * 1024u)
+#define SD_SAMPLE_STACK_NEED (12u * 1024u)
+/* Throttling: a source whose samples fall behind (another of its signals
+ * already queued when the handler returns, or the handler alone taking a
+ * quarter of the period) in SD_THROTTLE_BAD of SD_THROTTLE_WINDOW samples has
+ * its period raised on that thread (at least doubled, and to four times what
+ * a sample was seen to cost), up to SD_THROTTLE_MAX_NS. */
+#define SD_THROTTLE_WINDOW 8
+#define SD_THROTTLE_BAD 4
+#define SD_THROTTLE_MAX_NS 1000000000ull
+/* Threads never start below this period: at 10 us the kernel's own timer
+ * interrupts leave a VM's thread almost no time to run (a first sample took
+ * 0.8 s there). A shorter period asked for is met by throttling's rules:
+ * samples weighted, one line. */
+#define SD_START_MIN_NS 20000ull
 
 enum sd_state { SD_OFF, SD_ARMED, SD_RUNNING, SD_DRAINING };
 enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL, SD_SRC_PAPI };
@@ -68,7 +90,15 @@ struct sd_thread {
 	int src_fd[SD_MAX_SOURCES];    /* perf_event fds, -1 if none */
 	timer_t src_timer[SD_MAX_SOURCES];
 	int has_timer[SD_MAX_SOURCES];
-	uintptr_t stack_hi;            /* top of its stack, for the frame-pointer walk */
+	uintptr_t stack_lo, stack_hi;  /* its stack (frame-pointer walk, room checks) */
+	uintptr_t alt_lo;              /* sonde's alternate signal stack, 0 if none */
+	size_t alt_bytes;              /* its usable size (a guard page lies below) */
+	int prog_alt;                  /* the program set its own sigaltstack */
+	uintptr_t prog_alt_lo, prog_alt_hi;
+	uint32_t mult[SD_MAX_SOURCES]; /* throttling: effective period = period x mult */
+	uint16_t win_n[SD_MAX_SOURCES], win_bad[SD_MAX_SOURCES];
+	uint8_t queued_prev[SD_MAX_SOURCES], over_prev[SD_MAX_SOURCES];
+	uint64_t entry_prev[SD_MAX_SOURCES], cost_max[SD_MAX_SOURCES];
 	unsigned scratch_len;
 	uint64_t *scratch;             /* unwinder output, max_depth + slack */
 	struct sd_counters_thread ctr; /* counters in every sample */
@@ -89,8 +119,11 @@ struct sd_runtime {
 	_Atomic int nadopted;
 	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
 	int sigterm_installed[65];     /* our flush handler holds this signal */
+	int sigio_installed;           /* our SIGIO handler holds SIGIO */
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
+	_Atomic int throttle_said[SD_MAX_SOURCES];
+	_Atomic uint32_t start_mult[SD_MAX_SOURCES]; /* new threads start at period x this */
 };
 
 extern struct sd_runtime sd_rt;
@@ -138,6 +171,15 @@ void sd_papi_exec_prepare(struct sd_thread *t, int stop);
 
 /* handler.c: signal context. */
 void sd_handler_sample(int sig, siginfo_t *si, void *uc);
+/* SIGIO: the kernel falls back to it when a real-time signal queue is full;
+ * swallowed (and counted) when the program left SIGIO at its default. */
+void sd_handler_sigio(int sig, siginfo_t *si, void *uc);
+/* Delivers a signal sonde did not send to the program's own disposition, as
+ * the kernel would have without sonde. async-signal-safe. */
+void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
+/* The one `sonde:` line (and NOTE) saying that source src was throttled,
+ * first to period_ns. Once per source and process. async-signal-safe. */
+void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 void sd_handler_warmup(struct sd_thread *t);
 /* The loader-state snapshot the handler iterates instead of the real
@@ -154,5 +196,6 @@ int sd_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn
 			   void *arg);
 int sd_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int sd_real_sigaltstack(const stack_t *ss, stack_t *old);
 
 #endif

@@ -67,11 +67,11 @@ static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t ti
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = sd_rt.cfg.signo;
-	sev.sigev_value.sival_int = (int)i;
+	sev.sigev_value.sival_int = SD_TIMER_COOKIE + (int)i;
 	sev.sigev_notify_thread_id = tid;
 	if (timer_create(clock, &sev, &t->src_timer[i]) < 0)
 		return -errno;
-	uint64_t p = sd_rt.cfg.sources[i].period_ns;
+	uint64_t p = sd_rt.cfg.sources[i].period_ns * t->mult[i];
 	struct itimerspec its = {
 		.it_interval = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
 		.it_value = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
@@ -100,8 +100,8 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			continue;
 		}
 		if (s->kind == SD_SRC_CPU && !s->use_timer) {
-			err = sd_kernel_clock_open(tid, s->period_ns, sd_rt.cfg.signo, sd_rt.fd_floor,
-						   &t->src_fd[i]);
+			err = sd_kernel_clock_open(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
+						   sd_rt.fd_floor, &t->src_fd[i]);
 			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
 				sd_real_close(t->src_fd[i]);
 				t->src_fd[i] = -1;

@@ -38,6 +38,7 @@ enum {
 
 static const char *const drop_names[SD_DROP_NREASONS] = {
 	"ring_full", "busy", "in_dl", "no_thread", "stopped", "fd_stolen",
+	"stack", "throttled", "queue_overflow", "signals_blocked", "region_ring_full",
 };
 
 static void pack_str(const char *s)

@@ -27,6 +27,11 @@ enum sd_drop {
 	SD_DROP_NO_THREAD,
 	SD_DROP_STOPPED,
 	SD_DROP_FD_STOLEN,
+	SD_DROP_STACK,           /* too little stack left to unwind safely */
+	SD_DROP_THROTTLED,       /* queued signals discarded when throttling */
+	SD_DROP_QUEUE_OVERFLOW,  /* the kernel's signal queue was full (SIGIO) */
+	SD_DROP_SIGNALS_BLOCKED, /* still queued when a blocking thread ended */
+	SD_DROP_REGION_RING_FULL, /* region events (not samples) lost */
 	SD_DROP_NREASONS
 };
 
@@ -220,7 +225,8 @@ void sd_writer_fd_closed(int fd);
 /* A `sonde: ...` line: printed on stderr (one write) and kept as a NOTE
  * record. Ordinary context, any thread. */
 void sd_writer_vsay(const char *fmt, va_list ap);
-/* One diagnostic line into the stream (NOTE record); also what was printed. */
+/* One diagnostic line into the stream (NOTE record); also what was printed.
+ * Lock-free: async-signal-safe, any thread. */
 void sd_writer_note(const char *text);
 /* Process-wide drops (no thread record). async-signal-safe. */
 void sd_writer_drop_global_sigsafe(enum sd_drop why);
