@@ -1437,6 +1437,222 @@ docs)
 		grep -qxF -- "$line" all.txt || fail "REPORT.md example not in the output: $line"
 	done <examples.txt
 	;;
+incomplete)
+	# issue 8: a stream without END (killed, ENOSPC, still running) is said, in the text
+	# header, as json keys, on stderr for csv and in --view streams; exit 0 but --strict
+	mk flat a.sonde --no-end
+	INC='sonde: a.sonde: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)'
+	run "$SONDE" report a.sonde
+	expect_rc 0 "incomplete"
+	expect_file "$T/out" <<EOF
+samples: 100  streams: 1  processes: 1  threads: 2
+source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
+source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+$INC
+$DROPS
+
+$FLAT_TABLE
+EOF
+	run "$SONDE" report --format csv a.sonde
+	expect_rc 0 "incomplete csv"
+	expect_err_line "$INC"
+	head -n 1 "$T/out" | grep -qx 'function,self,self_pct,total,total_pct,module' || fail "csv rows stay csv"
+	run "$SONDE" report --format json a.sonde
+	expect_rc 0 "incomplete json"
+	python3 - "$T/out" "$INC" <<'EOF' || fail "incomplete json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["incomplete_streams"] == 1, d
+assert d["warnings"][0] == sys.argv[2], d["warnings"]
+EOF
+	for args in "--view threads" "--view sources" "--view counters" "--group-by thread" \
+		    "--view tree" "--view callers mk_beta" "--view streams"; do
+		run "$SONDE" report $args a.sonde
+		expect_rc 0 "$args"
+		[ "$(head -n 1 "$T/out")" = "$INC" ] || fail "$args: the note is not the first line: $(head -n 2 "$T/out")"
+	done
+	run "$SONDE" report --strict a.sonde
+	expect_rc 4 "incomplete --strict"
+	expect_err_line "sonde: a.sonde: incomplete stream: no END record (the process was killed or is still running; --strict refuses it)"
+	[ ! -s "$T/out" ] || fail "--strict printed a report"
+	# a complete stream beside it: one note, for the one without END
+	mk flat b.sonde
+	run "$SONDE" report --view streams --format csv b.sonde a.sonde
+	expect_rc 0 "streams view"
+	expect_file "$T/out" <<'EOF'
+file,pid,rank,host,end,signal,truncated,samples,samples_dropped,region_events,region_events_dropped
+b.sonde,4242,,testhost,exit,,0,100,4,0,0
+a.sonde,4242,,testhost,none,,0,100,4,0,0
+EOF
+	[ "$(grep -c 'incomplete stream' "$T/err")" -eq 1 ] || fail "one incomplete note: $(cat "$T/err")"
+	run "$SONDE" report --view streams --format json b.sonde a.sonde
+	python3 - "$T/out" <<'EOF' || fail "streams json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["incomplete_streams"] == 1
+assert [(s["file"], s["end"], s["samples"]) for s in d["streams"]] == [("b.sonde", "exit", 100), ("a.sonde", None, 100)], d
+EOF
+	# records after an END (a failed exec) and no END after them: incomplete
+	python3 - b.sonde c.sonde <<'EOF' || fail python
+import sys
+b = open(sys.argv[1], "rb").read()
+# after b's END, one more SAMPLE [7, 1, 1000000, 0, 3, 1] (thread 1, node 3: defined)
+open(sys.argv[2], "wb").write(b + bytes([0x96, 7, 1, 0xce, 0, 0x0f, 0x42, 0x40, 0, 3, 1]))
+EOF
+	"$SONDE" dump c.sonde | tail -n 1 | grep -q '"kind":"SAMPLE"' || fail "c.sonde: a SAMPLE after END"
+	run "$SONDE" report c.sonde
+	grep -qxF 'sonde: c.sonde: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)' "$T/out" ||
+		fail "records after END: not said"
+	;;
+end_signal)
+	# issue 8: END reason `signal` is said (the signal by number and name)
+	mk flat a.sonde --end-signal 11
+	run "$SONDE" report a.sonde
+	expect_rc 0 "END signal"
+	sed -n 4p "$T/out" | grep -qxF 'sonde: a.sonde: process 4242 was killed by signal 11 (SIGSEGV) (the profile covers its run up to the signal)' ||
+		fail "signal note: $(sed -n 4p "$T/out")"
+	! grep -q 'incomplete' "$T/out" || fail "a stream with END is not incomplete"
+	run "$SONDE" report --view streams --format csv a.sonde
+	sed -n 2p "$T/out" | grep -qx 'a.sonde,4242,,testhost,signal,11,0,100,4,0,0' || fail "streams row: $(cat "$T/out")"
+	mk flat b.sonde
+	run "$SONDE" report b.sonde
+	! grep -q 'signal\|incomplete' "$T/out" || fail "exit: nothing to say"
+	;;
+region_drops)
+	# issue 10: drops per kind of record, as a share of what was asked for, stated
+	# before the rows of every view, regions included; unknown reasons by name
+	mk region_drops r.sonde
+	SD='sonde: warning: 3 of 6 samples dropped (50.00%: throttled 1, signals_blocked 2)'
+	RD='sonde: warning: 5977108 of 5977110 region events dropped (100.00%: region_ring_full 5977108; the regions view misses them; region_ring_full: raise SONDE_BUFFER_KB)'
+	run "$SONDE" report r.sonde
+	expect_rc 0 "region drops"
+	expect_file "$T/out" <<EOF
+samples: 3  streams: 1  processes: 1  threads: 1
+source cpu-time: 3 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
+source wall-time: 0 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+$SD
+$RD
+
+      self   self%      total  total%  function
+         3 100.00%          3 100.00%  mk_alpha
+         0   0.00%          3 100.00%  mk_main
+EOF
+	run "$SONDE" report --view regions r.sonde
+	expect_rc 0 "regions view"
+	expect_file "$T/out" <<EOF
+$SD
+$RD
+path            calls      incl_ms      excl_ms       min_ms      mean_ms       max_ms  forced
+region=outer        1        1.000        1.000        1.000        1.000        1.000       0
+EOF
+	run "$SONDE" report --view regions --format csv r.sonde
+	expect_err_line "$RD"
+	run "$SONDE" report --format json r.sonde
+	python3 - "$T/out" <<'EOF' || fail "drops json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["dropped"] == 3 and d["dropped_region_events"] == 5977108, d
+assert len(d["warnings"]) == 2 and "region events" in d["warnings"][1], d["warnings"]
+EOF
+	run "$SONDE" report --view streams --format csv r.sonde
+	sed -n 2p "$T/out" | grep -qx 'r.sonde,4242,,testhost,exit,,0,3,3,2,5977108' || fail "streams row: $(cat "$T/out")"
+	;;
+thread_end)
+	# issue 9: THREAD_END deltas belong to their thread and process: group-by rows add
+	# up to the totals; by function they are the row [thread end]
+	mk counters_end c.sonde
+	run "$SONDE" report --metric context-switches --group-by thread --format csv c.sonde
+	expect_rc 0 "group-by thread"
+	expect_file "$T/out" <<'EOF'
+thread,context-switches,percent
+4243,503,97.48
+4242,13,2.52
+EOF
+	run "$SONDE" report --metric context-switches --group-by process --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+process,context-switches,percent
+4242,516,100.00
+EOF
+	run "$SONDE" report --view counters --format csv c.sonde
+	[ "$(awk -F, '$2 == "context-switches" { s += $5 } END { print s }' "$T/out")" -eq 516 ] ||
+		fail "counters view total: $(cat "$T/out")"
+	run "$SONDE" report --metric page-faults --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+[thread end],45,69.23,45,69.23,
+mk_alpha,20,30.77,20,30.77,mkstream
+mk_main,0,0.00,20,30.77,mkstream
+EOF
+	run "$SONDE" report --metric page-faults --group-by host,source --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+host,source,page-faults,percent
+testhost,(none),45,69.23
+testhost,cpu-time,20,30.77
+EOF
+	run "$SONDE" report --metric context-switches --view tree --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+[thread end] 506
+mk_main;mk_alpha 10
+EOF
+	# --where thread keeps that thread's tail; --source leaves thread ends out
+	run "$SONDE" report --metric context-switches --where thread=4243 --group-by thread --format csv c.sonde
+	sed -n 2p "$T/out" | grep -qx '4243,503,100.00' || fail "--where thread: $(cat "$T/out")"
+	run "$SONDE" report --metric context-switches --source cpu-time --group-by thread --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+thread,context-switches,percent
+4242,10,100.00
+EOF
+	# in samples, thread ends count nothing
+	run "$SONDE" report --group-by thread --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+thread,samples,percent
+4242,10,100.00
+4243,0,0.00
+EOF
+	;;
+malformed)
+	# issue 11: records naming what the stream never defined, and HEADER/END/REGION
+	# fields of the wrong type, are corrupt: file and offset, exit 4 (skipped beside
+	# a good file)
+	mk flat good.sonde
+	for sc in "sample_thread:SAMPLE names a thread that no THREAD record defined before it" \
+		  "sample_thread0:SAMPLE names a thread that no THREAD record defined before it" \
+		  "sample_source:SAMPLE names a source that the HEADER does not list" \
+		  "sample_node:SAMPLE names a FRAME node that no FRAME record defined before it" \
+		  "sample_context:SAMPLE names a CONTEXT node that no CONTEXT record defined before it" \
+		  "region_thread:REGION names a thread that no THREAD record defined before it" \
+		  "region_node:REGION names a CONTEXT node that no CONTEXT record defined before it" \
+		  "region_t:REGION t is not an unsigned integer" \
+		  "region_event:REGION event is not an unsigned integer" \
+		  "end_t:END t is not an unsigned integer" \
+		  "end_reason:END reason is not a string" \
+		  "end_stats:END stats is not a map" \
+		  "end_signal:END stats \`signal\` is not an unsigned integer" \
+		  "header_info:HEADER info is not a map" \
+		  "header_pid:HEADER \`pid\` is not an unsigned integer" \
+		  "header_sources:HEADER \`sources\` is not an array" \
+		  "header_period:HEADER sources[0] \`period\` is not an unsigned integer"; do
+		name=${sc%%:*}
+		off=$("$MK" "bad_$name" x.sonde) || fail "mkstream bad_$name"
+		run "$SONDE" report x.sonde
+		expect_rc 4 "$name"
+		expect_err_line "sonde: x.sonde: corrupt record at byte $off (${sc#*:})"
+		run "$SONDE" report --format csv x.sonde good.sonde
+		expect_rc 0 "$name beside a good file"
+		expect_err_line "sonde: x.sonde: corrupt record at byte $off (${sc#*:})"
+		[ "$(sed -n 2p "$T/out")" = "mk_beta,60,60.00,60,60.00,mkstream" ] || fail "$name: good file not reported"
+	done
+	;;
+empty_module)
+	# issue 11: a MODULE with an empty path (UBSan: strndup(NULL, 0)) is the main
+	# program's (FORMAT.md): named after the HEADER exe
+	mk bad_empty_module m.sonde
+	run "$SONDE" report --format folded m.sonde
+	expect_rc 0 "empty module path"
+	expect_file "$T/out" <<'EOF'
+mkstream-test+0x10 2
+EOF
+	;;
 big)
 	# a million samples: exact counts, and in a bounded time even under sanitizers
 	mk big b.sonde --count 1000000
