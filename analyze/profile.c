@@ -28,11 +28,20 @@
  *
  * Input is untrusted. Ids that are defined (node, module, thread) must be at most one
  * more than the number defined so far, so memory stays proportional to the file; a FRAME's
- * parent must be an earlier node (no cycles); references to undefined ids are counted
- * under "[unknown ...]" names instead of failing. The same holds for ATTRIBUTE and
- * CONTEXT ids (a CONTEXT's attribute must be defined); a SAMPLE naming an undefined
- * context counts as without context; a REGION naming an undefined thread or context, or
- * an unknown event, is ignored.
+ * parent must be an earlier node (no cycles). The same holds for ATTRIBUTE and CONTEXT ids
+ * (a CONTEXT's attribute must be defined). A SAMPLE naming a thread, source, FRAME node or
+ * CONTEXT node not defined before it, a REGION naming such a thread or context, a
+ * THREAD_END naming such a thread, and HEADER/END fields of the wrong type make the
+ * stream corrupt (docs/REPORT.md); a FRAME naming an undefined module is still named
+ * "[unknown]+0x..", and a REGION of an unknown event is ignored. (The "[unknown stack]"
+ * and "[unknown thread]" slots below are therefore never filled by a valid stream.)
+ *
+ * Per stream, the reader keeps how it ended (END reason, signal; none: incomplete), its
+ * SAMPLE and REGION records and its drops by kind (DROPS reasons "region_*" count region
+ * events, every other reason samples) for the notes every view states (output.c).
+ * THREAD_END deltas are kept per thread and become one sample row of their thread with
+ * no sample, source or context, under the pseudo function "[thread end]", so that any
+ * cut of the rows (thread, process, rank, host, function) adds up to the totals.
  */
 #include "analyze/analyze.h"
 
