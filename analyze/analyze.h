@@ -89,6 +89,7 @@ struct sd_stream {
 	size_t released;         /* bytes before this were given back (madvise) */
 	msgpack_object fast[16]; /* the last record, when decoded on the fast path */
 	msgpack_object fastn[16];
+	char why_buf[160];       /* err_why when it names a field (profile.c) */
 };
 
 /* One record: valid until the next sd_stream_next() or sd_stream_close(). */
@@ -221,7 +222,7 @@ struct sd_source_row {
 struct sd_counter_row {
 	char *name, *group, *unit, *source;
 	uint64_t total;             /* includes end_total */
-	uint64_t end_total;         /* THREAD_END deltas (after each thread's last sample) */
+	uint64_t end_total;         /* of it, THREAD_END deltas (after a thread's last sample) */
 	uint64_t streams;           /* streams whose header lists it */
 };
 
@@ -250,6 +251,25 @@ struct sd_crow {
 				     * unknown), from the stream node's address */
 	int64_t rank;               /* HEADER rank of its stream, -1 without one */
 	uint32_t host;              /* HEADER host of its stream: index into value_strs */
+	int thread_end;             /* 1: the THREAD_END deltas of its thread (what the
+				     * counters advanced after its last sample): no sample,
+				     * no source (`source` is not an index), no context; cnode
+				     * is the pseudo function "[thread end]" */
+};
+
+/* One stream of the report (--view streams, and the notes every view states first). */
+struct sd_stream_info {
+	char *file;                 /* as given or found in a directory */
+	uint64_t pid;
+	int64_t rank;               /* -1 without one */
+	char *host;
+	char *end;                  /* reason of its END record; NULL: no END (incomplete) */
+	uint64_t signal;            /* END reason "signal": the signal number (0: not said) */
+	int truncated;              /* it ends inside a record */
+	uint64_t samples;           /* SAMPLE records it holds (before --where, --source) */
+	uint64_t samples_dropped;   /* DROPS of reasons that count samples */
+	uint64_t regions;           /* REGION records it holds */
+	uint64_t regions_dropped;   /* DROPS of reasons `region_*` (region events) */
 };
 
 /* A merged stream's process as --stats rank counts it: HEADER rank (-1: none) and pid. */
@@ -279,7 +299,12 @@ struct sd_profile {
 	struct sd_source_row *sources; size_t nsources, capsources;
 	uint64_t samples;           /* all samples counted */
 	double weight;
-	uint64_t dropped;           /* sum of the last DROPS counts of every thread */
+	uint64_t dropped;           /* samples dropped: the last DROPS counts of every thread,
+				     * reasons that do not start with "region_" */
+	uint64_t dropped_regions;   /* region events dropped: reasons "region_*" */
+	uint64_t samples_read;      /* SAMPLE records of the merged streams (drops are a
+				     * share of samples_read + dropped; filters aside) */
+	struct sd_stream_info *sinfo; size_t nsinfo, capsinfo; /* merged streams, in order */
 	uint64_t streams, truncated;
 	uint64_t *pids; size_t npids, cappids; /* distinct processes */
 	struct sd_proc *procs; size_t nprocs, capprocs; /* distinct (rank, pid) of the streams */
@@ -355,7 +380,7 @@ void sd_filters_fini(struct sd_filters *f);
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
-	       SD_VIEW_CALLEES };
+	       SD_VIEW_CALLEES, SD_VIEW_STREAMS };
 
 struct sd_report_opts {
 	enum sd_format format;
@@ -390,6 +415,13 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 			  size_t len);
 /* The footer warning about samples without counter values (nothing if there are none). */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
+/* What every view states before its rows (docs/REPORT.md, "Notes"): incomplete streams,
+ * streams ended by a signal, dropped samples and region events. text: the lines on out;
+ * csv, folded: the lines on stderr; json: the lines on stderr and `"warnings":[...],`
+ * on out (a key of the view's object, so the caller prints it after the `{`). */
+void sd_notes(FILE *out, const struct sd_profile *p, enum sd_format fmt);
+/* Number of incomplete streams (no END record). */
+size_t sd_incomplete(const struct sd_profile *p);
 /* views.c, called by sd_output after sd_sym_finish: 0 or -ENOMEM. */
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);

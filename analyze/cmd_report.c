@@ -5,8 +5,9 @@
  *
  * Error policy: a missing PATH or a directory without streams is fatal (3 / 4). A bad
  * file (unreadable, foreign, corrupt) is reported on stderr and skipped, or fatal with
- * --strict; a truncated stream is a warning and its valid prefix is used. When no file
- * could be used the exit code is 4.
+ * --strict; a truncated stream is a warning and its valid prefix is used; a stream without
+ * an END record is said before the view's rows (fatal with --strict). When no file could
+ * be used the exit code is 4.
  */
 #include "analyze/analyze.h"
 
@@ -19,7 +20,7 @@
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
-	"                    [--view flat|threads|sources|counters|tree|regions]\n"
+	"                    [--view flat|threads|sources|counters|tree|regions|streams]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
@@ -165,10 +166,10 @@ int sd_cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
-					     "counters", "callers", "callees", NULL };
+					     "counters", "callers", "callees", "streams", NULL };
 	static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
 						 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
-						 SD_VIEW_CALLERS, SD_VIEW_CALLEES };
+						 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS };
 	struct sd_filters filters = { 0 };
 	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
 	struct sd_report_opts o = { .min_percent = 0.5 };
@@ -377,6 +378,13 @@ int sd_cmd_report(int argc, char **argv)
 		goto out;
 	if (!used) {
 		fprintf(stderr, "sonde: report: no stream could be read (nothing to report)\n");
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
+	if (o.view == SD_VIEW_REGIONS && !p.region_records && p.dropped_regions) {
+		fprintf(stderr, "sonde: no region records: all %llu region events were dropped "
+			"(a larger SONDE_BUFFER_KB makes the ring drop fewer)\n",
+			(unsigned long long)p.dropped_regions);
 		code = SD_EXIT_BADINPUT;
 		goto out;
 	}

@@ -146,6 +146,13 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 				shown ? "\r\033[K" : "", files[i], off);
 		if (r >= 0) {
 			(*used)++;
+			/* --strict: a stream without END (killed, still running) is fatal too */
+			if (strict && p->nsinfo && !p->sinfo[p->nsinfo - 1].end) {
+				fprintf(stderr, "%ssonde: %s: incomplete stream: no END record (the "
+					"process was killed or is still running; --strict refuses it)\n",
+					shown ? "\r\033[K" : "", files[i]);
+				code = SD_EXIT_BADINPUT;
+			}
 		} else {
 			if (shown)
 				fprintf(stderr, "\r\033[K");

@@ -8,6 +8,7 @@
  * sorted with a total order before it is printed. JSON output is always valid JSON:
  * strings are escaped and invalid UTF-8 bytes become U+FFFD.
  */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include "analyze/analyze.h"
 
 #include <inttypes.h>
@@ -266,8 +267,8 @@ double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *
 
 	if (!o->counter)
 		return o->weight ? p->weight : (double)p->samples;
-	for (size_t k = 0; k < o->ncids; k++) /* what samples carry: call paths add up to it */
-		v += (double)(p->counters[o->cids[k]].total - p->counters[o->cids[k]].end_total);
+	for (size_t k = 0; k < o->ncids; k++) /* the rows (samples and thread ends) add up to it */
+		v += (double)p->counters[o->cids[k]].total;
 	return v;
 }
 
@@ -394,21 +395,94 @@ static void counter_lines(FILE *out, const struct sd_profile *p)
 			p->unavail[i].reason);
 }
 
-static void drops_warning(FILE *out, const struct sd_profile *p)
+size_t sd_incomplete(const struct sd_profile *p)
 {
-	if (!p->dropped || p->dropped * 100 <= p->samples)
-		return;
-	if (p->samples)
-		fprintf(out, "sonde: warning: %" PRIu64 " samples dropped (%.2f%% of %" PRIu64
-			" recorded;", p->dropped, pct((double)p->dropped, (double)p->samples),
-			p->samples);
-	else
-		fprintf(out, "sonde: warning: %" PRIu64 " samples dropped (none recorded;",
-			p->dropped);
-	for (size_t i = 0; i < p->ndrop; i++)
-		if (p->drop_counts[i])
-			fprintf(out, " %s %" PRIu64, p->drop_names[i], p->drop_counts[i]);
+	size_t n = 0;
+	for (size_t i = 0; i < p->nsinfo; i++)
+		n += !p->sinfo[i].end;
+	return n;
+}
+
+/* The drops of one kind (regions: reasons "region_*"), of `asked` (recorded + dropped). */
+static void drops_line(FILE *out, const struct sd_profile *p, int regions, uint64_t dropped,
+		       uint64_t asked)
+{
+	int ring = 0, first = 1;
+
+	fprintf(out, "sonde: warning: %" PRIu64 " of %" PRIu64 " %s dropped (%.2f%%:", dropped,
+		asked, regions ? "region events" : "samples", pct((double)dropped, (double)asked));
+	for (size_t i = 0; i < p->ndrop; i++) {
+		const char *r = p->drop_names[i];
+		if (!p->drop_counts[i] || !strncmp(r, "region_", 7) != (regions != 0))
+			continue;
+		fprintf(out, "%s %s %" PRIu64, first ? "" : ",", r, p->drop_counts[i]);
+		first = 0;
+		ring |= !strcmp(r, regions ? "region_ring_full" : "ring_full");
+	}
+	if (regions)
+		fputs("; the regions view misses them", out);
+	if (ring)
+		fputs(regions ? "; region_ring_full: raise SONDE_BUFFER_KB" : "; ring_full: raise SONDE_BUFFER_KB", out);
 	fputs(")\n", out);
+}
+
+/* Every note, one line each, on out. */
+static void notes_lines(FILE *out, const struct sd_profile *p)
+{
+	for (size_t i = 0; i < p->nsinfo; i++) {
+		const struct sd_stream_info *si = &p->sinfo[i];
+		if (!si->end) {
+			fprintf(out, "sonde: %s: incomplete stream: no END record (the process was "
+				"killed or is still running; samples after its last flush are lost)\n",
+				si->file);
+		} else if (!strcmp(si->end, "signal")) {
+			const char *abbrev = si->signal && si->signal < 128 ?
+					     sigabbrev_np((int)si->signal) : NULL;
+			fprintf(out, "sonde: %s: process %" PRIu64 " was killed by ", si->file, si->pid);
+			if (!si->signal)
+				fputs("a signal", out);
+			else if (abbrev)
+				fprintf(out, "signal %" PRIu64 " (SIG%s)", si->signal, abbrev);
+			else
+				fprintf(out, "signal %" PRIu64, si->signal);
+			fputs(" (the profile covers its run up to the signal)\n", out);
+		}
+	}
+	/* samples: shown above 1 % of those asked for; region events: any */
+	uint64_t asked = p->samples_read + p->dropped;
+	if (p->dropped && p->dropped * 100 > asked)
+		drops_line(out, p, 0, p->dropped, asked);
+	if (p->dropped_regions)
+		drops_line(out, p, 1, p->dropped_regions, p->region_records + p->dropped_regions);
+}
+
+void sd_notes(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+{
+	if (fmt == SD_FMT_TEXT) {
+		notes_lines(out, p);
+		return;
+	}
+	notes_lines(stderr, p);
+	if (fmt != SD_FMT_JSON)
+		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (m) {
+		notes_lines(m, p);
+		fclose(m);
+	}
+	fprintf(out, "\"incomplete_streams\":%zu,\"warnings\":[", sd_incomplete(p));
+	for (char *q = buf, *nl; q && *q; q = nl + 1) {
+		nl = strchr(q, '\n');
+		if (!nl)
+			break;
+		if (q != buf)
+			putc(',', out);
+		sd_json_str(out, q, (size_t)(nl - q));
+	}
+	fputs("],", out);
+	free(buf);
 }
 
 static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
@@ -453,6 +527,7 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 				s->name, s->samples, s->spec, s->period, s->unit, s->mechanism);
 		}
 		counter_lines(out, p);
+		sd_notes(out, p, o->format);
 		const char *c1 = sd_metric_col(o, "self", b1, 64);
 		const char *c2 = sd_metric_col(o, "total", b2, 64);
 		int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
@@ -475,7 +550,6 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 				sd_stats_row(out, st, o, rows[i].id);
 			putc('\n', out);
 		}
-		drops_warning(out, p);
 		sd_nocounters_warning(out, p);
 		break;
 	case SD_FMT_CSV:
@@ -496,7 +570,6 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 				sd_stats_row(out, st, o, rows[i].id);
 			putc('\n', out);
 		}
-		drops_warning(stderr, p);
 		sd_nocounters_warning(stderr, p);
 		break;
 	default: /* json */
@@ -510,7 +583,8 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		if (o->counter)
 			fprintf(out, ",\"metric_total\":%.0f", all);
 		fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
-			"\"dropped\":%" PRIu64 ",", p->streams, p->npids, p->nthreads, p->dropped);
+			"\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
+			p->streams, p->npids, p->nthreads, p->dropped, p->dropped_regions);
 		if (st)
 			sd_stats_head(out, st, o->format);
 		fputs("\"rows\":[", out);
@@ -529,7 +603,6 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 			putc('}', out);
 		}
 		fputs("]}\n", out);
-		drops_warning(stderr, p);
 		sd_nocounters_warning(stderr, p);
 	}
 	free(rows);
@@ -580,7 +653,6 @@ static int out_folded(FILE *out, const struct sd_profile *p, const struct sd_rep
 	qsort(lines, nl, sizeof(*lines), fline_cmp);
 	for (size_t i = 0; i < nl; i++)
 		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
-	drops_warning(stderr, p);
 	sd_nocounters_warning(stderr, p);
 	err = 0;
 out:
@@ -764,10 +836,107 @@ static void out_counters(FILE *out, const struct sd_profile *p, enum sd_format f
 	sd_nocounters_warning(fmt == SD_FMT_TEXT ? out : stderr, p);
 }
 
+/* One row per stream: whether it ended (END reason) and what it dropped. */
+static void out_streams(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+{
+	size_t w = 4;
+
+	for (size_t i = 0; i < p->nsinfo; i++)
+		w = strlen(p->sinfo[i].file) > w ? strlen(p->sinfo[i].file) : w;
+	if (fmt == SD_FMT_TEXT)
+		fprintf(out, "%-*s %10s %6s %-8s %6s %10s %10s %10s %10s  host\n", (int)w, "file",
+			"pid", "rank", "end", "signal", "samples", "s_dropped", "regions",
+			"r_dropped");
+	else if (fmt == SD_FMT_CSV)
+		fputs("file,pid,rank,host,end,signal,truncated,samples,samples_dropped,"
+		      "region_events,region_events_dropped\n", out);
+	else
+		fputs("\"streams\":[", out);
+	for (size_t i = 0; i < p->nsinfo; i++) {
+		const struct sd_stream_info *si = &p->sinfo[i];
+		const char *end = si->end ? si->end : "none";
+		char rank[32] = "", sig[32] = "";
+		if (si->rank >= 0)
+			snprintf(rank, sizeof(rank), "%" PRId64, si->rank);
+		if (si->signal)
+			snprintf(sig, sizeof(sig), "%" PRIu64, si->signal);
+		if (fmt == SD_FMT_TEXT) {
+			fprintf(out, "%-*s %10" PRIu64 " %6s %-8s %6s %10" PRIu64 " %10" PRIu64
+				" %10" PRIu64 " %10" PRIu64 "  %s\n", (int)w, si->file, si->pid,
+				rank[0] ? rank : "-", end, sig[0] ? sig : "-", si->samples,
+				si->samples_dropped, si->regions, si->regions_dropped, si->host);
+		} else if (fmt == SD_FMT_CSV) {
+			csv_str(out, si->file);
+			fprintf(out, ",%" PRIu64 ",%s,", si->pid, rank);
+			csv_str(out, si->host);
+			putc(',', out);
+			csv_str(out, end);
+			fprintf(out, ",%s,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", sig,
+				si->truncated, si->samples, si->samples_dropped, si->regions,
+				si->regions_dropped);
+		} else {
+			fputs(i ? ",\n{\"file\":" : "\n{\"file\":", out);
+			json_cstr(out, si->file);
+			fprintf(out, ",\"pid\":%" PRIu64 ",\"rank\":%s,\"host\":", si->pid,
+				rank[0] ? rank : "null");
+			json_cstr(out, si->host);
+			fputs(",\"end\":", out);
+			if (si->end)
+				json_cstr(out, si->end);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"signal\":%s,\"truncated\":%s,\"samples\":%" PRIu64
+				",\"samples_dropped\":%" PRIu64 ",\"region_events\":%" PRIu64
+				",\"region_events_dropped\":%" PRIu64 "}", sig[0] ? sig : "null",
+				si->truncated ? "true" : "false", si->samples, si->samples_dropped,
+				si->regions, si->regions_dropped);
+		}
+	}
+	if (fmt == SD_FMT_JSON)
+		fputs("]}\n", out);
+}
+
+static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	if (sd_sym_finish(p->sym))
 		return -ENOMEM;
+	/* the notes come before the rows: the flat view puts them under its header lines;
+	 * json gets them as keys of its object, first */
+	if (o->view == SD_VIEW_STREAMS) {
+		if (o->format == SD_FMT_JSON)
+			putc('{', out);
+		sd_notes(out, p, o->format);
+		out_streams(out, p, o->format);
+		return 0;
+	}
+	if (o->format == SD_FMT_JSON) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (!m)
+			return -ENOMEM;
+		int r = output_view(m, p, o);
+		if (fclose(m) || r) {
+			free(buf);
+			return r ? r : -ENOMEM;
+		}
+		/* every view's json is one object: the notes go in as its first keys */
+		putc('{', out);
+		sd_notes(out, p, o->format);
+		if (len && buf[0] == '{')
+			fwrite(buf + 1, 1, len - 1, out);
+		free(buf);
+		return 0;
+	}
+	if (!(o->view == SD_VIEW_FLAT && o->format == SD_FMT_TEXT))
+		sd_notes(out, p, o->format);
+	return output_view(out, p, o);
+}
+
+static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
 	if (o->view == SD_VIEW_THREADS) {
 		out_threads(out, p, o->format);
 		return 0;

@@ -28,11 +28,20 @@
  *
  * Input is untrusted. Ids that are defined (node, module, thread) must be at most one
  * more than the number defined so far, so memory stays proportional to the file; a FRAME's
- * parent must be an earlier node (no cycles); references to undefined ids are counted
- * under "[unknown ...]" names instead of failing. The same holds for ATTRIBUTE and
- * CONTEXT ids (a CONTEXT's attribute must be defined); a SAMPLE naming an undefined
- * context counts as without context; a REGION naming an undefined thread or context, or
- * an unknown event, is ignored.
+ * parent must be an earlier node (no cycles). The same holds for ATTRIBUTE and CONTEXT ids
+ * (a CONTEXT's attribute must be defined). A SAMPLE naming a thread, source, FRAME node or
+ * CONTEXT node not defined before it, a REGION naming such a thread or context, a
+ * THREAD_END naming such a thread, and HEADER/END fields of the wrong type make the
+ * stream corrupt (docs/REPORT.md); a FRAME naming an undefined module is still named
+ * "[unknown]+0x..", and a REGION of an unknown event is ignored. (The "[unknown stack]"
+ * and "[unknown thread]" slots below are therefore never filled by a valid stream.)
+ *
+ * Per stream, the reader keeps how it ended (END reason, signal; none: incomplete), its
+ * SAMPLE and REGION records and its drops by kind (DROPS reasons "region_*" count region
+ * events, every other reason samples) for the notes every view states (output.c).
+ * THREAD_END deltas are kept per thread and become one sample row of their thread with
+ * no sample, source or context, under the pseudo function "[thread end]", so that any
+ * cut of the rows (thread, process, rank, host, function) adds up to the totals.
  */
 #include "analyze/analyze.h"
 
@@ -44,7 +53,8 @@ struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; do
 struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */ };
 struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
 		 struct sopen *open; size_t nopen, capopen; uint32_t row;
-		 uint64_t *lastcnt; /* counts of its last REGION that had them */ };
+		 uint64_t *lastcnt; /* counts of its last REGION that had them */
+		 uint64_t *endcnt;  /* its THREAD_END deltas, summed (NULL: none) */ };
 struct sattr { char *name; uint32_t gid; int merged; };
 struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
@@ -81,7 +91,11 @@ struct sstate {
 	struct scounter *ctrs; size_t nctrs;           /* HEADER counters */
 	char **unames, **ureasons; size_t nun;         /* HEADER counters_unavailable */
 	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */
-	uint64_t *endcnt;                              /* THREAD_END deltas, summed */
+	char *exe;                                     /* HEADER exe (empty MODULE paths) */
+	int ended;                                     /* the last known record was END */
+	char *end_reason;                              /* of the last END (NULL: none) */
+	uint64_t end_signal;                           /* its stats `signal` */
+	uint64_t nsamples_all;                         /* SAMPLE records read */
 };
 
 static int grow(void *pp, size_t *cap, size_t need, size_t size)
@@ -158,6 +172,10 @@ void sd_profile_fini(struct sd_profile *p)
 		free(p->unavail[i].name), free(p->unavail[i].reason);
 	free(p->unavail);
 	free(p->where);
+	for (size_t i = 0; i < p->nsinfo; i++) {
+		free(p->sinfo[i].file), free(p->sinfo[i].host), free(p->sinfo[i].end);
+	}
+	free(p->sinfo);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -178,6 +196,7 @@ static void sstate_fini(struct sstate *st)
 			free(st->threads[i].open[k].cnt);
 		free(st->threads[i].open);
 		free(st->threads[i].lastcnt);
+		free(st->threads[i].endcnt);
 	}
 	free(st->threads);
 	for (size_t i = 0; i < st->nattrs; i++)
@@ -202,7 +221,8 @@ static void sstate_fini(struct sstate *st)
 	free(st->unames);
 	free(st->ureasons);
 	free(st->aggcnt);
-	free(st->endcnt);
+	free(st->exe);
+	free(st->end_reason);
 	for (size_t i = 0; i <= st->nsources && st->sources; i++) {
 		struct ssource *s = &st->sources[i];
 		free(s->name), free(s->spec), free(s->unit), free(s->mechanism);
@@ -222,15 +242,132 @@ static char *strdup_or(const msgpack_object *o, const char *dflt)
 	return s ? s : strdup(dflt);
 }
 
-static int on_header(struct sstate *st, const struct sd_record *r)
+/* Is key `k` of map m, when present, of type `ty` (POSITIVE_INTEGER, STR, MAP, ARRAY)? */
+static int key_ok(const msgpack_object *m, const char *k, msgpack_object_type ty)
+{
+	const msgpack_object *v = sd_map_get(m, k);
+	return !v || v->type == ty;
+}
+
+static const char *type_name(msgpack_object_type ty)
+{
+	return ty == MSGPACK_OBJECT_POSITIVE_INTEGER ? "an unsigned integer"
+	     : ty == MSGPACK_OBJECT_STR ? "a string" : ty == MSGPACK_OBJECT_MAP ? "a map"
+	     : "an array";
+}
+
+/* The keys of the maps of a HEADER (docs/FORMAT.md) and their types; a key that is
+ * present with another type makes the stream corrupt. Unknown keys are ignored. */
+struct keyty { const char *key; msgpack_object_type ty; };
+#define U MSGPACK_OBJECT_POSITIVE_INTEGER
+#define S MSGPACK_OBJECT_STR
+#define M MSGPACK_OBJECT_MAP
+#define A MSGPACK_OBJECT_ARRAY
+static const struct keyty info_keys[] = {
+	{ "pid", U }, { "ppid", U }, { "host", S }, { "exe", S }, { "argv", A }, { "clock", M },
+	{ "sources", A }, { "unwind", S }, { "max_depth", U }, { "rank", U }, { "fork_of", U },
+	{ "seq", U }, { "sonde", S }, { "counters", A }, { "counters_unavailable", A },
+	{ "ring_bytes", U }, { NULL, U } };
+static const struct keyty source_keys[] = {
+	{ "name", S }, { "spec", S }, { "unit", S }, { "period", U }, { "mechanism", S },
+	{ "signal", U }, { "fallback_reason", S }, { NULL, U } };
+static const struct keyty counter_keys[] = {
+	{ "name", S }, { "group", S }, { "unit", S }, { "source", S }, { NULL, U } };
+static const struct keyty unavail_keys[] = { { "name", S }, { "reason", S }, { NULL, U } };
+static const struct keyty clock_keys[] = {
+	{ "monotonic_ns", U }, { "realtime_ns", U }, { NULL, U } };
+static const struct keyty stats_keys[] = {
+	{ "samples", U }, { "dropped", U }, { "threads", U }, { "frames", U }, { "bytes", U },
+	{ "signal", U }, { NULL, U } };
+#undef U
+#undef S
+#undef M
+#undef A
+
+/* NULL if map m's keys of table kt have their types, else why not (in buf). */
+static const char *check_keys(const msgpack_object *m, const struct keyty *kt,
+			      const char *what, char *buf, size_t len)
+{
+	for (; kt->key; kt++)
+		if (!key_ok(m, kt->key, kt->ty)) {
+			snprintf(buf, len, "%s `%s` is not %s", what, kt->key, type_name(kt->ty));
+			return buf;
+		}
+	return NULL;
+}
+
+/* NULL if `key` of info, when present, is an array of maps whose keys have their types. */
+static const char *check_maps(const msgpack_object *info, const char *key,
+			      const struct keyty *kt, char *buf, size_t len)
+{
+	const msgpack_object *a = sd_map_get(info, key);
+	char what[64];
+
+	for (uint32_t i = 0; a && i < a->via.array.size; i++) {
+		const msgpack_object *m = &a->via.array.ptr[i];
+		snprintf(what, sizeof(what), "HEADER %s[%u]", key, (unsigned)i);
+		if (m->type != MSGPACK_OBJECT_MAP) {
+			snprintf(buf, len, "%s is not a map", what);
+			return buf;
+		}
+		if (check_keys(m, kt, what, buf, len))
+			return buf;
+	}
+	return NULL;
+}
+
+/* NULL if the HEADER's info map is well typed (docs/FORMAT.md, HEADER), else why not. */
+static const char *check_header(const struct sd_record *r, char *buf, size_t len)
 {
 	const msgpack_object *info = r->n > 3 ? &r->v[3] : NULL;
+	const msgpack_object *argv;
+
+	if (!info || info->type != MSGPACK_OBJECT_MAP)
+		return "HEADER info is not a map";
+	if (check_keys(info, info_keys, "HEADER", buf, len) ||
+	    check_maps(info, "sources", source_keys, buf, len) ||
+	    check_maps(info, "counters", counter_keys, buf, len) ||
+	    check_maps(info, "counters_unavailable", unavail_keys, buf, len))
+		return buf;
+	if (sd_map_get(info, "clock") &&
+	    check_keys(sd_map_get(info, "clock"), clock_keys, "HEADER clock", buf, len))
+		return buf;
+	if ((argv = sd_map_get(info, "argv")))
+		for (uint32_t i = 0; i < argv->via.array.size; i++)
+			if (argv->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
+				return "HEADER `argv` holds a value that is not a string";
+	return NULL;
+}
+
+/* A copy of p[0..len) as a C string (p may be NULL when len is 0). NULL on ENOMEM. */
+static char *dupn(const char *p, size_t len)
+{
+	char *d = malloc(len + 1);
+	if (d) {
+		if (len)
+			memcpy(d, p, len);
+		d[len] = 0;
+	}
+	return d;
+}
+
+static int on_header(struct sstate *st, const struct sd_record *r, struct sd_stream *strm)
+{
+	const msgpack_object *info = r->n > 3 ? &r->v[3] : NULL;
+	const char *bad = check_header(r, strm->why_buf, sizeof(strm->why_buf));
+
+	if (bad) {
+		strm->err_off = r->offset;
+		strm->err_why = bad;
+		return SD_ERR_CORRUPT;
+	}
 	const msgpack_object *srcs = sd_map_get(info, "sources");
 	size_t n = srcs && srcs->type == MSGPACK_OBJECT_ARRAY ? srcs->via.array.size : 0;
 
 	sd_obj_u64(sd_map_get(info, "pid"), &st->pid);
 	st->host = strdup_or(sd_map_get(info, "host"), "?");
-	if (!st->host)
+	st->exe = strdup_or(sd_map_get(info, "exe"), "[unknown module]");
+	if (!st->host || !st->exe)
 		return -ENOMEM;
 	uint64_t rank;
 	st->rank = sd_obj_u64(sd_map_get(info, "rank"), &rank) == 0 && rank <= INT64_MAX
@@ -474,7 +611,7 @@ static char *value_str(const msgpack_object *o)
 
 	switch (o->type) {
 	case MSGPACK_OBJECT_STR:
-		return strndup(o->via.str.ptr, o->via.str.size);
+		return dupn(o->via.str.ptr, o->via.str.size);
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->via.u64);
 		return strdup(buf);
@@ -515,6 +652,51 @@ static const char *check_counts(const msgpack_object *o, size_t n, const char *w
 	return NULL;
 }
 
+static const char generic[] = "a field is missing or has the wrong type";
+
+/* Which field of a record of known kind is missing or of the wrong type (docs/FORMAT.md's
+ * layouts; u: unsigned integer, s: string, m: map; "?": any), in buf; the generic
+ * reason when each listed field is fine. Optional fields count only when present. */
+static const char *field_why(const struct sd_record *r, char *buf, size_t len)
+{
+	static const char *const layout[14][9] = {
+		[SD_K_MODULE] = { "module:u", "t:u", "path:s" },
+		[SD_K_THREAD] = { "thread:u", "tid:u", "t:u" },
+		[SD_K_THREAD_END] = { "thread:u" },
+		[SD_K_FRAME] = { "node:u", "parent:u", "module:u", "addr:u" },
+		[SD_K_SAMPLE] = { "thread:u", "dt:u", "source:u", "node:u", "weight:u", "+flags:u",
+				  "+context:u", "+pcontext:u" },
+		[SD_K_DROPS] = { "thread:u", "counts:m" },
+		[SD_K_ATTRIBUTE] = { "attr:u", "name:s", "type:s", "scope:s" },
+		[SD_K_CONTEXT] = { "node:u", "parent:u", "attr:u", "value:?" },
+		[SD_K_REGION] = { "thread:u", "t:u", "node:u", "event:u" },
+	};
+	static const char *const kinds[14] = { "", "HEADER", "MODULE", "MODULE_END", "THREAD",
+		"THREAD_END", "FRAME", "SAMPLE", "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT",
+		"REGION" };
+
+	if (r->kind >= 14)
+		return generic;
+	for (uint32_t i = 0; i < 9 && layout[r->kind][i]; i++) {
+		const char *f = layout[r->kind][i];
+		int opt = f[0] == '+';
+		size_t nl = strcspn(f + opt, ":");
+		char ty = f[opt + nl + 1];
+		const msgpack_object *o = i + 1 < r->n ? &r->v[i + 1] : NULL;
+		if (!o && opt)
+			break;
+		if (o && (ty == '?' || (ty == 'u' && o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) ||
+			  (ty == 's' && o->type == MSGPACK_OBJECT_STR) ||
+			  (ty == 'm' && o->type == MSGPACK_OBJECT_MAP)))
+			continue;
+		snprintf(buf, len, "%s %.*s is %s", kinds[r->kind], (int)nl, f + opt,
+			 !o ? "missing" : ty == 'u' ? "not an unsigned integer"
+			 : ty == 's' ? "not a string" : "not a map");
+		return buf;
+	}
+	return generic;
+}
+
 static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
 		     struct sd_stream *s)
 {
@@ -522,8 +704,10 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	const char *str;
 	uint32_t len;
 	long i;
-	const char *why = "a field is missing or has the wrong type";
+	const char *why = generic;
 
+	if (r->kind != SD_K_END && r->kind <= SD_K_REGION)
+		st->ended = 0; /* records after an END (a failed exec): not the end yet */
 	switch (r->kind) {
 	case SD_K_MODULE: {
 		const msgpack_object *bid = r->n > 4 ? &r->v[4] : NULL;
@@ -535,7 +719,8 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			goto bad;
 		/* Registered with the symbolizer when the stream is merged: parsing
 		 * may run in a worker thread (--jobs), the symbolizer is shared. */
-		char *path = strndup(str, len);
+		/* an empty path is the main program's (docs/FORMAT.md, MODULE) */
+		char *path = len ? dupn(str, len) : strdup(st->exe[0] ? st->exe : "[unknown module]");
 		if (!path)
 			return -ENOMEM;
 		if ((size_t)i > st->nmods) {
@@ -606,11 +791,15 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			goto bad;
 		if (r->n > 4 && (why = check_counts(&r->v[4], st->nctrs, "THREAD_END deltas")))
 			goto bad;
-		if (r->n > 4 && st->nctrs) {
-			if (!st->endcnt && !(st->endcnt = calloc(st->nctrs, sizeof(*st->endcnt))))
+		why = "THREAD_END names a thread that no THREAD record defined before it";
+		if (a == 0 || a >= st->nthreads)
+			goto bad;
+		if (r->n > 4 && st->nctrs) { /* its thread's, after its last sample */
+			struct sthread *t = &st->threads[a];
+			if (!t->endcnt && !(t->endcnt = calloc(st->nctrs, sizeof(*t->endcnt))))
 				return -ENOMEM;
 			for (size_t k = 0; k < st->nctrs; k++)
-				st->endcnt[k] += r->v[4].via.array.ptr[k].via.u64;
+				t->endcnt[k] += r->v[4].via.array.ptr[k].via.u64;
 		}
 		if (a >= 1 && a < st->nthreads && !sd_rec_u64(r, 2, &b) && b > st->threads[a].last_t)
 			st->threads[a].last_t = b;
@@ -661,9 +850,23 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		why = "SAMPLE has both deltas and flag 8, counters unreadable";
 		if (dl && (fl & 8))
 			goto bad;
+		/* what a SAMPLE names is defined before it (docs/FORMAT.md) */
+		why = "SAMPLE names a thread that no THREAD record defined before it";
+		if (a == 0 || a >= st->nthreads)
+			goto bad;
+		why = "SAMPLE names a source that the HEADER does not list";
+		if (c >= st->nsources)
+			goto bad;
+		why = "SAMPLE names a FRAME node that no FRAME record defined before it";
+		if (d >= st->nnodes)
+			goto bad;
+		why = "SAMPLE names a CONTEXT node that no CONTEXT record defined before it";
+		if (cx >= st->nctxs || pcx >= st->nctxs)
+			goto bad;
+		st->nsamples_all++;
 		uint32_t key[5];
-		key[0] = a < st->nthreads ? (uint32_t)a : 0;
-		key[1] = c < st->nsources ? (uint32_t)c : (uint32_t)st->nsources;
+		key[0] = (uint32_t)a;
+		key[1] = (uint32_t)c;
 		struct ssource *src = &st->sources[key[1]];
 		struct sthread *t = &st->threads[key[0]];
 		t->now += b; /* time advances even for samples filtered out below */
@@ -671,9 +874,9 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			t->last_t = t->now;
 		if (p->only_source && (c >= st->nsources || strcmp(src->name, p->only_source)))
 			return 0;
-		key[2] = cx < st->nctxs ? (uint32_t)cx : 0;   /* undefined: no context */
-		key[3] = pcx < st->nctxs ? (uint32_t)pcx : 0;
-		key[4] = d < st->nnodes ? (uint32_t)d : UINT32_MAX; /* UINT32_MAX: unknown */
+		key[2] = (uint32_t)cx;
+		key[3] = (uint32_t)pcx;
+		key[4] = (uint32_t)d;
 		return agg_add(st, key, (double)e * (double)src->period, t->now, dl,
 			       (fl & 8) != 0);
 	}
@@ -693,7 +896,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		}
 		struct sattr *at = &st->attrs[i];
 		free(at->name);
-		if (!(at->name = strndup(str, len)))
+		if (!(at->name = dupn(str, len)))
 			return -ENOMEM;
 		return 0;
 	}
@@ -741,11 +944,16 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			goto bad;
 		if (cn && (why = check_counts(cn, st->nctrs, "REGION counts")))
 			goto bad;
+		why = "REGION names a thread that no THREAD record defined before it";
+		if (a == 0 || a >= st->nthreads)
+			goto bad;
+		why = "REGION names a CONTEXT node that no CONTEXT record defined before it";
+		if (c == 0 || c >= st->nctxs)
+			goto bad;
 		st->nregion_records++;
 		st->nregion_counts += cn != NULL;
-		if (a == 0 || a >= st->nthreads || !st->threads[a].defined || c == 0 ||
-		    c >= st->nctxs || d > 2)
-			return 0; /* undefined thread or node, unknown event: ignored */
+		if (d > 2)
+			return 0; /* an event of a later format: ignored */
 		return region_event(st, (uint32_t)a, b, (uint32_t)c, d, cn);
 	}
 	case SD_K_DROPS: {
@@ -755,8 +963,9 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		for (uint32_t k = 0; k < m->via.map.size; k++) {
 			const msgpack_object_kv *kv = &m->via.map.ptr[k];
 			uint32_t idx;
+			why = "DROPS counts is not a map of reason names to unsigned integers";
 			if (kv->key.type != MSGPACK_OBJECT_STR || sd_obj_u64(&kv->val, &b))
-				continue;
+				goto bad;
 			char key[600];
 			int kl = snprintf(key, sizeof(key), "%llu:%.*s", (unsigned long long)a,
 					  (int)(kv->key.via.str.size > 500 ? 500 : kv->key.via.str.size),
@@ -779,12 +988,34 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		}
 		return 0;
 	}
-	default: /* MODULE_END, END, NOTE, unknown kinds: nothing to count */
+	case SD_K_END: {
+		const msgpack_object *stats = r->n > 3 ? &r->v[3] : NULL;
+		why = "END t is not an unsigned integer";
+		if (sd_rec_u64(r, 1, &a))
+			goto bad;
+		why = "END reason is not a string";
+		if (sd_rec_str(r, 2, &str, &len))
+			goto bad;
+		why = "END stats is not a map";
+		if (!stats || stats->type != MSGPACK_OBJECT_MAP)
+			goto bad;
+		if ((why = check_keys(stats, stats_keys, "END stats", s->why_buf,
+				      sizeof(s->why_buf))))
+			goto bad;
+		free(st->end_reason);
+		if (!(st->end_reason = dupn(str, len)))
+			return -ENOMEM;
+		st->end_signal = 0;
+		sd_obj_u64(sd_map_get(stats, "signal"), &st->end_signal);
+		st->ended = 1;
+		return 0;
+	}
+	default: /* MODULE_END, NOTE, unknown kinds: nothing to count */
 		return 0;
 	}
 bad:
 	s->err_off = r->offset;
-	s->err_why = why;
+	s->err_why = why == generic ? field_why(r, s->why_buf, sizeof(s->why_buf)) : why;
 	return SD_ERR_CORRUPT;
 }
 
@@ -1039,7 +1270,7 @@ static uint64_t *global_counts(const struct sd_profile *p, const struct sstate *
 	return g;
 }
 
-static int merge(struct sd_profile *p, struct sstate *st)
+static int merge(struct sd_profile *p, struct sstate *st, const char *name, int truncated)
 {
 	uint32_t nostack_c = 0, badnode_c = 0;
 	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
@@ -1089,12 +1320,14 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			st->nodes[a->node].weight += a->weight;
 		}
 	}
-	/* THREAD_END deltas belong to no sample: they count in the totals, unless filters
-	 * pick samples (--where, --source) */
-	if (st->endcnt && !p->nwhere && !p->only_source)
-		for (size_t k = 0; k < st->nctrs; k++) {
-			p->counters[st->ctrs[k].gid].total += st->endcnt[k];
-			p->counters[st->ctrs[k].gid].end_total += st->endcnt[k];
+	/* THREAD_END deltas belong to their thread (and process, rank, host), to no call
+	 * path and no source: a row of their own (below), counted in the totals unless
+	 * --source picks samples or a --where filter needs a context */
+	int keep_ends = !p->only_source && where_ok(p, 0, 0);
+	for (size_t i = 1; keep_ends && i < st->nthreads; i++)
+		for (size_t k = 0; st->threads[i].endcnt && k < st->nctrs; k++) {
+			p->counters[st->ctrs[k].gid].total += st->threads[i].endcnt[k];
+			p->counters[st->ctrs[k].gid].end_total += st->threads[i].endcnt[k];
 		}
 	/* mark nodes with samples in their subtree; children come after parents */
 	for (size_t i = st->nnodes; i-- > 1;)
@@ -1126,7 +1359,7 @@ static int merge(struct sd_profile *p, struct sstate *st)
 
 	for (size_t i = 0; i < st->nthreads; i++) {
 		struct sthread *t = &st->threads[i];
-		if (!t->defined && !t->samples)
+		if (!t->defined)
 			continue;
 		if (grow(&p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads)))
 			goto out;
@@ -1170,10 +1403,15 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		p->sources[j].weight += s->weight;
 		srcrow[i] = (uint32_t)j;
 	}
+	uint64_t sdrop = 0, rdrop = 0;
 	for (size_t i = 0; i < st->ndrops; i++) {
 		const char *reason = st->dropr[i];
 		uint32_t k;
-		p->dropped += st->dropv[i];
+		/* reasons "region_*" count region events, every other one samples (FORMAT.md) */
+		if (!strncmp(reason, "region_", 7))
+			rdrop += st->dropv[i];
+		else
+			sdrop += st->dropv[i];
 		if (!sd_strmap_get(&p->drop_reasons, reason, strlen(reason), &k)) {
 			k = (uint32_t)p->ndrop;
 			if (grow(&p->drop_counts, &p->capdrop, k + 1, sizeof(*p->drop_counts)))
@@ -1189,6 +1427,23 @@ static int merge(struct sd_profile *p, struct sstate *st)
 		}
 		p->drop_counts[k] += st->dropv[i];
 	}
+	p->dropped += sdrop;
+	p->dropped_regions += rdrop;
+	p->samples_read += st->nsamples_all;
+	if (grow(&p->sinfo, &p->capsinfo, p->nsinfo + 1, sizeof(*p->sinfo)))
+		goto out;
+	struct sd_stream_info *si = &p->sinfo[p->nsinfo];
+	*si = (struct sd_stream_info){ .pid = st->pid, .rank = st->rank, .signal = st->end_signal,
+		.truncated = truncated, .samples = st->nsamples_all, .samples_dropped = sdrop,
+		.regions = st->nregion_records, .regions_dropped = rdrop };
+	si->file = strdup(name ? name : "?");
+	si->host = strdup(st->host ? st->host : "?");
+	si->end = st->ended && st->end_reason ? strdup(st->end_reason) : NULL;
+	if (!si->file || !si->host || (st->ended && st->end_reason && !si->end)) {
+		free(si->file), free(si->host), free(si->end);
+		goto out;
+	}
+	p->nsinfo++;
 	size_t j;
 	for (j = 0; j < p->npids && p->pids[j] != st->pid; j++)
 		;
@@ -1228,6 +1483,26 @@ static int merge(struct sd_profile *p, struct sstate *st)
 			.tname = tr->name, .samples = a->samples, .weight = a->weight,
 			.rank = st->rank, .host = (uint32_t)st->host_id };
 	}
+	/* one row per thread with THREAD_END deltas, under the pseudo function [thread end] */
+	for (size_t i = 1; keep_ends && i < st->nthreads; i++) {
+		const struct sthread *t = &st->threads[i];
+		const struct sd_thread_row *tr = &p->threads[t->row];
+		uint32_t c;
+		int f;
+		if (!t->endcnt)
+			continue;
+		if ((f = sd_sym_pseudo(p->sym, "[thread end]")) < 0 ||
+		    cnode_child(p, 0, (uint32_t)f, &c) ||
+		    grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
+			goto out;
+		uint64_t *cnt = global_counts(p, st, t->endcnt);
+		if (!cnt)
+			goto out;
+		p->rows[p->nrows++] = (struct sd_crow){
+			.counts = cnt, .ncounts = (uint32_t)p->ncounters, .cnode = c,
+			.source = UINT32_MAX, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
+			.rank = st->rank, .host = (uint32_t)st->host_id, .thread_end = 1 };
+	}
 	for (size_t i = 0; i < st->nregs; i++) {
 		const struct sreg *g = &st->regs[i];
 		uint32_t gnode = st->ctxs[g->node].gnode;
@@ -1259,6 +1534,7 @@ struct sd_load {
 	struct sstate st;
 	int r, truncated;
 	size_t bad_off;
+	const char *name; /* the stream's (not owned: the caller's file name) */
 };
 
 struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s)
@@ -1268,9 +1544,10 @@ struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s
 		return NULL;
 	struct sstate *st = &l->st;
 	struct sd_record rec;
+	l->name = s->name;
 	int r = sd_stream_header(s, &rec);
 	if (r == 0)
-		r = on_header(st, &rec);
+		r = on_header(st, &rec, s);
 	while (r == 0) {
 		r = sd_stream_next(s, &rec);
 		if (r == 1)
@@ -1304,7 +1581,7 @@ int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 			st->mods[i] = h;
 	}
 	if (r == 0)
-		r = merge(p, st);
+		r = merge(p, st, l->name, l->truncated);
 	if (r == 0 && l->truncated) {
 		p->truncated++;
 		r = 1;

@@ -90,7 +90,7 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 		s = sd_sym_func(p->sym, p->nodes[r->cnode].func)->module;
 		break;
 	case K_SOURCE:
-		s = p->sources[r->source].name;
+		s = r->thread_end ? "(none)" : p->sources[r->source].name; /* deltas of no sample */
 		break;
 	case K_FILE: /* the innermost frame's source (inlined code: the inlined function's) */
 	case K_LINE:

@@ -164,7 +164,7 @@ static int row_ok(const struct sd_profile *p, const struct sd_filters *f, const 
 			ok = holds(w, num, NULL);
 			break;
 		case 4:
-			ok = holds(w, p->sources[r->source].name, NULL);
+			ok = holds(w, r->thread_end ? "(none)" : p->sources[r->source].name, NULL);
 			break;
 		default:
 			ok = attr_holds(p, w, attrs[i], r->ctx, r->pctx);
@@ -238,15 +238,20 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 		p->nodes[r->cnode].weight += r->weight;
 		if (sd_u64map_get(&trow, (uint64_t)(uintptr_t)r->tname, &t))
 			p->threads[t].samples += r->samples;
-		struct sd_source_row *s = &p->sources[r->source];
-		s->samples += r->samples;
-		s->weight += r->weight;
-		if (!strcmp(s->name, "cpu-time") && !strcmp(s->unit, "ns"))
-			p->cpu_ns += r->weight;
+		if (!r->thread_end) {
+			struct sd_source_row *s = &p->sources[r->source];
+			s->samples += r->samples;
+			s->weight += r->weight;
+			if (!strcmp(s->name, "cpu-time") && !strcmp(s->unit, "ns"))
+				p->cpu_ns += r->weight;
+		}
 		p->samples += r->samples;
 		p->weight += r->weight;
-		for (size_t k = 0; k < r->ncounts && k < p->ncounters; k++)
+		for (size_t k = 0; k < r->ncounts && k < p->ncounters; k++) {
 			p->counters[k].total += r->counts[k];
+			if (r->thread_end)
+				p->counters[k].end_total += r->counts[k];
+		}
 		p->rows[n++] = *r;
 	}
 	p->nrows = n;

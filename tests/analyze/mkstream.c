@@ -7,7 +7,9 @@
  *
  * Prints the stream's size, or for corrupt/cycle the offset of the bad record.
  * usage: mkstream SCENARIO OUT [--pid N] [--count N] [--bad-build-id] [--missing-module] [--no-end]
- *                 [--swap-ids] [--rank N]
+ *                 [--swap-ids] [--rank N] [--end-signal N]
+ * --no-end leaves the END record out (an incomplete stream); --end-signal N writes END with
+ * reason `signal` and stats `signal` N.
  * The scenarios and their exact counts are listed with each function; the shell tests
  * assert on them.
  */
@@ -67,7 +69,7 @@ static int find_mod(struct dl_phdr_info *info, size_t size, void *data)
 
 static msgpack_packer pk;
 static msgpack_sbuffer sb;
-static size_t mark; /* offset of the bad record, printed for the tests */
+static size_t mark = SIZE_MAX; /* offset of the bad record, printed for the tests */
 
 static void str(const char *s) { msgpack_pack_str_with_body(&pk, s, strlen(s)); }
 static void u64(uint64_t v) { msgpack_pack_uint64(&pk, v); }
@@ -230,12 +232,35 @@ static void drops(uint64_t thr, uint64_t ring_full, uint64_t busy)
 		kv_u64("busy", busy);
 }
 
+static uint64_t end_signal; /* --end-signal N: END reason "signal" */
+
 static void end(void)
 {
 	msgpack_pack_array(&pk, 4);
-	u64(9); u64(999999999); str("exit");
-	msgpack_pack_map(&pk, 2);
+	u64(9); u64(999999999); str(end_signal ? "signal" : "exit");
+	msgpack_pack_map(&pk, end_signal ? 3 : 2);
 	kv_u64("samples", 100); kv_u64("dropped", 4);
+	if (end_signal)
+		kv_u64("signal", end_signal);
+}
+
+/* DROPS of thread thr with n (reason, count) pairs */
+static void drops_kv(uint64_t thr, int n, const char *const *reason, const uint64_t *count)
+{
+	msgpack_pack_array(&pk, 3);
+	u64(8); u64(thr);
+	msgpack_pack_map(&pk, (size_t)n);
+	for (int i = 0; i < n; i++)
+		kv_u64(reason[i], count[i]);
+}
+
+/* THREAD_END of thr at t with deltas d[3] */
+static void thread_end(uint64_t thr, uint64_t t, const char *name, const uint64_t *d)
+{
+	msgpack_pack_array(&pk, 5);
+	u64(5); u64(thr); u64(t); str(name);
+	msgpack_pack_array(&pk, 3);
+	u64(d[0]); u64(d[1]); u64(d[2]);
 }
 
 static uint64_t addr_of(void (*fn)(void), uintptr_t bias)
@@ -268,6 +293,8 @@ int main(int argc, char **argv)
 			swap = 1;
 		else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
 			rank = strtoll(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--end-signal") && i + 1 < argc)
+			end_signal = strtoull(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
 			return 2;
@@ -289,7 +316,45 @@ int main(int argc, char **argv)
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	with_counters = !strncmp(argv[1], "counters", 8) || !strncmp(argv[1], "cnt_", 4);
 	papi_source = !strcmp(argv[1], "papi");
+	if (!strncmp(argv[1], "bad_header_", 11)) {
+		/* a HEADER with one field of the wrong type: the stream is corrupt at byte 0 */
+		const char *w = argv[1] + 11;
+		msgpack_pack_array(&pk, 4);
+		u64(1); str("sonde"); u64(1);
+		if (!strcmp(w, "info")) {
+			str("not a map");
+		} else {
+			msgpack_pack_map(&pk, 3);
+			kv_str("host", "testhost");
+			if (!strcmp(w, "pid"))
+				kv_str("pid", "4242");                   /* pid: str */
+			else
+				kv_u64("pid", pid);
+			str("sources");
+			if (!strcmp(w, "sources")) {
+				u64(1);                                  /* sources: int */
+			} else {
+				msgpack_pack_array(&pk, 1);
+				msgpack_pack_map(&pk, 3);
+				kv_str("name", "cpu-time"); kv_str("unit", "ns");
+				if (!strcmp(w, "period"))
+					kv_str("period", "1ms");         /* period: str */
+				else
+					kv_u64("period", 1000000);
+			}
+		}
+		mark = 0;
+		goto write;
+	}
 	header(pid);
+	if (!strcmp(argv[1], "bad_empty_module")) {
+		/* a MODULE whose path is the empty string (FORMAT: replaced by `exe`) */
+		module(1, "", NULL, 0, b);
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, 0x10);
+		samples(2, 1, 0, 1, 1);
+		goto done;
+	}
 	module(1, path, self.bid, self.bid_len, b);
 
 	if (!strcmp(argv[1], "flat")) {
@@ -315,8 +380,9 @@ int main(int argc, char **argv)
 		msgpack_pack_array(&pk, 4); /* THREAD_END with the thread's final name */
 		u64(5); u64(2); u64(99999); str("worker-end");
 	} else if (!strcmp(argv[1], "edge")) {
-		/* one sample each: raw address 0x1234, undefined module 9, the vDSO, no stack,
-		 * undefined node 99; main with an undefined thread and an undefined source */
+		/* one sample each: raw address 0x1234, undefined module 9, the vDSO, no stack;
+		 * main. (A SAMPLE naming an undefined thread, source or node is corrupt: the
+		 * bad_sample_* scenarios.) */
 		module(2, "[vdso]", NULL, 0, 0x7fff0000);
 		thread(1, pid, 0, "main");
 		frame(1, 0, 1, addr_of(mk_main, b));
@@ -327,9 +393,7 @@ int main(int argc, char **argv)
 		samples(1, 1, 0, 3, 1);
 		samples(1, 1, 0, 4, 1);
 		samples(1, 1, 0, 0, 1);
-		samples(1, 1, 0, 99, 1);
-		samples(1, 7, 0, 1, 1);
-		samples(1, 1, 5, 1, 1);
+		samples(1, 1, 0, 1, 1);
 		msgpack_pack_array(&pk, 3); /* a kind from the future: skipped */
 		u64(42); str("future"); msgpack_pack_true(&pk);
 		msgpack_pack_array(&pk, 11); /* SAMPLE with flags, contexts, deltas and one more */
@@ -406,8 +470,8 @@ int main(int argc, char **argv)
 		 *   THREAD_END of T2 at 40 ms (forced). Per path, merged:
 		 *   outer: 4 calls, incl 50, excl 44.5, min 3, mean 12.5, max 35, forced 1
 		 *   outer/inner: 4 calls, incl 5.5, excl 5.5, min 0.5, mean 1.375, max 3, forced 2
-		 * Plus REGIONs to ignore: undefined thread 9, undefined node 99, event 7, an end
-		 * of a node that is not open. */
+		 * Plus REGIONs to ignore: event 7, an end of a node that is not open. (A REGION
+		 * naming an undefined thread or node is corrupt: bad_region_*.) */
 		uint64_t A_PHASE = swap ? 4 : 1, A_ITER = swap ? 3 : 2, A_RUN = swap ? 2 : 3,
 			 A_REGION = swap ? 1 : 4;
 		thread(1, pid, 1000, "main");
@@ -452,8 +516,6 @@ int main(int argc, char **argv)
 		region(1, 20000000, 8, 1);
 		region(1, 23000000, 8, 0);
 		region(1, 24000000, 9, 0); /* not open: ignored */
-		region(9, 1000000, 8, 1);  /* undefined thread */
-		region(1, 1000000, 99, 1); /* undefined node */
 		region(1, 1000000, 8, 7);  /* unknown event */
 		msgpack_pack_array(&pk, 4); /* THREAD_END of T2 */
 		u64(5); u64(2); u64(40000000); str("worker");
@@ -550,6 +612,88 @@ int main(int argc, char **argv)
 		frame(3, 1, 1, addr_of(mk_beta, b));
 		samples(30, 1, 0, 2, 1);
 		samples(10, 1, 0, 3, 2);
+	} else if (!strcmp(argv[1], "counters_end")) {
+		/* THREAD_END deltas (3 header counters: voluntary, involuntary, page-faults):
+		 *   T1 main (tid pid): 10 samples main;alpha [1,0,2], then THREAD_END [2,1,5]
+		 *   T2 blocked (tid pid+1): never sampled, THREAD_END [500,3,40]
+		 * Totals: voluntary 512, involuntary 4, page-faults 65; context-switches by
+		 * thread: main 13, blocked 503 (516); by function: mk_alpha 10, the rest (506)
+		 * at thread ends. */
+		static const uint64_t d1[3] = { 1, 0, 2 }, e1[3] = { 2, 1, 5 }, e2[3] = { 500, 3, 40 };
+		thread(1, pid, 1000, "main");
+		thread(2, pid + 1, 2000, "blocked");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		dsamples(10, 1, 0, 2, 0, 0, d1);
+		thread_end(2, 50000000, "blocked", e2);
+		thread_end(1, 60000000, "main", e1);
+	} else if (!strcmp(argv[1], "region_drops")) {
+		/* SONDE_REGIONS=on with a small ring: 3 samples (T1 main;alpha) and 2 REGION
+		 * records (region=outer [1 ms, 2 ms]) recorded; dropped: 5977108 region events
+		 * (region_ring_full), 1 sample throttled (T1), 2 samples signals_blocked
+		 * (process-wide): 3 of 6 samples (50.00 %), 5977108 of 5977110 region events */
+		static const char *const r1[2] = { "region_ring_full", "throttled" };
+		static const uint64_t c1[2] = { 5977108, 1 };
+		static const char *const r0[1] = { "signals_blocked" };
+		static const uint64_t c0[1] = { 2 };
+		thread(1, pid, 0, "main");
+		attribute(1, "region", "string", "thread");
+		context(1, 0, 1, "outer");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		region(1, 1000000, 1, 1);
+		samples(3, 1, 0, 2, 1);
+		region(1, 2000000, 1, 0);
+		drops_kv(1, 2, r1, c1);
+		drops_kv(0, 1, r0, c0);
+	} else if (!strncmp(argv[1], "bad_", 4)) {
+		/* a record naming what the stream never defined, or with a field of the wrong
+		 * type, at the printed offset; everything before it is valid */
+		const char *w = argv[1] + 4;
+		thread(1, pid, 0, "main");
+		attribute(1, "region", "string", "thread");
+		context(1, 0, 1, "outer");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		samples(2, 1, 0, 1, 1);
+		mark = sb.size;
+		if (!strcmp(w, "sample_thread"))
+			samples(1, 2, 0, 1, 1);           /* thread 2 never defined */
+		else if (!strcmp(w, "sample_thread0"))
+			samples(1, 0, 0, 1, 1);           /* thread 0 is no thread */
+		else if (!strcmp(w, "sample_source"))
+			samples(1, 1, 2, 1, 1);           /* the header has sources 0 and 1 */
+		else if (!strcmp(w, "sample_node"))
+			samples(1, 1, 0, 2, 1);           /* node 2 never defined */
+		else if (!strcmp(w, "sample_context"))
+			csamples(1, 1, 1, 2, 0);          /* context 2 never defined */
+		else if (!strcmp(w, "region_thread"))
+			region(2, 1000, 1, 1);            /* thread 2 never defined */
+		else if (!strcmp(w, "region_node"))
+			region(1, 1000, 2, 1);            /* context 2 never defined */
+		else if (!strcmp(w, "region_t")) {
+			msgpack_pack_array(&pk, 5);       /* t: str */
+			u64(13); u64(1); str("1000"); u64(1); u64(1);
+		} else if (!strcmp(w, "region_event")) {
+			msgpack_pack_array(&pk, 5);       /* event: nil */
+			u64(13); u64(1); u64(1000); u64(1); msgpack_pack_nil(&pk);
+		} else if (!strcmp(w, "end_reason")) {
+			msgpack_pack_array(&pk, 4);       /* reason: int */
+			u64(9); u64(1000); u64(1); msgpack_pack_map(&pk, 0);
+		} else if (!strcmp(w, "end_t")) {
+			msgpack_pack_array(&pk, 4);       /* t: str */
+			u64(9); str("1000"); str("exit"); msgpack_pack_map(&pk, 0);
+		} else if (!strcmp(w, "end_stats")) {
+			msgpack_pack_array(&pk, 4);       /* stats: array */
+			u64(9); u64(1000); str("exit"); msgpack_pack_array(&pk, 0);
+		} else if (!strcmp(w, "end_signal")) {
+			msgpack_pack_array(&pk, 4);       /* stats signal: str */
+			u64(9); u64(1000); str("signal"); msgpack_pack_map(&pk, 1);
+			kv_str("signal", "SIGKILL");
+		} else {
+			fprintf(stderr, "mkstream: unknown scenario %s\n", argv[1]);
+			return 2;
+		}
+		no_end = 1;
 	} else if (!strcmp(argv[1], "corrupt")) {
 		/* a valid start, then a record that is not [kind, ...] at a known offset */
 		thread(1, pid, 0, "main");
@@ -570,14 +714,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkstream: unknown scenario %s\n", argv[1]);
 		return 2;
 	}
+done:
 	if (!no_end)
 		end();
+write:;
 	FILE *f = fopen(argv[2], "wb");
 	if (!f || fwrite(sb.data, 1, sb.size, f) != sb.size || fclose(f)) {
 		perror(argv[2]);
 		return 1;
 	}
-	printf("%zu\n", mark ? mark : sb.size);
+	printf("%zu\n", mark != SIZE_MAX ? mark : sb.size);
 	msgpack_sbuffer_destroy(&sb);
 	return 0;
 }
