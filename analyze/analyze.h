@@ -185,6 +185,9 @@ int sd_sym_lookup(struct sd_symbolizer *sy, int mod, uint64_t addr);
  * the address, then one per inlined call down to the innermost. Returns their number
  * (>= 1) and *frames (valid until the next sd_sym_* call that may add frames), or
  * -ENOMEM / -EINVAL. Cached per (mod, addr). */
+/* The name of a pseudo-frame (FRAME with module 0 and a small address,
+ * docs/FORMAT.md), or NULL when addr is not one. */
+const char *sd_pseudo_frame_name(uint64_t addr);
 int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
 		  const struct sd_frame **frames);
 /* Path of a file id of struct sd_frame ("" for 0 and unknown ids). */

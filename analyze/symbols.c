@@ -436,6 +436,8 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 			snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, m->base, addr);
 			name = buf;
 		}
+	} else if (mod == -1 && sd_pseudo_frame_name(addr)) {
+		name = sd_pseudo_frame_name(addr);
 	} else {
 		snprintf(buf, sizeof(buf), mod == -1 ? "0x%" PRIx64 : "[unknown]+0x%" PRIx64, addr);
 		name = buf;
@@ -458,6 +460,14 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 nomem:
 	free(scopes);
 	return -ENOMEM;
+}
+
+const char *sd_pseudo_frame_name(uint64_t addr)
+{
+	static const char *const names[] = {
+		NULL, "[blocked]", "[off-cpu]", "[kernel]", "[signals blocked]", "[dlopen/dlclose]",
+	};
+	return addr < sizeof(names) / sizeof(names[0]) ? names[addr] : NULL;
 }
 
 int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,

@@ -386,29 +386,42 @@ static int signal_queued_sigsafe(int sig)
 	return sigismember(&p, sig) == 1;
 }
 
-/* After a sample of `src` that began at t0_ns: counts whether this source
- * falls behind on this thread and raises its period when it does. Falling
- * behind: another of our signals already queued when the handler returns, or
- * the handler alone taking a quarter of the period (timer overruns are not a
- * sign: CPU-time timers expire on the scheduler tick). When a
- * signal was already queued at the previous return, the time between the two
- * handler entries is what one sample really costs here (kernel delivery
- * included), and the new period is at least four times that. */
+/* After a sample of `src` that began at t0_ns (the handler's entry): counts
+ * whether this source falls behind on this thread and raises its period when
+ * it does. What a sample costs is the handler's own time plus the kernel's
+ * signal round trip. The round trip is measured in place: when a signal is
+ * already queued as a handler returns, the next entry follows at once, and
+ * the gap is one round trip; the least gap seen is kept (preemption only
+ * ever lengthens a gap). A sample is "behind" when its cost exceeds a
+ * quarter of the period; 4 of 8 behind, or a handler longer than the period
+ * twice in a row, raise the period: at least doubled, to four times the
+ * least cost of the window's samples that were behind (the least, because
+ * preemption and cold caches only inflate costs). (Whether a signal is queued at return is not itself a sign: two
+ * sources of one period overflow together.) */
 static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 {
 	const struct sd_source *s = &sd_rt.cfg.sources[src];
+	if (t->queued_at_exit && t0_ns > t->exit_ns) {
+		uint64_t gap = t0_ns - t->exit_ns;
+		if (!t->trip_ns || gap < t->trip_ns)
+			t->trip_ns = gap;
+	}
+	uint64_t end = sd_now_ns_sigsafe();
+	uint64_t spent = end - t0_ns;
+	t->exit_ns = end;
+	t->queued_at_exit = (uint8_t)signal_queued_sigsafe(sd_rt.cfg.signo);
 	if (s->kind == SD_SRC_PAPI)
 		return;
+	if (t->warm < 4) {
+		t->warm++; /* a thread's first samples meet cold unwinder caches */
+		return;
+	}
 	uint64_t period = s->period_ns * t->mult[src];
-	if (t->queued_prev[src] && t0_ns > t->entry_prev[src] &&
-	    t0_ns - t->entry_prev[src] > t->cost_max[src])
-		t->cost_max[src] = t0_ns - t->entry_prev[src];
-	t->entry_prev[src] = t0_ns;
-	uint64_t spent = sd_now_ns_sigsafe() - t0_ns;
-	int queued = signal_queued_sigsafe(sd_rt.cfg.signo);
-	t->queued_prev[src] = (uint8_t)queued;
-	int bad = queued || spent * 4 > period;
+	uint64_t cost = spent + t->trip_ns;
+	int bad = cost * 4 > period;
 	t->win_bad[src] += (uint16_t)bad;
+	if (bad && (!t->cost_max[src] || cost < t->cost_max[src]))
+		t->cost_max[src] = cost; /* the least cost of the window's bad samples */
 	/* Handlers that alone outlast the period twice in a row act at once
 	 * (once may be a cold unwinder cache or a preemption). */
 	int over = spent > period;
@@ -417,7 +430,7 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 	if (++t->win_n[src] < SD_THROTTLE_WINDOW && !now)
 		return;
 	int behind = now || t->win_bad[src] >= SD_THROTTLE_BAD;
-	uint64_t cost = t->cost_max[src] > spent ? t->cost_max[src] : spent;
+	cost = t->cost_max[src];
 	t->win_n[src] = t->win_bad[src] = 0;
 	t->cost_max[src] = 0;
 	if (!behind || period >= SD_THROTTLE_MAX_NS)
@@ -448,13 +461,13 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 	if (ok != 0)
 		return;
 	t->mult[src] = (uint32_t)mult;
-	t->queued_prev[src] = 0;
 	/* Threads that begin from now on start at this period. */
 	uint32_t start = atomic_load(&sd_rt.start_mult[src]);
 	while (start < mult && !atomic_compare_exchange_weak(&sd_rt.start_mult[src], &start,
 							     (uint32_t)mult))
 		;
 	discard_queued_sigsafe(t);
+	t->queued_at_exit = 0;
 	sd_say_throttled_sigsafe(src, next);
 }
 
@@ -517,6 +530,8 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	if (t->mult[src] > 1)
 		weight *= t->mult[src];
 	sd_handler_take_sigsafe(t, src, weight, uc);
+	if (src == sd_rt.wall_src) /* elapsed time the writer must not account again */
+		atomic_fetch_add_explicit(&t->ring->wall_periods, weight, memory_order_relaxed);
 	if (!t->busy)
 		throttle_check_sigsafe(t, src, t0);
 out:

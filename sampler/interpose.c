@@ -23,8 +23,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +72,8 @@ DECL(int, dup3, (int, int, int));
 DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
 DECL(int, sigaltstack, (const stack_t *, stack_t *));
 
+static void blk_resolve(void);
+
 #define RESOLVE(name)                                                          \
 	do {                                                                   \
 		if (!REAL(name))                                               \
@@ -93,6 +102,7 @@ void sd_interpose_init(void)
 	RESOLVE(pipe2);
 	RESOLVE(sigaction);
 	RESOLVE(sigaltstack);
+	blk_resolve();
 }
 
 static int running(void)
@@ -594,4 +604,127 @@ SONDE_API sighandler_t signal(int sig, sighandler_t handler)
 	if (sigaction(sig, &sa, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+/* ---- blocking calls (wall-time) ------------------------------------------ */
+
+/* With a wall-time source, each call that can block records where the
+ * thread entered it, so that the writer can charge the time it stays
+ * blocked to that stack (writer/offcpu.c) without ever signalling it. The
+ * stack is unwound here, in ordinary context, and kept while the thread
+ * keeps calling from the same place (same return address and frame): an
+ * event loop pays for one unwind. No wall-time source: one branch. */
+static int blk_enter(void *ra, void *fp)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!t || sd_rt.wall_src < 0 || t->busy || t->in_handler || !running())
+		return 0; /* busy: sonde's own call, perhaps in signal context */
+	struct sd_ring *r = t->ring;
+	uint32_t seq = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
+	if (seq & 1)
+		return 0; /* nested (a handler of the program's inside a call) */
+	if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp) {
+		t->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		int n = sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND
+				? unw_backtrace((void **)r->blk_pcs, SD_BLK_MAX)
+				: 0;
+		if (n <= 0) {
+			r->blk_pcs[0] = (uintptr_t)ra;
+			n = 1;
+		}
+		atomic_signal_fence(memory_order_seq_cst);
+		t->busy = 0;
+		r->blk_depth = (uint32_t)n;
+		r->blk_key_ra = (uintptr_t)ra;
+		r->blk_key_fp = (uintptr_t)fp;
+	}
+	atomic_store_explicit(&r->blk_seq, seq + 1, memory_order_release);
+	return 1;
+}
+
+static void blk_leave(int on)
+{
+	if (!on)
+		return;
+	struct sd_thread *t = sd_tls_thread;
+	if (!t)
+		return;
+	int e = errno;
+	atomic_fetch_add_explicit(&t->ring->blk_seq, 1, memory_order_release);
+	errno = e;
+}
+
+#define BLK_WRAP(ret, name, params, args)                                      \
+	DECL(ret, name, params);                                               \
+	SONDE_API ret name params                                              \
+	{                                                                      \
+		RESOLVE(name);                                                 \
+		int on_ = blk_enter(__builtin_return_address(0),               \
+				    __builtin_frame_address(0));               \
+		ret r_ = REAL(name) args;                                      \
+		blk_leave(on_);                                                \
+		return r_;                                                     \
+	}
+
+BLK_WRAP(int, nanosleep, (const struct timespec *a, struct timespec *b), (a, b))
+BLK_WRAP(int, clock_nanosleep, (clockid_t c, int f, const struct timespec *a, struct timespec *b),
+	 (c, f, a, b))
+BLK_WRAP(int, usleep, (useconds_t u), (u))
+BLK_WRAP(unsigned, sleep, (unsigned s), (s))
+BLK_WRAP(int, poll, (struct pollfd *p, nfds_t n, int ms), (p, n, ms))
+BLK_WRAP(int, ppoll, (struct pollfd *p, nfds_t n, const struct timespec *ts, const sigset_t *m),
+	 (p, n, ts, m))
+BLK_WRAP(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv),
+	 (n, r, w, e, tv))
+BLK_WRAP(int, pselect, (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+			const sigset_t *m), (n, r, w, e, ts, m))
+BLK_WRAP(int, epoll_wait, (int fd, struct epoll_event *ev, int n, int ms), (fd, ev, n, ms))
+BLK_WRAP(int, epoll_pwait, (int fd, struct epoll_event *ev, int n, int ms, const sigset_t *m),
+	 (fd, ev, n, ms, m))
+BLK_WRAP(int, sigtimedwait, (const sigset_t *s, siginfo_t *i, const struct timespec *ts),
+	 (s, i, ts))
+BLK_WRAP(int, sigwaitinfo, (const sigset_t *s, siginfo_t *i), (s, i))
+BLK_WRAP(int, sigsuspend, (const sigset_t *s), (s))
+BLK_WRAP(int, pause, (void), ())
+BLK_WRAP(int, sem_wait, (sem_t *s), (s))
+BLK_WRAP(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
+BLK_WRAP(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
+BLK_WRAP(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f))
+BLK_WRAP(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l),
+	 (fd, b, n, f, a, l))
+BLK_WRAP(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f))
+BLK_WRAP(int, accept, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l))
+BLK_WRAP(int, accept4, (int fd, struct sockaddr *a, socklen_t *l, int f), (fd, a, l, f))
+BLK_WRAP(pid_t, waitpid, (pid_t p, int *st, int o), (p, st, o))
+BLK_WRAP(pid_t, wait4, (pid_t p, int *st, int o, struct rusage *ru), (p, st, o, ru))
+BLK_WRAP(int, pthread_join, (pthread_t th, void **ret), (th, ret))
+
+static void blk_resolve(void)
+{
+	RESOLVE(nanosleep);
+	RESOLVE(clock_nanosleep);
+	RESOLVE(usleep);
+	RESOLVE(sleep);
+	RESOLVE(poll);
+	RESOLVE(ppoll);
+	RESOLVE(select);
+	RESOLVE(pselect);
+	RESOLVE(epoll_wait);
+	RESOLVE(epoll_pwait);
+	RESOLVE(sigtimedwait);
+	RESOLVE(sigwaitinfo);
+	RESOLVE(sigsuspend);
+	RESOLVE(pause);
+	RESOLVE(sem_wait);
+	RESOLVE(sem_timedwait);
+	RESOLVE(read);
+	RESOLVE(recv);
+	RESOLVE(recvfrom);
+	RESOLVE(recvmsg);
+	RESOLVE(accept);
+	RESOLVE(accept4);
+	RESOLVE(waitpid);
+	RESOLVE(wait4);
+	RESOLVE(pthread_join);
 }

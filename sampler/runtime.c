@@ -458,11 +458,13 @@ static int start_writer(void)
 										       : s->event;
 		in->spec = s->spec;
 		in->unit = s->kind == SD_SRC_PAPI ? "events" : "ns";
-		snprintf(mechanism[i], sizeof mechanism[i], "%s",
-			 s->kind == SD_SRC_PAPI	? "papi:overflow"
-			 : s->kind == SD_SRC_WALL ? "posix-timer:monotonic"
-			 : s->use_timer		  ? "posix-timer:thread-cputime"
-						  : "perf_event:task-clock");
+		snprintf(mechanism[i], sizeof mechanism[i], "%s%s",
+			 s->kind == SD_SRC_PAPI ? "papi:overflow"
+			 : s->use_timer		? "posix-timer:thread-cputime"
+						: "perf_event:task-clock",
+			 s->kind == SD_SRC_WALL ? "+off-cpu" : "");
+		if (s->kind == SD_SRC_WALL && sd_rt.wall_src < 0)
+			sd_rt.wall_src = (int)i;
 		in->mechanism = mechanism[i];
 		in->fallback_reason = s->use_timer ? s->fallback_reason : NULL;
 		in->period_ns = s->period_ns;
@@ -484,6 +486,8 @@ static int start_writer(void)
 		.fd_floor = sd_rt.fd_floor,
 		.counters = &sd_rt.counters,
 		.loader_refresh = loader_refresh,
+		.wall_source = sd_rt.wall_src,
+		.wall_period_ns = sd_rt.wall_src >= 0 ? c->sources[sd_rt.wall_src].period_ns : 0,
 		.fd_track = sd_runtime_fd_track_sigsafe,
 	};
 	return sd_writer_init(&wc);
@@ -492,6 +496,7 @@ static int start_writer(void)
 __attribute__((constructor)) static void sd_runtime_init(void)
 {
 	sd_interpose_init();
+	sd_rt.wall_src = -1;
 	if (sd_config_parse(&sd_rt.cfg) != 0)
 		return; /* off: disabled, or no usable signal (already said) */
 	sd_rt.pid = getpid();

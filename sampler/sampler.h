@@ -35,11 +35,10 @@
  * unw_backtrace of 130 frames through the handler uses under 6 KiB. */
 #define SD_ALTSTACK_BYTES (64u * 1024u)
 #define SD_SAMPLE_STACK_NEED (12u * 1024u)
-/* Throttling: a source whose samples fall behind (another of its signals
- * already queued when the handler returns, or the handler alone taking a
- * quarter of the period) in SD_THROTTLE_BAD of SD_THROTTLE_WINDOW samples has
- * its period raised on that thread (at least doubled, and to four times what
- * a sample was seen to cost), up to SD_THROTTLE_MAX_NS. */
+/* Throttling: a source whose samples cost (handler + signal round trip,
+ * handler.c) more than a quarter of its period in SD_THROTTLE_BAD of
+ * SD_THROTTLE_WINDOW samples has its period raised on that thread (at least
+ * doubled, and to four times the cost seen), up to SD_THROTTLE_MAX_NS. */
 #define SD_THROTTLE_WINDOW 8
 #define SD_THROTTLE_BAD 4
 #define SD_THROTTLE_MAX_NS 1000000000ull
@@ -97,8 +96,12 @@ struct sd_thread {
 	uintptr_t prog_alt_lo, prog_alt_hi;
 	uint32_t mult[SD_MAX_SOURCES]; /* throttling: effective period = period x mult */
 	uint16_t win_n[SD_MAX_SOURCES], win_bad[SD_MAX_SOURCES];
-	uint8_t queued_prev[SD_MAX_SOURCES], over_prev[SD_MAX_SOURCES];
-	uint64_t entry_prev[SD_MAX_SOURCES], cost_max[SD_MAX_SOURCES];
+	uint8_t over_prev[SD_MAX_SOURCES];
+	uint64_t cost_max[SD_MAX_SOURCES];
+	uint8_t queued_at_exit;        /* a signal of ours was queued at the last return */
+	uint64_t exit_ns;              /* when the last sample handler returned */
+	uint64_t trip_ns;              /* least signal round trip seen, 0: none yet */
+	uint8_t warm;                  /* samples seen, up to 4 (not judged) */
 	unsigned scratch_len;
 	uint64_t *scratch;             /* unwinder output, max_depth + slack */
 	struct sd_counters_thread ctr; /* counters in every sample */
@@ -120,6 +123,7 @@ struct sd_runtime {
 	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
 	int sigterm_installed[65];     /* our flush handler holds this signal */
 	int sigio_installed;           /* our SIGIO handler holds SIGIO */
+	int wall_src;                  /* index of the wall-time source, -1 if none */
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
 	_Atomic int throttle_said[SD_MAX_SOURCES];

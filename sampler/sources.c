@@ -8,8 +8,10 @@
  * signal to its own thread (exact rate: 1000 signals per CPU-second at 1 ms
  * here). POSIX CPU-time timers fire only on the scheduler tick (250 Hz on
  * this kernel), so they are the fallback where perf_event is refused, with
- * each sample weighted by 1 + overrun. wall-time is a per-thread
- * CLOCK_MONOTONIC POSIX timer.
+ * each sample weighted by 1 + overrun. wall-time uses the same clock for
+ * the time a thread runs its own code, so that no signal ever reaches a
+ * thread blocked in a system call (it would return EINTR); the rest of its
+ * elapsed time is accounted by the writer (writer/offcpu.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,7 +35,7 @@ void sd_sources_probe(struct sd_config *cfg)
 {
 	for (unsigned i = 0; i < cfg->nsources; i++) {
 		struct sd_source *s = &cfg->sources[i];
-		if (s->kind != SD_SRC_CPU)
+		if (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL)
 			continue;
 		int fd = -1;
 		int err = sd_kernel_clock_open(0, s->period_ns, cfg->signo, 0, &fd);
@@ -99,7 +101,8 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			papi++; /* opened by papi.c */
 			continue;
 		}
-		if (s->kind == SD_SRC_CPU && !s->use_timer) {
+		int clocked = s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL;
+		if (clocked && !s->use_timer) {
 			err = sd_kernel_clock_open(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
 						   sd_rt.fd_floor, &t->src_fd[i]);
 			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
@@ -116,10 +119,10 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 					       "(RLIMIT_NOFILE); threads from now on may sample with a POSIX "
 					       "CPU-time timer (raise ulimit -n for exact rates)", s->spec);
 			}
-		} else if (s->kind == SD_SRC_CPU) {
-			err = timer_open(t, i, thread_cpu_clock(tid), tid);
 		} else {
-			err = timer_open(t, i, CLOCK_MONOTONIC, tid);
+			/* cpu-time, and the on-CPU half of wall-time (its off-CPU half
+			 * is accounted by the writer, never signalled). */
+			err = timer_open(t, i, thread_cpu_clock(tid), tid);
 		}
 		if (err)
 			last_err = err;

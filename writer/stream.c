@@ -468,5 +468,32 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 		for (unsigned i = 0; i < rec->ncounters; i++)
 			msgpack_pack_uint64(&sd_w.pk, rec->pcs[rec->depth + i]);
 	}
+	r->last_node = node;
+	sd_w.n_samples++;
+}
+
+/* A sample that no signal took: `weight` periods of `source` that thread r
+ * spent off CPU (or in the kernel), charged to pseudo-frame `pseudo` under
+ * the stack pcs[0..n) (innermost first, all return addresses or sonde's own
+ * frames), or under the thread's last sampled stack when n is 0. */
+void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
+			 unsigned n, uint32_t pseudo, uint32_t weight)
+{
+	uint32_t parent = n ? 0 : r->last_node;
+	for (unsigned i = n; i-- > 0;)
+		parent = intern_frame(parent, pcs[i], 0, t_ns);
+	uint32_t node = intern(parent, 0, pseudo);
+	uint64_t t = sd_stream_rel(t_ns);
+	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
+	if (t > r->last_t_ns)
+		r->last_t_ns = t;
+	msgpack_pack_array(&sd_w.pk, 7);
+	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, dt);
+	msgpack_pack_uint8(&sd_w.pk, source);
+	msgpack_pack_uint32(&sd_w.pk, node);
+	msgpack_pack_uint32(&sd_w.pk, weight);
+	msgpack_pack_uint8(&sd_w.pk, SD_FLAG_ACCOUNTED);
 	sd_w.n_samples++;
 }

@@ -374,6 +374,8 @@ static void drain(int final)
 		}
 		atomic_store_explicit(&r->tail, tail, memory_order_release);
 		emit_drops(r);
+		if (!closed)
+			sd_offcpu_tick(r);
 		if (closed || final) {
 			if (!closed) {
 				char path[64];
@@ -650,6 +652,10 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	}
 	keep->idx = 0;
 	keep->prev_depth = 0;
+	keep->last_node = 0;
+	keep->wall_init = 0;
+	keep->acc_off_ns = keep->acc_kernel_ns = 0;
+	atomic_store(&keep->wall_periods, 0);
 	keep->next = NULL;
 	keep->tid = gettid();
 	keep->t_begin_ns = sd_now_ns_sigsafe();

@@ -42,6 +42,18 @@ enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
 #define SD_FLAG_PARTIAL 2u
 #define SD_FLAG_SLOWPATH 4u
 #define SD_FLAG_NO_COUNTERS 8u
+#define SD_FLAG_ACCOUNTED 16u /* not a signal: time accounted by sonde (off-CPU) */
+
+/* Pseudo-frames: FRAME records with module 0 and these addresses name time
+ * that has no code address of its own (docs/FORMAT.md). */
+#define SD_PSEUDO_BLOCKED 1u        /* inside a blocking call, stack from its entry */
+#define SD_PSEUDO_OFFCPU 2u         /* off CPU elsewhere: last known stack */
+#define SD_PSEUDO_KERNEL 3u         /* on CPU in kernel mode */
+#define SD_PSEUDO_SIGNALS_BLOCKED 4u /* samples delivered late, when unblocked */
+#define SD_PSEUDO_DL 5u             /* inside dlopen/dlclose */
+
+/* Frames kept of the stack where a thread entered a blocking call. */
+#define SD_BLK_MAX 128
 
 /* One raw record in a ring: fixed header, then `depth` PCs, innermost first.
  * pcs[0] is the interrupted PC; pcs[1..] are return addresses. A REGION
@@ -89,8 +101,23 @@ struct sd_ring {
 	unsigned nfinal;
 	uint64_t final_deltas[SD_MAX_COUNTERS];
 
+	/* wall-time: the periods (weights) of the on-CPU samples its handler
+	 * took, and the stack where the thread entered a blocking call: blk_seq
+	 * is odd while it is inside; blk_pcs is written only while it is even
+	 * (by the thread, ordinary context), read by the writer under an odd
+	 * value that did not change meanwhile. */
+	_Atomic uint64_t wall_periods;
+	_Atomic uint32_t blk_seq;
+	uint32_t blk_depth;
+	uintptr_t blk_key_ra, blk_key_fp;
+	uint64_t blk_pcs[SD_BLK_MAX];
+
 	/* Writer-private from here on. */
 	uint32_t idx;          /* stream thread id, 0 until announced */
+	uint32_t last_node;    /* stack node of its last sample */
+	int wall_init;
+	uint64_t wall_mono, wall_cpu, wall_seen;
+	int64_t acc_off_ns, acc_kernel_ns;
 	uint64_t last_t_ns;
 	uint64_t drops_sent[SD_DROP_NREASONS];
 	uint32_t prev_depth;   /* last interned stack, for prefix reuse */
@@ -175,6 +202,10 @@ struct sd_writer_config {
 	 * of that number is seen (sd_writer_fd_closed). */
 	int fd_floor;
 	void (*fd_track)(int fd, int on);
+	/* wall-time source index (-1: none) and its period: the writer
+	 * accounts each thread's off-CPU and kernel time at its tick. */
+	int wall_source;
+	uint64_t wall_period_ns;
 	/* The writer found modules loaded behind the sampler's back (libc's own
 	 * dlopen of NSS or gconv modules): the unwinder's view of the loader must
 	 * be refreshed. Called from the writer thread, ordinary context. */

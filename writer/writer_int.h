@@ -110,6 +110,11 @@ void sd_stream_thread(struct sd_ring *r);
 void sd_stream_thread_end(struct sd_ring *r);
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec);
+void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
+			 unsigned n, uint32_t pseudo, uint32_t weight);
+/* offcpu.c: wall-time off-CPU and kernel time of ring r's thread since the
+ * last tick, as accounted samples. Writer lock held. */
+void sd_offcpu_tick(struct sd_ring *r);
 void sd_stream_drops(uint32_t thread, const uint64_t *counts);
 void sd_stream_end(const char *reason, int signo);
 void sd_stream_note(const char *text);

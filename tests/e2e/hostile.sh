@@ -85,6 +85,35 @@ for c in $cases; do
 		same rtdef "cpu-time@1ms" rtdefault
 		pass "SIGRTMIN+4 keeps its default action and SIG_IGN"
 		;;
+	blocking)
+		# wall-time never interrupts a blocked call; its blocked time is
+		# accounted from outside: [blocked] under the call's stack for
+		# calls sonde wraps, [off-cpu] for a raw system call.
+		for spec in wall-time@10ms "wall-time@1ms,cpu-time@1ms"; do
+			same blk "$spec" blocking
+			grep -q EINTR blk.out && fail "$spec: EINTR under sonde: $(grep EINTR blk.out)"
+			read -r _ bms _ rms _ jms _ ems < <(grep blocked_ms blk.err)
+			per=$(echo "$spec" | sed 's/wall-time@\([0-9]*\)ms.*/\1/')
+			"$SONDE" report --source wall-time --metric time --format csv blk >blk.csv 2>/dev/null ||
+				fail "$spec: report failed"
+			b=$(awk -F, '$1 == "[blocked]" { printf "%.0f", $2 }' blk.csv)
+			o=$(awk -F, '$1 == "[off-cpu]" { printf "%.0f", $2 }' blk.csv)
+			want=$((bms + jms))
+			# Exact to a period per thread and tick (10 ms) at each end.
+			awk -v n="${b:-0}" -v w="$want" 'BEGIN { exit !(n >= 0.95 * w - 40 && n <= 1.05 * w + 40) }' ||
+				fail "$spec: [blocked] ${b:-0} ms, the program was blocked $want ms in wrapped calls"
+			# [off-cpu]: the raw nanosleeps, and time waiting for a CPU.
+			awk -v n="${o:-0}" -v w="$rms" 'BEGIN { exit !(n >= 0.9 * w - 20) }' ||
+				fail "$spec: [off-cpu] ${o:-0} ms, raw nanosleeps took $rms ms"
+			tot=$(awk -F, 'NR > 1 { s += $2 } END { printf "%.0f", s }' blk.csv)
+			awk -v n="$tot" -v w="$ems" 'BEGIN { exit !(n >= 0.95 * w - 40 && n <= 1.05 * w + 40) }' ||
+				fail "$spec: wall-time samples stand for $tot ms, the two threads lived $ems ms"
+			"$SONDE" report --source wall-time --format folded blk | grep -q 'blocking_calls;[^ ]*\[blocked\]' ||
+				fail "$spec: [blocked] not under blocking_calls"
+			pass "$spec: no EINTR; [blocked] $b ms for $want ms blocked, [off-cpu] ${o:-0} ms for $rms ms, all $tot ms for $ems ms"
+			rm -rf blk
+		done
+		;;
 	*) fail "unknown case $c" ;;
 	esac
 done

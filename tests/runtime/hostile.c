@@ -271,9 +271,18 @@ static int mode_rtdefault(void)
 
 /* ---- blocking calls ---------------------------------------------------- */
 
+static double blocked_total, raw_total; /* seconds, both threads */
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void check(const char *what, int r, double t0, double want)
 {
 	double took = mono_now() - t0;
+	pthread_mutex_lock(&total_lock);
+	if (!strcmp(what, "raw nanosleep"))
+		raw_total += took;
+	else
+		blocked_total += took;
+	pthread_mutex_unlock(&total_lock);
 	printf("%s: %s, %s\n", what, r < 0 && errno == EINTR ? "EINTR" : "ok",
 	       took >= want * 0.95 ? "full time" : "returned early");
 }
@@ -347,10 +356,14 @@ NOINLINE static void blocking_calls(void)
 	check("raw nanosleep", r, t0, 0.15);
 }
 
+static double thread_elapsed;
+
 static void *blocking_thread(void *arg)
 {
 	(void)arg;
+	double t0 = mono_now();
 	blocking_calls();
+	thread_elapsed = mono_now() - t0;
 	return NULL;
 }
 
@@ -358,13 +371,19 @@ NOINLINE static void block_work(double s) { burn(s); }
 
 static int mode_blocking(void)
 {
+	double start = mono_now();
 	block_work(0.1);
 	blocking_calls();
 	/* And in a second thread, while the first burns CPU. */
 	pthread_t th;
 	pthread_create(&th, NULL, blocking_thread, NULL);
 	block_work(0.3);
+	double t0 = mono_now();
 	pthread_join(th, NULL);
+	double joined = mono_now() - t0;
+	fprintf(stderr, "blocked_ms %.0f raw_ms %.0f join_ms %.0f elapsed_ms %.0f\n",
+		blocked_total * 1e3, raw_total * 1e3, joined * 1e3,
+		(mono_now() - start + thread_elapsed) * 1e3);
 	report_cpu();
 	return 0;
 }

@@ -1,0 +1,108 @@
+/* offcpu.c - the blocked half of wall-time sampling, accounted by the writer.
+ *
+ * Runs on the writer thread, at each tick, with the writer lock held.
+ *
+ * wall-time never signals a thread that is not running: a signal makes
+ * nanosleep, poll, select, epoll_wait, sem_timedwait, sigtimedwait, ... return
+ * EINTR, which SA_RESTART cannot undo. Its signals come from a per-thread
+ * task clock in user mode (they fire only while the thread runs its own
+ * code), each standing for `period` of elapsed time. The rest of the thread's
+ * elapsed time is accounted here, from outside: at each tick,
+ *
+ *   elapsed  = CLOCK_MONOTONIC advance since the last tick
+ *   cpu      = the thread's CPU clock advance (readable from any thread)
+ *   sampled  = periods the handler took since the last tick x period
+ *   off-CPU  = elapsed - cpu           (blocked, sleeping, or waiting for a CPU)
+ *   kernel   = cpu - sampled           (on CPU in kernel mode, never signalled)
+ *
+ * Each is carried over in an accumulator and written as accounted samples
+ * (flag SD_FLAG_ACCOUNTED) of whole periods. Off-CPU time is charged to the
+ * stack where the thread entered the blocking call it is in (captured by the
+ * interposed call, seqcount-checked), under [blocked]; when it is in no call
+ * sonde knows, to its last sampled stack under [off-cpu]. Kernel time goes to
+ * the last sampled stack under [kernel]. The totals are exact to a period per
+ * thread; attribution is exact for the calls sonde wraps and approximate
+ * (last known stack) for the others (docs/ENV.md).
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <time.h>
+
+#include "writer/writer_int.h"
+
+static int thread_cpu_ns(pid_t tid, uint64_t *out)
+{
+	struct timespec ts;
+	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6u);
+	if (clock_gettime(clk, &ts) != 0)
+		return -1;
+	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* Copies the blocked thread's entry stack if it is inside a call now and
+ * the copy is consistent; returns its depth, 0 otherwise. */
+static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs)
+{
+	uint32_t s1 = atomic_load_explicit(&r->blk_seq, memory_order_acquire);
+	if (!(s1 & 1))
+		return 0;
+	unsigned n = r->blk_depth < SD_BLK_MAX ? r->blk_depth : SD_BLK_MAX;
+	for (unsigned i = 0; i < n; i++)
+		pcs[i] = ((volatile uint64_t *)r->blk_pcs)[i];
+	atomic_thread_fence(memory_order_acquire);
+	uint32_t s2 = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
+	return s1 == s2 && n ? n : 0;
+}
+
+void sd_offcpu_tick(struct sd_ring *r)
+{
+	int src = sd_w.cfg.wall_source;
+	uint64_t period = sd_w.cfg.wall_period_ns;
+	if (src < 0 || !period || !r->idx)
+		return;
+	uint64_t now = sd_now_ns_sigsafe(), cpu;
+	if (thread_cpu_ns(r->tid, &cpu) != 0)
+		return; /* the thread is gone: its tail (under a tick) is not counted */
+	uint64_t periods = atomic_load_explicit(&r->wall_periods, memory_order_relaxed);
+	if (!r->wall_init) {
+		r->wall_init = 1;
+		/* A thread sonde saw begin has used no CPU before t_begin: count
+		 * from there. The main thread and threads older than sonde have:
+		 * count from now. */
+		uint64_t since = r->t_begin_ns && r->t_begin_ns < now ? now - r->t_begin_ns : 0;
+		if (since && cpu <= since + 1000000) {
+			r->wall_mono = r->t_begin_ns;
+			r->wall_cpu = 0;
+			r->wall_seen = 0;
+		} else {
+			r->wall_mono = now;
+			r->wall_cpu = cpu;
+			r->wall_seen = periods;
+			return;
+		}
+	}
+	int64_t elapsed = (int64_t)(now - r->wall_mono);
+	int64_t cpu_d = (int64_t)(cpu - r->wall_cpu);
+	int64_t sampled = (int64_t)((periods - r->wall_seen) * period);
+	r->wall_mono = now;
+	r->wall_cpu = cpu;
+	r->wall_seen = periods;
+	if (elapsed < 0 || cpu_d < 0)
+		return;
+	r->acc_off_ns += elapsed - cpu_d;
+	r->acc_kernel_ns += cpu_d - sampled;
+	uint64_t pcs[SD_BLK_MAX];
+	if (r->acc_off_ns >= (int64_t)period) {
+		uint64_t k = (uint64_t)r->acc_off_ns / period;
+		r->acc_off_ns -= (int64_t)(k * period);
+		unsigned n = blocked_stack(r, pcs);
+		sd_stream_accounted(r, now, (uint8_t)src, pcs, n,
+				    n ? SD_PSEUDO_BLOCKED : SD_PSEUDO_OFFCPU, (uint32_t)k);
+	}
+	if (r->acc_kernel_ns >= (int64_t)period) {
+		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
+		r->acc_kernel_ns -= (int64_t)(k * period);
+		sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL, (uint32_t)k);
+	}
+}
