@@ -289,12 +289,12 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
 	sigorset(&mask, &mask, &act.sa_mask);
 	if (!(act.sa_flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	pthread_sigmask(SIG_SETMASK, &mask, &old);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, _NSIG / 8);
 	if (info)
 		act.sa_sigaction(sig, si, ucv);
 	else
 		act.sa_handler(sig);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }
 
 /* ---- throttling ---------------------------------------------------------- */
@@ -576,7 +576,7 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 		sd_ring_drop_sigsafe(t->ring, SD_DROP_BUSY);
 		goto out;
 	}
-	if (t->in_dl) {
+	if (t->in_dl && !t->ovr) {
 		sd_ring_drop_sigsafe(t->ring, SD_DROP_IN_DL);
 		goto out;
 	}
@@ -600,6 +600,15 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 	rec->weight = weight;
 
 	unsigned max = sd_rt.cfg.max_depth;
+	if (t->ovr) {
+		/* Not unwound: charged to the pseudo-frame under the stack taken
+		 * where the override began (dlopen's caller, the unblocking call). */
+		unsigned n = t->ovr_depth < max ? t->ovr_depth : max - 1;
+		rec->pcs[0] = (uint64_t)t->ovr;
+		memcpy(&rec->pcs[1], t->ovr_pcs, n * sizeof rec->pcs[0]);
+		rec->depth = (uint16_t)(n + 1);
+		goto counters;
+	}
 	switch (sd_rt.cfg.unwind) {
 	case SD_UNWIND_LIBUNWIND:
 		t->in_handler = 1;
@@ -614,6 +623,7 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 		rec->depth = 1;
 		break;
 	}
+counters:
 	rec->ncounters = 0;
 	if (sd_rt.counters.n) {
 		uint64_t now[SD_MAX_COUNTERS];
@@ -642,6 +652,31 @@ void sd_handler_warmup(struct sd_thread *t)
 	unw_backtrace((void **)t->scratch, (int)t->scratch_len);
 	t->in_handler = 0;
 	t->busy = 0;
+}
+
+int sd_handler_ovr_begin(struct sd_thread *t, unsigned pseudo)
+{
+	if (!t || t->ovr || t->busy)
+		return 0;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	int n = 0;
+	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
+		t->in_handler = 1;
+		n = unw_backtrace((void **)t->ovr_pcs, (int)sd_rt.cfg.max_depth - 1);
+		t->in_handler = 0;
+	}
+	t->ovr_depth = n > 0 ? (unsigned)n : 0;
+	t->ovr = (sig_atomic_t)pseudo;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+	return 1;
+}
+
+void sd_handler_ovr_end(struct sd_thread *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->ovr = 0;
 }
 
 /* SIGTERM/SIGINT/SIGHUP while the program keeps the default disposition:

@@ -71,6 +71,8 @@ DECL(int, pipe2, (int[2], int));
 DECL(int, dup3, (int, int, int));
 DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
 DECL(int, sigaltstack, (const stack_t *, stack_t *));
+DECL(int, pthread_sigmask, (int, const sigset_t *, sigset_t *));
+DECL(int, sigprocmask, (int, const sigset_t *, sigset_t *));
 
 static void blk_resolve(void);
 
@@ -102,6 +104,8 @@ void sd_interpose_init(void)
 	RESOLVE(pipe2);
 	RESOLVE(sigaction);
 	RESOLVE(sigaltstack);
+	RESOLVE(pthread_sigmask);
+	RESOLVE(sigprocmask);
 	blk_resolve();
 }
 
@@ -196,6 +200,28 @@ static void loader_changed(uint64_t t0)
 	sd_runtime_restore_signals(&old);
 }
 
+/* Inside dlopen/dlclose (and sonde's bookkeeping after them, with signals
+ * blocked) samples are not unwound (the loader may be half-way through a
+ * change): they are charged to [dlopen/dlclose] under the caller's stack,
+ * taken here. */
+static int dl_begin(struct sd_thread *t)
+{
+	if (!t)
+		return 0;
+	int ovr = running() && our_process() ? sd_handler_ovr_begin(t, SD_PSEUDO_DL) : 0;
+	t->in_dl++;
+	return ovr;
+}
+
+static void dl_end(struct sd_thread *t, int ovr)
+{
+	if (!t)
+		return;
+	t->in_dl--;
+	if (ovr)
+		sd_handler_ovr_end(t);
+}
+
 /* A bare library name is searched along the *caller's* paths (its DT_RPATH
  * and DT_RUNPATH); calling the real dlopen from here would search sonde's
  * instead. So the search is done against the caller's list first. */
@@ -236,14 +262,14 @@ SONDE_API void *dlopen(const char *file, int mode)
 	char buf[PATH_MAX];
 	const char *path = resolve_for_caller(file, __builtin_return_address(0), buf, sizeof buf);
 	uint64_t t0 = sd_now_ns_sigsafe();
-	if (t)
-		t->in_dl++;
+	int ovr = dl_begin(t);
 	void *h = REAL(dlopen)(path, mode);
 	if (!h && path != file)
 		h = REAL(dlopen)(file, mode);
-	if (t)
-		t->in_dl--;
+	int e = errno;
 	loader_changed(t0);
+	dl_end(t, ovr);
+	errno = e;
 	return h;
 }
 
@@ -252,12 +278,12 @@ SONDE_API void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	RESOLVE(dlmopen);
 	struct sd_thread *t = sd_tls_thread;
 	uint64_t t0 = sd_now_ns_sigsafe();
-	if (t)
-		t->in_dl++;
+	int ovr = dl_begin(t);
 	void *h = REAL(dlmopen)(lmid, file, mode);
-	if (t)
-		t->in_dl--;
+	int e = errno;
 	loader_changed(t0);
+	dl_end(t, ovr);
+	errno = e;
 	return h;
 }
 
@@ -265,12 +291,12 @@ SONDE_API int dlclose(void *h)
 {
 	RESOLVE(dlclose);
 	struct sd_thread *t = sd_tls_thread;
-	if (t)
-		t->in_dl++;
+	int ovr = dl_begin(t);
 	int r = REAL(dlclose)(h);
-	if (t)
-		t->in_dl--;
+	int e = errno;
 	loader_changed(sd_now_ns_sigsafe());
+	dl_end(t, ovr);
+	errno = e;
 	return r;
 }
 
@@ -591,6 +617,62 @@ SONDE_API int sigaltstack(const stack_t *ss, stack_t *old)
 	if (old)
 		*old = prev;
 	return 0;
+}
+
+int sd_real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	RESOLVE(pthread_sigmask);
+	if (!REAL(pthread_sigmask))
+		return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? errno : 0;
+	return REAL(pthread_sigmask)(how, set, old);
+}
+
+/* The program unblocks sonde's signal while samples are queued: the kernel
+ * delivers them all as the call returns, and each would be charged to the
+ * unblocking call. They stand for time the thread ran with the signal
+ * blocked, somewhere below its caller: they are charged to
+ * [signals blocked] under the caller's stack instead. Costs one
+ * rt_sigpending only when the call unblocks sonde's signal. */
+static int late_begin(int how, const sigset_t *set)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!set || !t || t->busy || t->ovr || !running() || !our_process())
+		return 0;
+	int sig = sd_rt.cfg.signo;
+	int unblocks = (how == SIG_UNBLOCK && sigismember(set, sig) == 1) ||
+		       (how == SIG_SETMASK && sigismember(set, sig) == 0);
+	if (!unblocks)
+		return 0;
+	sigset_t p;
+	if (syscall(SYS_rt_sigpending, &p, _NSIG / 8) != 0 || sigismember(&p, sig) != 1)
+		return 0;
+	return sd_handler_ovr_begin(t, SD_PSEUDO_SIGNALS_BLOCKED);
+}
+
+static void late_end(int on)
+{
+	if (on)
+		sd_handler_ovr_end(sd_tls_thread);
+}
+
+SONDE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	RESOLVE(pthread_sigmask);
+	int on = late_begin(how, set);
+	int r = REAL(pthread_sigmask)(how, set, old);
+	late_end(on);
+	return r;
+}
+
+SONDE_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	RESOLVE(sigprocmask);
+	int on = late_begin(how, set);
+	int r = REAL(sigprocmask)(how, set, old);
+	int e = errno;
+	late_end(on);
+	errno = e;
+	return r;
 }
 
 SONDE_API sighandler_t signal(int sig, sighandler_t handler)

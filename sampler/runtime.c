@@ -79,12 +79,12 @@ void sd_runtime_block_signals(sigset_t *old)
 {
 	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
+	sd_real_pthread_sigmask(SIG_BLOCK, &all, old);
 }
 
 void sd_runtime_restore_signals(const sigset_t *old)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	sd_real_pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 static pid_t gettid_(void)
@@ -133,8 +133,10 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 	}
 	t->scratch_len = sd_rt.cfg.max_depth + 32;
 	t->scratch = malloc(t->scratch_len * sizeof *t->scratch);
-	t->ring = t->scratch ? sd_writer_ring_new(tid, name) : NULL;
+	t->ovr_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->ovr_pcs);
+	t->ring = t->scratch && t->ovr_pcs ? sd_writer_ring_new(tid, name) : NULL;
 	if (!t->ring) {
+		free(t->ovr_pcs);
 		free(t->scratch);
 		free(t);
 		return NULL;
@@ -324,6 +326,7 @@ void sd_thread_end(void)
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	sd_writer_ring_close(t->ring, name, final, nfinal);
 	free(t->scratch);
+	free(t->ovr_pcs);
 	free(t);
 	sd_runtime_restore_signals(&old);
 }
@@ -718,6 +721,7 @@ void sd_runtime_fork_child(void)
 		t->ctr.ok = 0;
 		if (t != self) {
 			free(t->scratch);
+			free(t->ovr_pcs);
 			free(t);
 		}
 	}
@@ -731,6 +735,7 @@ void sd_runtime_fork_child(void)
 		if (self) {
 			sd_tls_thread = NULL;
 			free(self->scratch);
+			free(self->ovr_pcs);
 			free(self);
 		}
 		sd_runtime_restore_signals(&fork_saved_mask);
@@ -739,6 +744,7 @@ void sd_runtime_fork_child(void)
 	self->tid = gettid_();
 	self->next = NULL;
 	self->adopted = 0;
+	self->ovr = 0;
 	sd_rt.threads = self;
 	sd_papi_fork_child(); /* before any other thread exists in the child */
 	if (sd_writer_fork_child(self->ring) != 0) {

@@ -102,6 +102,13 @@ struct sd_thread {
 	uint64_t exit_ns;              /* when the last sample handler returned */
 	uint64_t trip_ns;              /* least signal round trip seen, 0: none yet */
 	uint8_t warm;                  /* samples seen, up to 4 (not judged) */
+	/* While ovr is set (a pseudo-frame, writer.h SD_PSEUDO_*), samples are
+	 * not unwound: they are charged to ovr under the stack ovr_pcs, taken
+	 * in ordinary context (inside dlopen/dlclose; signals delivered late,
+	 * when the program unblocks them). */
+	volatile sig_atomic_t ovr;
+	unsigned ovr_depth;
+	uint64_t *ovr_pcs;             /* max_depth entries */
 	unsigned scratch_len;
 	uint64_t *scratch;             /* unwinder output, max_depth + slack */
 	struct sd_counters_thread ctr; /* counters in every sample */
@@ -186,6 +193,11 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 void sd_handler_warmup(struct sd_thread *t);
+/* Charges the calling thread's samples to pseudo-frame `pseudo` under its
+ * current stack (unwound here, ordinary context) until sd_handler_ovr_end().
+ * Returns 0 when an override was already in place (nothing to end). */
+int sd_handler_ovr_begin(struct sd_thread *t, unsigned pseudo);
+void sd_handler_ovr_end(struct sd_thread *t);
 /* The loader-state snapshot the handler iterates instead of the real
  * dl_iterate_phdr; rebuilt outside signal context. */
 void sd_phdr_snapshot_rebuild(void);
@@ -201,5 +213,6 @@ int sd_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn
 int sd_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int sd_real_sigaltstack(const stack_t *ss, stack_t *old);
+int sd_real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 #endif

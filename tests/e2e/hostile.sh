@@ -114,6 +114,46 @@ for c in $cases; do
 			rm -rf blk
 		done
 		;;
+	sigblock)
+		# Samples queued while the program blocked every signal are charged to
+		# [signals blocked] under the code that blocked them, not to the call
+		# that unblocked them.
+		same sigb "cpu-time@1ms" sigblock 0.4
+		bms=$(awk '$1 == "blocked_cpu_ms" { print $2 }' sigb.err)
+		"$SONDE" report --metric time --format folded sigb >sigb.folded 2>/dev/null
+		sb=$(awk '/mode_sigblock;\[signals blocked\] / { s += $NF } END { printf "%.0f", s / 1e6 }' sigb.folded)
+		mask=$(awk '/sigprocmask|pthread_sigmask/ { s += $NF } END { printf "%.0f", s / 1e6 }' sigb.folded)
+		awk -v n="$sb" -v w="$bms" 'BEGIN { exit !(n >= 0.85 * w - 5 && n <= 1.1 * w + 5) }' ||
+			fail "sigblock: [signals blocked] under mode_sigblock ${sb} ms, the program ran ${bms} ms blocked"
+		[ "$mask" -le 5 ] || fail "sigblock: ${mask} ms charged to sigprocmask/pthread_sigmask"
+		pass "sigblock: ${sb} ms under [signals blocked] for ${bms} ms blocked, ${mask} ms on the mask calls"
+		;;
+	blockthread)
+		# A thread that blocks every signal all its life and exits: its queued
+		# samples are counted as signals_blocked drops, not lost silently.
+		same blkt "cpu-time@1ms" blockthread 0.4
+		bms=$(awk '$1 == "blocked_cpu_ms" { print $2 }' blkt.err)
+		n=$(grep '"kind":"DROPS"' "$T/dump.json" | grep -o '"signals_blocked":[0-9]*' | tail -n 1 | cut -d: -f2)
+		awk -v n="${n:-0}" -v w="$bms" 'BEGIN { exit !(n >= 0.85 * w - 5 && n <= 1.1 * w + 5) }' ||
+			fail "blockthread: ${n:-0} signals_blocked drops for ${bms} ms blocked at 1 ms"
+		pass "blockthread: ${n} samples counted as signals_blocked for ${bms} ms"
+		;;
+	dlloop)
+		# Time inside dlopen/dlclose is charged to [dlopen/dlclose] under
+		# the caller, not to sonde's signal masking, and not dropped.
+		same dl "cpu-time@100us" dlloop 4000 "$B/libplug.so"
+		"$SONDE" report --metric time --format folded dl >dl.folded 2>/dev/null
+		tot=$(awk '{ s += $NF } END { printf "%.0f", s / 1e6 }' dl.folded)
+		in=$(awk '/mode_dlloop;\[dlopen\/dlclose\] / { s += $NF } END { printf "%.0f", s / 1e6 }' dl.folded)
+		mask=$(awk '/sigprocmask|pthread_sigmask/ { s += $NF } END { printf "%.0f", s / 1e6 }' dl.folded)
+		n=$(grep '"kind":"DROPS"' "$T/dump.json" | grep -o '"in_dl":[0-9]*' | tail -n 1 | cut -d: -f2)
+		[ "${n:-0}" -le 2 ] || fail "dlloop: ${n} in_dl drops"
+		awk -v m="$mask" -v t="$tot" 'BEGIN { exit !(m <= 0.02 * t + 1) }' ||
+			fail "dlloop: ${mask} of ${tot} ms charged to signal mask calls"
+		awk -v i="$in" -v t="$tot" 'BEGIN { exit !(i >= 0.5 * t) }' ||
+			fail "dlloop: only ${in} of ${tot} ms under mode_dlloop;[dlopen/dlclose]"
+		pass "dlloop: ${in} of ${tot} ms under [dlopen/dlclose], ${mask} ms on mask calls, ${n:-0} in_dl drops"
+		;;
 	*) fail "unknown case $c" ;;
 	esac
 done

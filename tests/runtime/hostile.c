@@ -398,10 +398,13 @@ static int mode_sigblock(double s)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
+	double c0 = cpu_now();
 	blocked_work(s);
+	double blocked = cpu_now() - c0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	unblocked_work(s / 2);
 	printf("sigblock done\n");
+	fprintf(stderr, "blocked_cpu_ms %.0f\n", blocked * 1e3);
 	report_cpu();
 	return 0;
 }
@@ -411,7 +414,9 @@ static void *blockthread_fn(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	double c0 = cpu_now();
 	blocked_work(*(double *)arg);
+	fprintf(stderr, "blocked_cpu_ms %.0f\n", (cpu_now() - c0) * 1e3);
 	return NULL;
 }
 
