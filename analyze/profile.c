@@ -644,9 +644,9 @@ static const char *check_counts(const msgpack_object *o, size_t n, const char *w
 	};
 	if (o->type != MSGPACK_OBJECT_ARRAY)
 		return why[i][0];
-	if (o->via.array.size != n)
+	if (o->via.array.size != n && !(i == 2 && o->via.array.size == 0)) /* THREAD_END: none */
 		return why[i][1];
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < o->via.array.size; k++)
 		if (o->via.array.ptr[k].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
 			return why[i][2];
 	return NULL;
@@ -794,7 +794,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		why = "THREAD_END names a thread that no THREAD record defined before it";
 		if (a == 0 || a >= st->nthreads)
 			goto bad;
-		if (r->n > 4 && st->nctrs) { /* its thread's, after its last sample */
+		if (r->n > 4 && st->nctrs && r->v[4].via.array.size) { /* its thread's, after its last sample */
 			struct sthread *t = &st->threads[a];
 			if (!t->endcnt && !(t->endcnt = calloc(st->nctrs, sizeof(*t->endcnt))))
 				return -ENOMEM;

@@ -33,7 +33,8 @@ enum {
 	K_NOTE,
 	K_ATTRIBUTE,
 	K_CONTEXT,
-	K_REGION
+	K_REGION,
+	K_THREAD_CPU
 };
 
 static const char *const drop_names[SD_DROP_NREASONS] = {
@@ -194,19 +195,38 @@ void sd_stream_thread(struct sd_ring *r)
 
 void sd_stream_thread_end(struct sd_ring *r)
 {
-	int deltas = 0;
-	for (unsigned i = 0; i < r->nfinal; i++)
-		deltas |= r->final_deltas[i] != 0;
-	msgpack_pack_array(&sd_w.pk, deltas ? 5 : 4);
+	msgpack_pack_array(&sd_w.pk, 6);
 	msgpack_pack_uint8(&sd_w.pk, K_THREAD_END);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(atomic_load(&r->t_end_ns)));
 	pack_str(r->name_end);
-	if (deltas) {
-		msgpack_pack_array(&sd_w.pk, r->nfinal);
-		for (unsigned i = 0; i < r->nfinal; i++)
-			msgpack_pack_uint64(&sd_w.pk, r->final_deltas[i]);
+	int deltas = 0;
+	for (unsigned i = 0; i < r->nfinal; i++)
+		deltas |= r->final_deltas[i] != 0;
+	msgpack_pack_array(&sd_w.pk, deltas ? r->nfinal : 0);
+	for (unsigned i = 0; deltas && i < r->nfinal; i++)
+		msgpack_pack_uint64(&sd_w.pk, r->final_deltas[i]);
+	unsigned n = r->cpu_known ? 1u + 2u * (r->cpu_known > 1) : 0;
+	msgpack_pack_map(&sd_w.pk, n);
+	if (r->cpu_known) {
+		pack_kv_u64("cpu_ns", r->cpu_ns);
+		if (r->cpu_known > 1) {
+			pack_kv_u64("user_ns", r->user_ns);
+			pack_kv_u64("sys_ns", r->sys_ns);
+		}
 	}
+}
+
+/* The thread's CPU clock so far, at most once a second per thread: a
+ * process killed before its threads end still tells how much CPU they used
+ * up to its last flush. */
+void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns)
+{
+	msgpack_pack_array(&sd_w.pk, 4);
+	msgpack_pack_uint8(&sd_w.pk, K_THREAD_CPU);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(t_ns));
+	msgpack_pack_uint64(&sd_w.pk, cpu_ns);
 }
 
 void sd_stream_drops(uint32_t thread, const uint64_t *counts)

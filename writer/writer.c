@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -314,6 +315,29 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
 		return;
 	memcpy(r->final_deltas, final, n * sizeof *final);
 	r->nfinal = n;
+	struct timespec ts;
+	struct rusage ru;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
+		r->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		r->cpu_known = 1;
+		if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+			r->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+				     (uint64_t)ru.ru_utime.tv_usec * 1000u;
+			r->sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+				    (uint64_t)ru.ru_stime.tv_usec * 1000u;
+			r->cpu_known = 2;
+		}
+	}
+}
+
+/* Thread CPU clock of any thread of this process, by tid. */
+static int thread_cpu_of(pid_t tid, uint64_t *out)
+{
+	struct timespec ts;
+	if (clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6u), &ts) != 0)
+		return -1;
+	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n)
@@ -374,9 +398,18 @@ static void drain(int final)
 		}
 		atomic_store_explicit(&r->tail, tail, memory_order_release);
 		emit_drops(r);
-		if (!closed)
+		if (!closed) {
 			sd_offcpu_tick(r);
+			uint64_t now_ns = sd_now_ns_sigsafe(), cpu;
+			if (r->idx && now_ns - r->cpu_written_ns >= 1000000000ull &&
+			    thread_cpu_of(r->tid, &cpu) == 0) {
+				sd_stream_thread_cpu(r, now_ns, cpu);
+				r->cpu_written_ns = now_ns;
+			}
+		}
 		if (closed || final) {
+			if (!closed && !r->cpu_known && thread_cpu_of(r->tid, &r->cpu_ns) == 0)
+				r->cpu_known = 1;
 			if (!closed) {
 				char path[64];
 				memcpy(r->name_end, r->name_begin, sizeof r->name_end);
@@ -654,6 +687,8 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	keep->prev_depth = 0;
 	keep->last_node = 0;
 	keep->wall_init = 0;
+	keep->cpu_known = 0;
+	keep->cpu_written_ns = 0;
 	keep->acc_off_ns = keep->acc_kernel_ns = 0;
 	atomic_store(&keep->wall_periods, 0);
 	keep->next = NULL;

@@ -100,6 +100,11 @@ struct sd_ring {
 	 * (THREAD_END); set before `closed`. */
 	unsigned nfinal;
 	uint64_t final_deltas[SD_MAX_COUNTERS];
+	/* Its CPU time when it ended (or the process did), read by the thread
+	 * itself: cpu_known 2 = total, user and system; 1 = total only (read
+	 * by the writer from the thread's clock); 0 = unknown. */
+	int cpu_known;
+	uint64_t cpu_ns, user_ns, sys_ns;
 
 	/* wall-time: the periods (weights) of the on-CPU samples its handler
 	 * took, and the stack where the thread entered a blocking call: blk_seq
@@ -116,6 +121,7 @@ struct sd_ring {
 	uint32_t idx;          /* stream thread id, 0 until announced */
 	uint32_t last_node;    /* stack node of its last sample */
 	int wall_init;
+	uint64_t cpu_written_ns;   /* last THREAD_CPU record */
 	uint64_t wall_mono, wall_cpu, wall_seen;
 	int64_t acc_off_ns, acc_kernel_ns;
 	uint64_t last_t_ns;
@@ -243,7 +249,8 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name);
  * when n > 0) and frees the ring. The producer must not touch it afterwards. */
 void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n);
 /* Counter deltas of a thread that is still running when the process ends,
- * taken by that thread itself; written with its THREAD_END. */
+ * taken by that thread itself, with its CPU time; written with its
+ * THREAD_END. Called on the ring's own thread. */
 void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n);
 
 /* The set of loaded objects may have changed (after dlopen/dlclose).

@@ -108,6 +108,7 @@ void sd_stream_module(const struct sd_module *m);
 void sd_stream_module_end(const struct sd_module *m);
 void sd_stream_thread(struct sd_ring *r);
 void sd_stream_thread_end(struct sd_ring *r);
+void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns);
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
