@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -496,12 +497,31 @@ static int start_writer(void)
 	return sd_writer_init(&wc);
 }
 
+/* Two copies of the runtime in one process (two paths in LD_PRELOAD, or a
+ * preloaded program that dlopens libsonde) would each sample every thread.
+ * The exported entry points resolve to the first copy loaded: a copy whose
+ * own file is not the one behind them stays off. */
+static int another_copy(void)
+{
+	void *first = dlsym(RTLD_DEFAULT, "sonde_rt_active");
+	Dl_info me, other;
+	if (!first || !dladdr((void *)another_copy, &me) || !dladdr(first, &other) ||
+	    me.dli_fbase == other.dli_fbase)
+		return 0;
+	sd_msg("sonde: %s: another copy of the runtime is already loaded in this process "
+	       "(%s); this one stays inactive (preload libsonde once)",
+	       me.dli_fname ? me.dli_fname : "libsonde", other.dli_fname ? other.dli_fname : "?");
+	return 1;
+}
+
 __attribute__((constructor)) static void sd_runtime_init(void)
 {
 	sd_interpose_init();
 	sd_rt.wall_src = -1;
 	if (sd_config_parse(&sd_rt.cfg) != 0)
 		return; /* off: disabled, or no usable signal (already said) */
+	if (another_copy())
+		return;
 	sd_rt.pid = getpid();
 	sd_rt.fd_floor = pick_fd_floor();
 	pthread_key_create(&thread_key, thread_key_destructor);

@@ -154,6 +154,18 @@ for c in $cases; do
 			fail "dlloop: only ${in} of ${tot} ms under mode_dlloop;[dlopen/dlclose]"
 		pass "dlloop: ${in} of ${tot} ms under [dlopen/dlclose], ${mask} ms on mask calls, ${n:-0} in_dl drops"
 		;;
+	twocopies)
+		# Two copies of the runtime preloaded: the second stays inactive and
+		# says so; threads are not counted twice.
+		mkdir -p copy && cp "$LIB" copy/libsonde.so
+		LIB="$LIB:$T/copy/libsonde.so" same two "cpu-time@1ms" smallstack
+		n=$(grep -c 'another copy of the runtime is already loaded' two.err)
+		[ "$n" -eq 1 ] || fail "twocopies: expected one line, got $n: $(cat two.err)"
+		[ "$(ls two/*.sonde | wc -l)" -eq 1 ] || fail "twocopies: $(ls two | wc -l) streams"
+		th=$(grep -c '"kind":"THREAD"' "$T/dump.json")
+		[ "$th" -eq 5 ] || fail "twocopies: $th threads in the stream, the program has 5"
+		pass "two copies: one active, one line, $th threads"
+		;;
 	*) fail "unknown case $c" ;;
 	esac
 done
