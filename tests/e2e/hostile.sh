@@ -154,6 +154,16 @@ for c in $cases; do
 			fail "dlloop: only ${in} of ${tot} ms under mode_dlloop;[dlopen/dlclose]"
 		pass "dlloop: ${in} of ${tot} ms under [dlopen/dlclose], ${mask} ms on mask calls, ${n:-0} in_dl drops"
 		;;
+	queuefull)
+		# The kernel's real-time queue fills while the program blocks the
+		# signal (RLIMIT_SIGPENDING 64): it falls back to SIGIO, whose default
+		# action would kill the program. Survived and counted.
+		( ulimit -i 64 && same qf "cpu-time@1ms" sigblock 0.4 ) || exit 1
+		valid_stream "$(ls qf/*.sonde | head -n 1)"
+		n=$(grep '"kind":"DROPS"' "$T/dump.json" | grep -o '"queue_overflow":[0-9]*' | tail -n 1 | cut -d: -f2)
+		[ "${n:-0}" -gt 0 ] || fail "queuefull: no queue_overflow drops counted"
+		pass "queue full: program unchanged, ${n} queue_overflow drops counted"
+		;;
 	twocopies)
 		# Two copies of the runtime preloaded: the second stays inactive and
 		# says so; threads are not counted twice.

@@ -249,6 +249,13 @@ static int mode_rtsig(void)
 	return 0;
 }
 
+static volatile sig_atomic_t io_count;
+static void rt_count_io(int sig)
+{
+	(void)sig;
+	io_count++;
+}
+
 static int mode_rtdefault(void)
 {
 	fflush(stdout);
@@ -269,6 +276,23 @@ static int mode_rtdefault(void)
 	signal(SIGRTMIN + 4, SIG_IGN);
 	raise(SIGRTMIN + 4);
 	printf("ignored SIGRTMIN+4 survived\n");
+	/* SIGIO at its default action kills, sonde or not. */
+	fflush(stdout);
+	c = fork();
+	if (c == 0) {
+		rt_work(0.05);
+		kill(getpid(), SIGIO);
+		rt_work(0.05);
+		_exit(0);
+	}
+	waitpid(c, &st, 0);
+	printf("SIGIO child: %s %d\n", WIFSIGNALED(st) ? "killed by" : "exited",
+	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	/* And a handler of the program's gets it. */
+	signal(SIGIO, (void (*)(int))rt_count_io);
+	raise(SIGIO);
+	kill(getpid(), SIGIO);
+	printf("SIGIO handler ran %d times\n", (int)io_count);
 	return 0;
 }
 
