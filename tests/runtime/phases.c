@@ -21,6 +21,10 @@
  *
  * With -S FACTOR, solve does FACTOR times its work (a phase made slower).
  *
+ * With WL_CPU=1 in the environment, every thread that works prints
+ * "cpu THREAD cpu_ns N user_ns N" when done (tests/workloads/wl_cpu.h): the
+ * CPU time it used, which tests expect samples from.
+ *
  * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR]
  */
 #define _GNU_SOURCE
@@ -34,6 +38,7 @@
 #include <unistd.h>
 
 #include "include/sonde.h"
+#include "tests/workloads/wl_cpu.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -104,6 +109,11 @@ static void *run(void *arg)
 		sonde_attr_end(it);
 	if (worker > 0)
 		sonde_end("worker");
+	if (wl_cpu_wanted()) {
+		char name[32];
+		snprintf(name, sizeof name, "worker-%ld", worker);
+		wl_cpu_print(name, (struct wl_cpu){0, 0});
+	}
 	return NULL;
 }
 
