@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "include/sonde.h"
 #include "tests/workloads/wl_cpu.h"
 
 pthread_t early_thread;
@@ -33,8 +34,14 @@ __attribute__((noinline)) static void early_work(void)
 static void *early_main(void *arg)
 {
 	(void)arg;
-	struct timespec pause = {0, 50000000}; /* let the process finish starting */
+	struct timespec pause = {0, 10000000};
+	/* Let the process finish starting: when sonde is loaded, until it runs
+	 * (on a loaded machine that can take longer than any fixed pause), so
+	 * that all of early_work is sampled; the thread is alive before sonde
+	 * starts all the same. Bounded: 10 s. */
 	nanosleep(&pause, NULL);
+	for (int i = 0; i < 1000 && sonde_rt_active && !sonde_active(); i++)
+		nanosleep(&pause, NULL);
 	early_work();
 	return NULL;
 }
