@@ -67,3 +67,12 @@ expect_samples() {
 		'BEGIN { exit !(n >= (u / p) * (1 - t) - 1 && n <= (c / p) * (1 + t) + 1) }' ||
 		fail "$label: $n samples for $u ms user / $c ms CPU at ${p} ms a sample (tolerance $tol)"
 }
+
+# leaf_share OUT LEAF: percent of the leaves' CPU time that LEAF took, from the
+# "cpu leaf_X cpu_ns N" lines wl_split prints (what the machine really gave:
+# the intended 50/30/15/5 drifts on a loaded machine).
+leaf_share() {
+	awk -v l="$2" '$1 == "cpu" && $2 ~ /^leaf_/ { t += $4; if ($2 == l) s += $4 }
+		END { if (!t) exit 1; printf "%.2f\n", 100 * s / t }' "$1" ||
+		fail "$1 has no 'cpu leaf_' lines: $(head -c 500 "$1")"
+}
