@@ -49,12 +49,25 @@ int sd_events_papi(struct sd_events *ev, int paranoid)
 	char comp_reason[PAPI_HUGE_STR_LEN + 128] = "";
 	if (!ci)
 		snprintf(comp_reason, sizeof(comp_reason), "PAPI has no perf_event component");
-	else if (ci->disabled)
-		snprintf(comp_reason, sizeof(comp_reason), "PAPI perf_event component disabled: %s",
-			 ci->disabled_reason[0] ? ci->disabled_reason : PAPI_strerror(ci->disabled));
-	if (sd_events_add(ev, "papi", "perf_event component",
-			  comp_reason[0] ? "unavailable" : "available", "papi",
-			  comp_reason[0] ? comp_reason : "PAPI_library_init ok"))
+	else if (ci->disabled) {
+		/* the runtime says the same (sampler/papi.c): every event of the component
+		 * is refused, software ones such as perf::TASK-CLOCK included */
+		const char *dr = ci->disabled_reason[0] ? ci->disabled_reason
+						       : PAPI_strerror(ci->disabled);
+		if (!strncmp(dr, "Error ", 6))
+			dr += 6;
+		snprintf(comp_reason, sizeof(comp_reason), "PAPI's perf_event component is "
+			 "disabled: %s", dr);
+	}
+	if (comp_reason[0]) {
+		snprintf(why, sizeof(why), "%s; PAPI overflow sampling cannot work here (sample "
+			 "with cpu-time@1ms)", comp_reason);
+		r = sd_events_add(ev, "papi", "perf_event component", "unavailable", "papi", why);
+	} else {
+		r = sd_events_add(ev, "papi", "perf_event component", "available", "papi",
+				  "PAPI_library_init ok");
+	}
+	if (r)
 		return -ENOMEM;
 
 	/* presets */
@@ -96,9 +109,11 @@ int sd_events_papi(struct sd_events *ev, int paranoid)
 				return -ENOMEM;
 			continue;
 		}
-		snprintf(why, sizeof(why), "%s: %s%s%s%s", what, PAPI_strerror(r),
-			 comp_reason[0] ? "; " : "", comp_reason,
-			 r == PAPI_ENOEVNT && !pmu ? "; this VM has no PMU" : "");
+		if (comp_reason[0]) /* the component's reason is the whole story */
+			snprintf(why, sizeof(why), "%s", comp_reason);
+		else
+			snprintf(why, sizeof(why), "%s: %s%s", what, PAPI_strerror(r),
+				 r == PAPI_ENOEVNT && !pmu ? "; this VM has no PMU" : "");
 		if (sd_events_add(ev, "papi-native", natives[i], "unavailable", "", why))
 			return -ENOMEM;
 	}

@@ -7,11 +7,14 @@
 # env: RUNS=5        timed (plain, profiled) pairs per cell, after one warm-up pair
 #      SCALE=1       workload scale (wl_split SCALE, wl_deep 128 SCALE); 1 ~ 1.3 s CPU
 #      PROFILERS="sonde sonde-noctr perf gperf"   which profilers to measure (sonde-noctr:
-#                    sonde with SONDE_COUNTERS=none, for the cost of the counter read)
+#                    sonde with SONDE_COUNTERS=none, for the cost of the counter read;
+#                    sonde-bare: also SONDE_UNWIND=none, for the cost of the unwinding:
+#                    what is left above the floor is the handler's record and the writer)
 #                    when listed, perf/gperf are skipped with a note when unusable
 #      RATES="1ms 100us"              sampling periods (1 kHz and 10 kHz)
 #      WORKLOADS="split deep"
-#      GPERF_LIB=/usr/lib/x86_64-linux-gnu/libprofiler.so
+#      GPERF_LIB=/usr/lib/x86_64-linux-gnu/libprofiler.so (or .so.0: the runtime package
+#                    libgoogle-perftools4 is enough)
 #      OUT=DIR       keep profiles and timings there (default: a new mktemp -d)
 #
 # For every workload x period x profiler it alternates plain and profiled runs
@@ -23,16 +26,21 @@
 #             in `sonde dump`; perf: records in `perf script`; gperftools: the
 #             sum of the profile's counts)
 #   asked     median plain CPU seconds x rate; yield = samples / asked
-#   us/smp    (median profiled CPU - median plain CPU) / samples, in us: the
-#             gross cost of one sample, start-up and exit work included
+#   us/smp    median over the pairs of (profiled CPU - plain CPU) / samples, in
+#             us: the gross cost of one sample, start-up and exit work included
 #   net       the same after subtracting the profiler's fixed cost: median CPU
 #             of a profiled /bin/true minus a plain one (perf record's set-up
 #             and build-id pass, sonde's start-up and final flush)
-#   sig_us    sigcost's empty-handler round trip at 100 us, measured in this
-#             same script run: the floor under us/smp for a signal-based sampler
+#   sig_us    sigcost's empty-handler round trip at the row's period, measured
+#             in this same script run (mean of a measurement before and one
+#             after all the others): the floor under the per-sample cost of a
+#             signal-based sampler, the part no handler code can remove
+#   x_sig     net / sig_us: the per-sample cost as a multiple of that floor
+#             (perf takes no signal per sample: its x_sig is only a comparison)
 #   B/smp     profile bytes per sample (sonde: the whole output directory)
 #   ok        every profiled run exited 0 and printed the plain run's checksum
-# Targets (sonde): cpu_x <= 1.02 at 1 kHz, <= 16 bytes per sample.
+# Targets (sonde): cpu_x <= 1.02 at 1 kHz, <= 16 bytes per sample, x_sig <= 1.2
+# at 10 kHz on deep. They are printed as figures; the script never fails on them.
 #
 # Not a ctest test: it takes minutes and its figures depend on the machine.
 # On a shared VM the CPU ratios are good to about +-2 %; prefer several RUNS.
@@ -48,6 +56,7 @@ SCALE=${SCALE:-1}
 PROFILERS=${PROFILERS:-"sonde sonde-noctr perf gperf"}
 RATES=${RATES:-"1ms 100us"}
 WORKLOADS=${WORKLOADS:-"split deep"}
+GPERF_LIB=${GPERF_LIB:-$(ls /usr/lib/x86_64-linux-gnu/libprofiler.so /usr/lib/x86_64-linux-gnu/libprofiler.so.[0-9] 2> /dev/null | head -1)}
 GPERF_LIB=${GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}
 OUT=${OUT:-$(mktemp -d /tmp/sonde-overhead.XXXXXX)}
 mkdir -p "$OUT" || die "$OUT: cannot create"
@@ -62,12 +71,13 @@ ACTIVE=""
 NOTES=()
 for p in $PROFILERS; do
     case $p in
-    sonde|sonde-noctr)
+    sonde|sonde-noctr|sonde-bare)
         [ -f "$BUILD/libsonde.so" ] ||
             die "$BUILD/libsonde.so missing: sonde's runtime is not built (cmake --build $BUILD --target sonde), or leave it out with PROFILERS=\"perf gperf\""
         [ -x "$BUILD/sonde" ] ||
             die "$BUILD/sonde missing: needed for 'sonde dump' to count samples"
         ACTIVE="$ACTIVE $p"
+        [ "$p" = sonde-bare ] && NOTES+=("sonde-bare: SONDE_COUNTERS=none SONDE_UNWIND=none (one frame per sample); sonde-noctr minus sonde-bare is the unwinding")
         [ "$p" = sonde-noctr ] && NOTES+=("sonde-noctr: SONDE_COUNTERS=none; the sonde row reads the default counters (context switches, page faults) at every sample: the difference is the counter read") ;;
     perf)
         if ! command -v perf > /dev/null; then
@@ -80,12 +90,12 @@ for p in $PROFILERS; do
         fi ;;
     gperf)
         if [ ! -e "$GPERF_LIB" ]; then
-            NOTES+=("gperftools skipped: $GPERF_LIB not found (apt-get install libgoogle-perftools-dev)")
+            NOTES+=("gperftools skipped: $GPERF_LIB not found (apt-get install libgoogle-perftools4)")
         else
             ACTIVE="$ACTIVE gperf"
             NOTES+=("gperftools: ITIMER_PROF is tick-granular (CONFIG_HZ), so it delivers far fewer samples than asked")
         fi ;;
-    *) die "unknown profiler '$p' in PROFILERS (sonde, sonde-noctr, perf, gperf)" ;;
+    *) die "unknown profiler '$p' in PROFILERS (sonde, sonde-noctr, sonde-bare, perf, gperf)" ;;
     esac
 done
 [ -n "$ACTIVE" ] || die "no profiler to measure (PROFILERS=\"$PROFILERS\")"
@@ -120,6 +130,8 @@ profiled() {
                SONDE_OUTPUT="$pre.sonde" "$@" ;;
     sonde-noctr) "$RUNCPU" "$pre.times" env LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE="cpu-time@$period" \
                SONDE_COUNTERS=none SONDE_OUTPUT="$pre.sonde" "$@" ;;
+    sonde-bare) "$RUNCPU" "$pre.times" env LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE="cpu-time@$period" \
+               SONDE_COUNTERS=none SONDE_UNWIND=none SONDE_OUTPUT="$pre.sonde" "$@" ;;
     perf) "$RUNCPU" "$pre.times" perf record -q -e cpu-clock -F "$hz" -g -o "$pre.data" "$@" ;;
     gperf) "$RUNCPU" "$pre.times" env LD_PRELOAD="$GPERF_LIB" CPUPROFILE="$pre.prof" \
                CPUPROFILE_FREQUENCY="$hz" "$@" ;;
@@ -128,7 +140,7 @@ profiled() {
 
 samples_of() {  # PROFILER PREFIX -> samples delivered in that run
     case $1 in
-    sonde|sonde-noctr)
+    sonde|sonde-noctr|sonde-bare)
         local n=0 f c
         for f in "$2.sonde"/*.sonde; do
             [ -e "$f" ] || { echo "?"; return; }
@@ -158,17 +170,35 @@ EOF
 
 bytes_of() {  # PROFILER PREFIX
     case $1 in
-    sonde|sonde-noctr) find "$2.sonde" -type f -printf '%s\n' 2> /dev/null | awk '{s += $1} END{print s + 0}' ;;
+    sonde|sonde-noctr|sonde-bare) find "$2.sonde" -type f -printf '%s\n' 2> /dev/null | awk '{s += $1} END{print s + 0}' ;;
     perf) stat -c %s "$2.data" 2> /dev/null ;;
     gperf) stat -c %s "$2.prof" 2> /dev/null ;;
     esac
 }
 
-# ---- the signal floor, measured now ------------------------------------------
-echo "# sigcost: empty-handler signal round trip (perf_event task-clock @100us -> SIGRTMIN+4)" >&2
-"$BUILD/sigcost" 100 1 > "$OUT/sigcost.log" 2>&1 || NOTES+=("sigcost failed: $(tail -1 "$OUT/sigcost.log")")
-SIG_US=$(awk '/^per_signal_us/ {print $2}' "$OUT/sigcost.log")
-SIG_US=${SIG_US:-?}
+# ---- the signal floor, measured in this run: before and after the rest ------
+# sigcost PERIOD TAG: sigcost's median round trip at PERIOD (1ms, 100us), in us
+declare -A SIG_A SIG_B SIG_US
+sigcost() {
+    local us log=$OUT/sigcost_$1_$2.log
+    case $1 in *us) us=${1%us} ;; *ms) us=$((${1%ms} * 1000)) ;; esac
+    # enough CPU for ~2500 signals or more with the event on (half the time)
+    local secs; secs=$(awk -v u="$us" 'BEGIN { s = u * 1e-6 * 5000; print (s < 1) ? 1 : s }')
+    if "$BUILD/sigcost" "$us" "$secs" > "$log" 2>&1; then
+        awk '/^per_signal_us/ {print $2}' "$log"
+    else
+        echo "?"
+    fi
+}
+sigcost_note() {  # PERIOD TAG: a note if that sigcost run failed
+    local log=$OUT/sigcost_$1_$2.log
+    grep -q '^per_signal_us' "$log" 2> /dev/null || NOTES+=("sigcost at $1 ($2) failed: $(tail -1 "$log" 2> /dev/null)")
+}
+for period in $RATES; do
+    echo "# sigcost: empty-handler signal round trip (perf_event task-clock @$period -> SIGRTMIN+4)" >&2
+    SIG_A[$period]=$(sigcost "$period" before)
+    sigcost_note "$period" before
+done
 
 # ---- fixed cost of each profiler: profiled minus plain /bin/true ----------------
 declare -A FIXED
@@ -179,7 +209,8 @@ for prof in $ACTIVE; do
         "$RUNCPU" "$pre.plain.times" /bin/true > /dev/null 2>&1
         profiled "$prof" 1ms "$pre" /bin/true > /dev/null 2>&1
     done
-    FIXED[$prof]=$(paste "$pre.times" "$pre.plain.times" | awk '{print $1 - $4}' | median)
+    # runcpu writes "cpu_s wall_s status maxrss_kb": the plain run's CPU is field 5
+    FIXED[$prof]=$(paste "$pre.times" "$pre.plain.times" | awk '{print $1 - $5}' | median)
 done
 
 # ---- the measurements ----------------------------------------------------------
@@ -203,7 +234,12 @@ for w in $WORKLOADS; do
                 if [ "$(grep '^checksum' "$pre.log$i")" = "$(grep '^checksum' "$pre.plain.log$i")" ] &&
                     grep -q '^checksum' "$pre.log$i"; then echo ok; else echo bad; fi >> "$pre.checks"
             done
-            cpu_x=$(paste "$pre.times" "$pre.plain.times" | awk '$4 > 0 {print $1 / $4}' | median)
+            # pair by pair: "profiled plain samples" (runcpu lines have 4 fields)
+            paste -d ' ' "$pre.times" "$pre.plain.times" "$pre.samples" |
+                awk '{print $1, $5, $9}' > "$pre.pairs"
+            cpu_x=$(awk '$2 > 0 {print $1 / $2}' "$pre.pairs" | median)
+            us_smp=$(awk '$3 + 0 > 0 {print ($1 - $2) * 1e6 / $3}' "$pre.pairs" | median)
+            net_smp=$(awk -v fx="${FIXED[$prof]}" '$3 + 0 > 0 {print ($1 - $2 - fx) * 1e6 / $3}' "$pre.pairs" | median)
             cpu_p=$(awk '{print $1}' "$pre.times" | median)
             cpu_0=$(awk '{print $1}' "$pre.plain.times" | median)
             smp=$(grep -v '?' "$pre.samples" | median)
@@ -212,20 +248,16 @@ for w in $WORKLOADS; do
             surv=ok
             if [ "$rcs" != 0 ]; then surv="FAIL(rc=$rcs)"
             elif grep -q bad "$pre.checks"; then surv="FAIL(checksum)"; fi
+            # the floor is filled in after the second sigcost run (@SIG@)
             ROWS+=("$(awk -v w="$w" -v per="$period" -v hz="$hz" -v p="$prof" -v cx="$cpu_x" \
-                -v cp="$cpu_p" -v c0="$cpu_0" -v n="$smp" -v by="$byt" -v sig="$SIG_US" -v surv="$surv" -v fx="${FIXED[$prof]}" 'BEGIN{
+                -v cp="$cpu_p" -v c0="$cpu_0" -v n="$smp" -v by="$byt" -v us="$us_smp" -v net="$net_smp" \
+                -v surv="$surv" 'BEGIN{
                 asked = c0 * hz
                 if (n == "nan" || n + 0 <= 0) { y = "?"; us = "?"; net = "?"; bps = "?" }
-                else { y = sprintf("%.0f%%", 100 * n / asked); us = sprintf("%.1f", (cp - c0) * 1e6 / n)
-                       net = sprintf("%.1f", (cp - c0 - fx) * 1e6 / n); bps = sprintf("%.1f", by / n) }
-                tgt = "-"
-                if (p == "sonde" || p == "sonde-noctr") {
-                    tgt = ""
-                    if (hz == 1000) tgt = (cx <= 1.02) ? "cpu:ok" : "cpu:MISS"
-                    if (bps != "?") tgt = tgt (tgt == "" ? "" : ",") ((bps + 0 <= 16) ? "B:ok" : "B:MISS")
-                }
-                printf "%-6s %-6s %-11s %6.2f %6.2f %6.3f %8s %8.0f %6s %7s %7s %6s %7s %-6s %s",
-                    w, per, p, c0, cp, cx, n, asked, y, us, net, sig, bps, surv, tgt}')")
+                else { y = sprintf("%.0f%%", 100 * n / asked); us = sprintf("%.1f", us)
+                       net = sprintf("%.1f", net); bps = sprintf("%.1f", by / n) }
+                printf "%-6s %-6s %-11s %6.2f %6.2f %6.3f %8s %8.0f %6s %7s %7s @SIG@ %7s %-6s",
+                    w, per, p, c0, cp, cx, n, asked, y, us, net, bps, surv}')")
             if [ "$prof" = sonde ] && [ "$smp" = 0 ]; then
                 NOTES+=("$w @ $period: 'sonde dump' showed no SAMPLE records (see $pre.sonde; has the dump format changed?)")
             fi
@@ -233,15 +265,42 @@ for w in $WORKLOADS; do
     done
 done
 
+for period in $RATES; do
+    echo "# sigcost again (@$period), after the measurements" >&2
+    SIG_B[$period]=$(sigcost "$period" after)
+    sigcost_note "$period" after
+    SIG_US[$period]=$(awk -v a="${SIG_A[$period]}" -v b="${SIG_B[$period]}" 'BEGIN {
+        if (a + 0 > 0 && b + 0 > 0) printf "%.2f", (a + b) / 2; else if (a + 0 > 0) print a; else if (b + 0 > 0) print b; else print "?" }')
+done
+
+# fill in the floor, x_sig and the targets of each row
+for i in "${!ROWS[@]}"; do
+    read -r w per p c0 cp cx n asked y us net _ bps surv <<< "${ROWS[$i]}"
+    sig=${SIG_US[$per]}
+    ROWS[$i]=$(awk -v row="${ROWS[$i]}" -v sig="$sig" -v net="$net" -v p="$p" -v per="$per" -v w="$w" \
+        -v cx="$cx" -v bps="$bps" 'BEGIN {
+        x = (sig + 0 > 0 && net != "?") ? sprintf("%.2f", net / sig) : "?"
+        sub(/@SIG@/, sprintf("%6s %5s", sig, x), row)
+        tgt = "-"
+        if (p ~ /^sonde/) {
+            tgt = ""
+            if (per == "1ms") tgt = (cx <= 1.02) ? "cpu:ok" : "cpu:MISS"
+            if (bps != "?") tgt = tgt (tgt == "" ? "" : ",") ((bps + 0 <= 16) ? "B:ok" : "B:MISS")
+            if (per == "100us" && w == "deep" && x != "?") tgt = tgt "," ((x + 0 <= 1.2) ? "x_sig:ok" : "x_sig:MISS")
+        }
+        print row " " tgt }')
+done
+
 # ---- the table ----------------------------------------------------------------
 echo
 echo "# overhead.sh $(date -u '+%F %H:%M') UTC, $(nproc) CPUs, RUNS=$RUNS SCALE=$SCALE; medians over runs"
-echo "# targets for sonde: cpu_x <= 1.02 at 1 kHz (cpu-time@1ms), <= 16 bytes per sample"
-printf '%-6s %-6s %-11s %6s %6s %6s %8s %8s %6s %7s %7s %6s %7s %-6s %s\n' \
-    work period prof cpu0_s cpu_s cpu_x samples asked yield us/smp net sig_us B/smp runs targets
+echo "# targets for sonde: cpu_x <= 1.02 at 1 kHz (cpu-time@1ms), <= 16 bytes per sample, x_sig <= 1.2 at 10 kHz on deep"
+printf '%-6s %-6s %-11s %6s %6s %6s %8s %8s %6s %7s %7s %6s %5s %7s %-6s %s\n' \
+    work period prof cpu0_s cpu_s cpu_x samples asked yield us/smp net sig_us x_sig B/smp runs targets
 for r in "${ROWS[@]}"; do echo "$r"; done
 echo "# cpu0_s/cpu_s: median plain/profiled CPU (user+sys, whole process tree); cpu_x: median per-pair ratio"
-echo "# us/smp = (cpu_s - cpu0_s) / samples; net = the same minus the fixed cost; sig_us: sigcost's empty-handler signal at 100 us, this run"
+echo "# us/smp: median over pairs of (profiled - plain CPU) / samples; net: the same minus the fixed cost"
+for period in $RATES; do echo "# sig_us @$period: sigcost's empty-handler round trip, ${SIG_A[$period]} us before and ${SIG_B[$period]} us after the measurements; x_sig = net / sig_us"; done
 for prof in $ACTIVE; do printf '# fixed cost %-6s %.3f s CPU (profiled /bin/true - plain)\n' "$prof" "${FIXED[$prof]}"; done
 echo "# yield = samples / asked, asked = cpu0_s x rate; B/smp = profile bytes / samples"
 for n in "${NOTES[@]}"; do echo "# note: $n"; done

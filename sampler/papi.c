@@ -58,6 +58,54 @@ static void drop_source(struct sd_config *cfg, unsigned i)
 	cfg->nsources--;
 }
 
+/* Which PAPI component an event name belongs to, found without PAPI's name
+ * lookup (which fails for every event of a disabled component): a
+ * "component:::event" prefix names the component, a libpfm4 "pmu::event"
+ * prefix one of the component's PMUs, and a bare name (a preset, or a native
+ * event of the default PMU) the CPU component, perf_event. -1 if none. */
+static int event_component(const char *event)
+{
+	const char *sep = strstr(event, ":::");
+	size_t plen = sep ? (size_t)(sep - event) : 0;
+	int pmu = 0;
+	if (!sep && (sep = strstr(event, "::")))
+		plen = (size_t)(sep - event), pmu = 1;
+	if (!sep)
+		return PAPI_get_component_index("perf_event");
+	int n = PAPI_num_components();
+	for (int c = 0; c < n; c++) {
+		const PAPI_component_info_t *ci = PAPI_get_component_info(c);
+		if (!ci)
+			continue;
+		if ((strlen(ci->short_name) == plen && !strncmp(ci->short_name, event, plen)) ||
+		    (strlen(ci->name) == plen && !strncmp(ci->name, event, plen)))
+			return c;
+		for (int k = 0; pmu && k < PAPI_PMU_MAX && ci->pmu_names[k]; k++)
+			if (strlen(ci->pmu_names[k]) == plen && !strncmp(ci->pmu_names[k], event, plen))
+				return c;
+	}
+	return -1;
+}
+
+/* If the event's component is disabled (perf_event in a VM where libpfm4
+ * finds no PMU: then even software events such as perf::TASK-CLOCK are
+ * refused), says so in why: "PAPI's perf_event component is disabled: REASON". */
+static int component_disabled(const char *event, int code, int have_code, char *why,
+			      size_t len)
+{
+	int c = have_code ? PAPI_get_event_component(code) : -1;
+	if (c < 0)
+		c = event_component(event);
+	const PAPI_component_info_t *ci = c >= 0 ? PAPI_get_component_info(c) : NULL;
+	if (!ci || !ci->disabled)
+		return 0;
+	const char *reason = ci->disabled_reason[0] ? ci->disabled_reason : PAPI_strerror(ci->disabled);
+	if (!strncmp(reason, "Error ", 6)) /* PAPI's reasons often start so */
+		reason += 6;
+	snprintf(why, len, "PAPI's %s component is disabled: %s", ci->name, reason);
+	return 1;
+}
+
 /* Checks one event on this thread: it can be added and overflow-sampled. */
 static int check_event(int code, uint64_t threshold, char *why, size_t len)
 {
@@ -101,8 +149,15 @@ void sd_papi_probe(struct sd_config *cfg)
 		struct sd_source *s = &cfg->sources[i];
 		if (s->kind != SD_SRC_PAPI)
 			continue;
-		char why[128];
-		if (PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK) {
+		char why[2 * PAPI_HUGE_STR_LEN];
+		int known = PAPI_event_name_to_code(s->event, &s->papi_code) == PAPI_OK;
+		if (component_disabled(s->event, s->papi_code, known, why, sizeof why)) {
+			sd_msg("sonde: %s: %s (sample with cpu-time@1ms; see 'sonde events')", s->event,
+			       why);
+			drop_source(cfg, i);
+			continue;
+		}
+		if (!known) {
 			sd_msg("sonde: %s: unknown PAPI event (see 'sonde events' for the events of this "
 			       "machine)", s->event);
 			drop_source(cfg, i);

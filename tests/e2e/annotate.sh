@@ -66,14 +66,17 @@ else
 fi
 
 # 2. Threads: thread-scope values stay in their thread; the process-scope
-# attribute set by main appears in every worker's samples.
-profile t "$P" -t 3 -i 4 -u 3 || fail "threads: exit $?"
+# attribute set by main appears in every worker's samples: in as many
+# samples as the workers' CPU time stands for (they print it, WL_CPU=1).
+WL_CPU=1 profile t "$P" -t 3 -i 4 -u 3 || fail "threads: exit $?"
 valid_stream "$(ls t/*.sonde)"
 cp "$T/dump.json" t.json
 by_attr t.json run >run.txt
 runs=$(awk '$1 == "main-run" {print $2}' run.txt)
 none=$(awk '$1 == "(none)" {print $2}' run.txt)
-[ "${runs:-0}" -gt 300 ] || fail "process-scope run=main-run in only ${runs:-0} samples"
+read -r user_ms cpu_ms < <(awk '$1 == "cpu" && $2 ~ /^worker-/ { c += $4; u += $6 }
+	END { printf "%.1f %.1f\n", u / 1e6, c / 1e6 }' t.out)
+expect_samples "process-scope run=main-run" "${runs:-0}" "$user_ms" "$cpu_ms" 0.10
 [ "${none:-0}" -le $(( ${runs:-0} / 50 + 2 )) ] || fail "${none} samples without run=main-run (workers run inside it)"
 by_attr t.json phase >tphase.txt
 n_none=$(awk '$1 == "(none)" {print $2}' tphase.txt)
@@ -85,7 +88,7 @@ if "$SONDE" report --group-by thread,worker --format csv t >tw.csv 2>/dev/null; 
 		END { for (t in n) if (n[t] != 1) exit 1; for (v in w) if (w[v] != 1) exit 1; exit k != 3 }' tw.csv ||
 		fail "thread-scope values leaked across threads: $(tr '\n' ' ' <tw.csv)"
 fi
-pass "process scope in every thread (${runs} samples), thread scope per thread"
+pass "process scope in every thread (${runs} samples for the workers' $user_ms ms user / $cpu_ms ms CPU), thread scope per thread"
 
 # 3. Exact region timing: N iterations give exactly N begins of each phase
 # and of the nested region, inclusive of the nested inside the parent.

@@ -44,3 +44,35 @@ folded_share() {
 
 # within A B TOL: |A - B| <= TOL (floats)
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# cpu_of FILE NAME: "USER_MS CPU_MS", summed over the lines
+# "cpu NAME cpu_ns N [user_ns N]" that a test program printed about the CPU
+# time it really used (tests/workloads/wl_cpu.h). A line without user_ns was
+# measured around user-mode code only: its CPU time counts as user time.
+cpu_of() {
+	awk -v n="$2" '$1 == "cpu" && $2 == n {
+		c += $4; u += ($5 == "user_ns") ? $6 : $4; k++ }
+		END { if (!k) exit 1; printf "%.1f %.1f\n", u / 1e6, c / 1e6 }' "$1" ||
+		fail "$1 has no 'cpu $2' line: $(head -c 500 "$1")"
+}
+
+# expect_samples LABEL N USER_MS CPU_MS TOL [PERIOD_MS]: N samples of a CPU-time
+# source (one per PERIOD_MS, default 1, of user-mode time: the task clock has
+# exclude_kernel) stand for the CPU the program measured: at least USER_MS and
+# at most CPU_MS (the kernel splits user from system time by ticks), each
+# widened by the relative tolerance TOL and one period at either end.
+expect_samples() {
+	local label=$1 n=$2 u=$3 c=$4 tol=$5 p=${6:-1}
+	awk -v n="$n" -v u="$u" -v c="$c" -v t="$tol" -v p="$p" \
+		'BEGIN { exit !(n >= (u / p) * (1 - t) - 1 && n <= (c / p) * (1 + t) + 1) }' ||
+		fail "$label: $n samples for $u ms user / $c ms CPU at ${p} ms a sample (tolerance $tol)"
+}
+
+# leaf_share OUT LEAF: percent of the leaves' CPU time that LEAF took, from the
+# "cpu leaf_X cpu_ns N" lines wl_split prints (what the machine really gave:
+# the intended 50/30/15/5 drifts on a loaded machine).
+leaf_share() {
+	awk -v l="$2" '$1 == "cpu" && $2 ~ /^leaf_/ { t += $4; if ($2 == l) s += $4 }
+		END { if (!t) exit 1; printf "%.2f\n", 100 * s / t }' "$1" ||
+		fail "$1 has no 'cpu leaf_' lines: $(head -c 500 "$1")"
+}

@@ -21,8 +21,7 @@ head -n 1 "$T/dump.json" | grep -q '"mechanism":"perf_event:task-clock"' ||
 "$SONDE" report --view threads --format csv out/p >threads.csv
 while read -r _ name _ tid _ cpu _ user; do
 	samples=$(awk -F, -v tid="$tid" '$2 == tid {print $4}' threads.csv)
-	want=$((cpu / 1000000))
-	awk -v s="${samples:-0}" -v w="$want" 'BEGIN { d = s - w; if (d < 0) d = -d; exit !(d <= 0.10 * w + 1) }' ||
-		fail "$name: ${samples:-0} samples for $want ms of CPU as nobody"
-	pass "nobody: $name ${samples} samples for $want ms of CPU"
+	cpu_ms=$((cpu / 1000000)) user_ms=$((user / 1000000))
+	expect_samples "nobody: $name" "${samples:-0}" "$user_ms" "$cpu_ms" 0.10
+	pass "nobody: $name ${samples} samples for $user_ms ms user / $cpu_ms ms CPU"
 done < <(grep '^thread ' p.out)

@@ -4,6 +4,10 @@
  * the profile, and prints a line the test checks, so that a change in the
  * program's behaviour under sonde is seen.
  *
+ * With WL_CPU=1 in the environment, each named work function also prints
+ * "cpu NAME cpu_ns N user_ns N", the CPU time it took (tests/workloads/wl_cpu.h):
+ * tests expect samples from that, not from the seconds asked for.
+ *
  * usage: lifecycle MODE [ARG]
  */
 #define _GNU_SOURCE
@@ -19,6 +23,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tests/workloads/wl_cpu.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -38,25 +44,28 @@ static uint64_t mono_ns(void)
 
 static volatile uint64_t sink;
 
-/* Burns `sec` seconds of this thread's CPU time. */
-static void burn(double sec)
+/* Burns `sec` seconds of this thread's CPU time (in `name`). */
+static void burn(double sec, const char *name)
 {
+	struct wl_cpu start = wl_cpu_now();
 	double end = cpu_now() + sec;
 	uint64_t x = 1;
 	while (cpu_now() < end)
 		for (int i = 0; i < 20000; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
 	sink += x;
+	if (wl_cpu_wanted())
+		wl_cpu_print(name, start);
 }
 
-NOINLINE static void parent_work(double s) { burn(s); }
-NOINLINE static void child_work(double s) { burn(s); }
-NOINLINE static void before_exec(double s) { burn(s); }
-NOINLINE static void after_exec_fail(double s) { burn(s); }
-NOINLINE static void spin_work(double s) { burn(s); }
-NOINLINE static void thread_work(double s) { burn(s); }
-NOINLINE static void after_close_work(double s) { burn(s); }
-NOINLINE static void masked_work(double s) { burn(s); }
+NOINLINE static void parent_work(double s) { burn(s, "parent_work"); }
+NOINLINE static void child_work(double s) { burn(s, "child_work"); }
+NOINLINE static void before_exec(double s) { burn(s, "before_exec"); }
+NOINLINE static void after_exec_fail(double s) { burn(s, "after_exec_fail"); }
+NOINLINE static void spin_work(double s) { burn(s, "spin_work"); }
+NOINLINE static void thread_work(double s) { burn(s, "thread_work"); }
+NOINLINE static void after_close_work(double s) { burn(s, "after_close_work"); }
+NOINLINE static void masked_work(double s) { burn(s, "masked_work"); }
 
 NOINLINE static void sleeper(double s)
 {

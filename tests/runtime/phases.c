@@ -21,6 +21,11 @@
  *
  * With -S FACTOR, solve does FACTOR times its work (a phase made slower).
  *
+ * With WL_CPU=1 in the environment, every thread that works prints
+ * "cpu THREAD cpu_ns N user_ns N" when done (tests/workloads/wl_cpu.h): the
+ * CPU time it used, which tests expect samples from, then one such line per
+ * phase, "cpu phase=NAME ...", its CPU time in that phase.
+ *
  * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR]
  */
 #define _GNU_SOURCE
@@ -34,6 +39,7 @@
 #include <unistd.h>
 
 #include "include/sonde.h"
+#include "tests/workloads/wl_cpu.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -51,15 +57,38 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Iterations between two reads of the thread's CPU clock, a system call:
+ * grown until a stretch takes 50 to 100 us, so that the clock's cost stays
+ * near 1 % of the work on any machine (at a fixed 2000 iterations it was 5 to
+ * 25 %, a share of system time that changed from machine to machine and from
+ * run to run, and with it the user-mode time that samples count). */
+static __thread unsigned chunk = 2000;
+
 /* `units` units of CPU time, measured on this thread's clock. */
 NOINLINE static void work(double units)
 {
-	double end = cpu_now() + units * unit_ms * 1e-3;
+	double now = cpu_now(), end = now + units * unit_ms * 1e-3;
 	uint64_t x = 1;
-	while (cpu_now() < end)
-		for (int i = 0; i < 2000; i++)
+	while (now < end) {
+		for (unsigned i = 0; i < chunk; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		double t = cpu_now();
+		if (t - now < 50e-6 && chunk < (1u << 24))
+			chunk *= 2;
+		now = t;
+	}
 	sink += x;
+}
+
+/* With WL_CPU=1: CPU time per phase of this thread, printed when it ends. */
+static __thread struct wl_cpu phase_cpu[4];
+static const char *const phase_names[4] = {"solve", "exchange", "checkpoint", "sleep"};
+
+static void phase_done(int k, struct wl_cpu from)
+{
+	struct wl_cpu now = wl_cpu_now();
+	phase_cpu[k].cpu_ns += now.cpu_ns - from.cpu_ns;
+	phase_cpu[k].user_ns += now.user_ns - from.user_ns;
 }
 
 NOINLINE static void solve(void)
@@ -82,28 +111,45 @@ static void *run(void *arg)
 	for (int i = 0; i < iters; i++) {
 		if (!no_iteration)
 			sonde_attr_set_int(it, i);
+		struct wl_cpu t0 = wl_cpu_now();
 		sonde_begin("phase", "solve");
 		solve();
 		sonde_end("phase");
+		phase_done(0, t0);
+		t0 = wl_cpu_now();
 		sonde_begin("phase", "exchange");
 		exchange();
 		sonde_end("phase");
+		phase_done(1, t0);
+		t0 = wl_cpu_now();
 		sonde_begin("phase", "checkpoint");
 		checkpoint();
 		sonde_end("phase");
+		phase_done(2, t0);
 		if (sleeps) {
+			t0 = wl_cpu_now();
 			sonde_begin("phase", "sleep");
 			for (int k = 0; k < sleeps; k++) {
 				struct timespec ts = {0, 50000};
 				nanosleep(&ts, NULL);
 			}
 			sonde_end("phase");
+			phase_done(3, t0);
 		}
 	}
 	if (!no_iteration)
 		sonde_attr_end(it);
 	if (worker > 0)
 		sonde_end("worker");
+	if (wl_cpu_wanted()) {
+		char name[32];
+		snprintf(name, sizeof name, "worker-%ld", worker);
+		wl_cpu_print(name, (struct wl_cpu){0, 0});
+		for (int k = 0; k < 4; k++)
+			printf("cpu phase=%s cpu_ns %lld user_ns %lld\n", phase_names[k],
+			       phase_cpu[k].cpu_ns, phase_cpu[k].user_ns);
+		fflush(stdout);
+	}
 	return NULL;
 }
 

@@ -8,6 +8,7 @@
  * -O2 without frame pointers.
  */
 #include <stdio.h>
+#include <time.h>
 
 #include "split_core.h"
 #include "work.h"
@@ -54,11 +55,25 @@ DEFINE_CHAIN(3, chain_4)
 DEFINE_CHAIN(2, chain_3)
 DEFINE_CHAIN(1, chain_2)
 
+int split_measure;
+__thread long long split_leaf_cpu_ns[SPLIT_NLEAVES];
+
+static long long thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 WL_NOINLINE uint64_t split_round(uint64_t seed)
 {
     uint64_t acc = 0;
-    for (int k = 0; k < SPLIT_NLEAVES; k++)
+    for (int k = 0; k < SPLIT_NLEAVES; k++) {
+        long long t0 = split_measure ? thread_cpu_ns() : 0;
         acc ^= chain_1(k, seed * 4 + (uint64_t)k, split_units[k]);
+        if (split_measure)
+            split_leaf_cpu_ns[k] += thread_cpu_ns() - t0;
+    }
     WL_BARRIER();
     return acc + 1;
 }

@@ -20,6 +20,13 @@ extern const char *const split_names[SPLIT_NLEAVES];
  * Thread-safe (no shared state). */
 uint64_t split_round(uint64_t seed);
 
+/* When split_measure is set (by wl_split, before any round), split_round adds
+ * the CPU time each leaf's call took (CLOCK_THREAD_CPUTIME_ID, a system call
+ * on each side of it) to the calling thread's split_leaf_cpu_ns[k]: the split
+ * the machine really gave, which tests compare a profile with. */
+extern int split_measure;
+extern __thread long long split_leaf_cpu_ns[SPLIT_NLEAVES];
+
 /* Prints "intended leaf_a=50.0% ..." (no newline) to stdout. */
 void split_print_intended(void);
 

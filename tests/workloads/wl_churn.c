@@ -16,7 +16,9 @@
  *
  * usage: wl_churn [SCALE]   SCALE multiplies NTHR (2000) and NDL (1500);
  *                           NFORK is always 4.  Default: ~1.2 s of CPU here.
- * Output: counts, "errors N", "checksum <hex>" (depends only on SCALE).
+ * Output: counts, "errors N", "checksum <hex>" (depends only on SCALE); with
+ * WL_CPU=1 in the environment also "cpu plug_work cpu_ns N", the CPU time the
+ * dl-loop thread spent inside the plugin's calls (wl_cpu.h).
  * Exit status 0 only if every thread, dlopen/dlsym and child succeeded; 1
  * otherwise; 2 on a bad argument.
  */
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #include "work.h"
+#include "wl_cpu.h"
 
 enum {
     DEFAULT_THREADS = 2000,
@@ -56,6 +59,7 @@ struct dl_loop {
     /* Written by dl-loop, read by main after pthread_join. */
     uint64_t sum;
     long errors;
+    long long plug_cpu_ns;  /* CPU time inside plug_work, all calls */
 };
 
 static void *short_thread(void *arg)
@@ -75,9 +79,11 @@ static WL_NOINLINE uint64_t dl_cycle(struct dl_loop *dl, long i)
     uint64_t r = 0;
     uint64_t (*work)(uint64_t, uint64_t);
     *(void **)&work = dlsym(h, "plug_work");
-    if (work)
+    if (work) {
+        struct wl_cpu t0 = wl_cpu_now();
         r = work((uint64_t)i, PLUG_UNITS);
-    else {
+        dl->plug_cpu_ns += wl_cpu_now().cpu_ns - t0.cpu_ns;
+    } else {
         fprintf(stderr, "wl_churn: dlsym(plug_work): %s\n", dlerror());
         dl->errors++;
     }
@@ -211,5 +217,7 @@ int main(int argc, char **argv)
 
     printf("errors %ld\n", errors);
     printf("checksum %016llx\n", (unsigned long long)sum);
+    if (wl_cpu_wanted())
+        printf("cpu plug_work cpu_ns %lld\n", dl.plug_cpu_ns);
     return errors ? 1 : 0;
 }

@@ -12,12 +12,15 @@
  * usage: wl_deep [DEPTH [SCALE]]   DEPTH default 128; SCALE multiplies the
  *                                  descents (default 1: about 1.3 s of CPU)
  * Output: "expected-frames-at-leaf N" and "checksum <hex>" (depends only on
- * the arguments).  Exit status 0, or 2 on a bad argument.
+ * the arguments), then "cpu main cpu_ns N user_ns N": the CPU time the work
+ * took (wl_cpu.h).  Exit status 0, or 2 on a bad argument.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "work.h"
+#include "wl_cpu.h"
 
 enum { DEFAULT_DEPTH = 128, DEFAULT_DESCENTS = 14000, LEAF_UNITS = 4 };
 
@@ -81,7 +84,9 @@ int main(int argc, char **argv)
         descents = 1;
     printf("wl_deep: depth=%ld descents=%ld expected-frames-at-leaf %ld\n",
            depth, descents, depth + 4);
+    struct wl_cpu start = wl_cpu_now();
     uint64_t sum = run_deep((int)depth, descents);
     printf("checksum %016llx\n", (unsigned long long)sum);
+    wl_cpu_print("main", start);
     return 0;
 }
