@@ -655,24 +655,56 @@ static void late_end(int on)
 		sd_handler_ovr_end(sd_tls_thread);
 }
 
+/* After the program changed its mask from `was` with (how, set): while it
+ * keeps sonde's signal blocked, the thread's sources are paused (no signal
+ * piles up in the kernel's queue, which is per user and shared with every
+ * other process of that user), and the CPU time it runs meanwhile is charged
+ * to [signals blocked] when it unblocks (runtime.c). */
+static void mask_changed(int how, const sigset_t *set, const sigset_t *was, void *ra, void *fp)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!set || !t || t->busy || !running() || !our_process())
+		return;
+	int sig = sd_rt.cfg.signo;
+	int before = sigismember(was, sig) == 1;
+	int after = how == SIG_BLOCK	 ? before || sigismember(set, sig) == 1
+		    : how == SIG_UNBLOCK ? before && sigismember(set, sig) != 1
+					 : sigismember(set, sig) == 1;
+	if (!before && after)
+		sd_thread_pause(t, ra, fp);
+	else if (before && !after)
+		sd_thread_resume(t);
+}
+
+static int mask_call(int (*fn)(int, const sigset_t *, sigset_t *), int how, const sigset_t *set,
+		     sigset_t *old, void *ra, void *fp)
+{
+	sigset_t was;
+	int on = late_begin(how, set);
+	int r = fn(how, set, &was);
+	int e = errno;
+	late_end(on);
+	if (r == 0) {
+		mask_changed(how, set, &was, ra, fp);
+		if (old)
+			*old = was;
+	}
+	errno = e;
+	return r;
+}
+
 SONDE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	RESOLVE(pthread_sigmask);
-	int on = late_begin(how, set);
-	int r = REAL(pthread_sigmask)(how, set, old);
-	late_end(on);
-	return r;
+	return mask_call(REAL(pthread_sigmask), how, set, old, __builtin_return_address(0),
+			 __builtin_frame_address(0));
 }
 
 SONDE_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	RESOLVE(sigprocmask);
-	int on = late_begin(how, set);
-	int r = REAL(sigprocmask)(how, set, old);
-	int e = errno;
-	late_end(on);
-	errno = e;
-	return r;
+	return mask_call(REAL(sigprocmask), how, set, old, __builtin_return_address(0),
+			 __builtin_frame_address(0));
 }
 
 SONDE_API sighandler_t signal(int sig, sighandler_t handler)

@@ -135,8 +135,10 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 	t->scratch_len = sd_rt.cfg.max_depth + 32;
 	t->scratch = malloc(t->scratch_len * sizeof *t->scratch);
 	t->ovr_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->ovr_pcs);
-	t->ring = t->scratch && t->ovr_pcs ? sd_writer_ring_new(tid, name) : NULL;
+	t->pause_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->pause_pcs);
+	t->ring = t->scratch && t->ovr_pcs && t->pause_pcs ? sd_writer_ring_new(tid, name) : NULL;
 	if (!t->ring) {
+		free(t->pause_pcs);
 		free(t->ovr_pcs);
 		free(t->scratch);
 		free(t);
@@ -281,6 +283,108 @@ static void registry_remove(struct sd_thread *t)
 		}
 }
 
+static uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sources_enable(struct sd_thread *t, int on)
+{
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		if (t->src_fd[i] >= 0)
+			sd_kernel_enable_sigsafe(t->src_fd[i], on);
+		if (t->has_timer[i]) {
+			uint64_t p = on ? sd_rt.cfg.sources[i].period_ns * t->mult[i] : 0;
+			struct itimerspec its = {
+				.it_interval = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
+				.it_value = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
+			};
+			timer_settime(t->src_timer[i], 0, &its, NULL);
+		}
+	}
+}
+
+void sd_thread_pause(struct sd_thread *t, void *ra, void *fp)
+{
+	if (t->paused || t->adopted)
+		return;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	sources_enable(t, 0);
+	if (t->pause_key_ra != (uintptr_t)ra || t->pause_key_fp != (uintptr_t)fp) {
+		int n = 0;
+		if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
+			t->in_handler = 1;
+			n = unw_backtrace((void **)t->pause_pcs, (int)sd_rt.cfg.max_depth - 1);
+			t->in_handler = 0;
+		}
+		t->pause_depth = n > 0 ? (unsigned)n : 0;
+		t->pause_key_ra = (uintptr_t)ra;
+		t->pause_key_fp = (uintptr_t)fp;
+	}
+	t->pause_cpu_ns = own_cpu_ns();
+	t->paused = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+/* Charges the CPU time run while paused, in whole periods per source (the
+ * rest carried to the next pause), as accounted samples. */
+static void pause_charge(struct sd_thread *t)
+{
+	uint64_t now = own_cpu_ns();
+	uint64_t d = now > t->pause_cpu_ns ? now - t->pause_cpu_ns : 0;
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		const struct sd_source *s = &sd_rt.cfg.sources[i];
+		if (s->kind == SD_SRC_PAPI || !s->period_ns)
+			continue;
+		t->pause_acc_ns[i] += d;
+		uint64_t k = t->pause_acc_ns[i] / s->period_ns;
+		if (!k)
+			continue;
+		t->pause_acc_ns[i] -= k * s->period_ns;
+		struct sd_rec *rec = sd_ring_reserve_sigsafe(t->ring);
+		if (!rec) {
+			sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
+			continue;
+		}
+		unsigned n = t->pause_depth < sd_rt.cfg.max_depth ? t->pause_depth
+								  : sd_rt.cfg.max_depth - 1;
+		rec->kind = SD_REC_SAMPLE;
+		rec->t_ns = sd_now_ns_sigsafe();
+		rec->ctx = sd_annotate_thread_ctx_sigsafe();
+		rec->pctx = sd_annotate_process_ctx_sigsafe();
+		rec->source = (uint8_t)i;
+		rec->flags = SD_FLAG_ACCOUNTED;
+		rec->weight = (uint32_t)(k > UINT32_MAX ? UINT32_MAX : k);
+		rec->pcs[0] = SD_PSEUDO_SIGNALS_BLOCKED;
+		memcpy(&rec->pcs[1], t->pause_pcs, n * sizeof rec->pcs[0]);
+		rec->depth = (uint16_t)(n + 1);
+		rec->ncounters = 0;
+		sd_ring_commit_sigsafe(t->ring, rec);
+		if ((int)i == sd_rt.wall_src)
+			atomic_fetch_add_explicit(&t->ring->wall_periods, k, memory_order_relaxed);
+	}
+}
+
+void sd_thread_resume(struct sd_thread *t)
+{
+	if (!t->paused)
+		return;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_load(&sd_rt.state) == SD_RUNNING)
+		pause_charge(t);
+	t->paused = 0;
+	if (atomic_load(&sd_rt.state) == SD_RUNNING)
+		sources_enable(t, 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
 /* Counter deltas since the thread's last sample, read by the thread itself
  * (its own getrusage); 0 when there are none. Before its sources close. */
 static unsigned final_deltas(struct sd_thread *t, uint64_t *out)
@@ -304,6 +408,11 @@ void sd_thread_end(void)
 	sd_annotate_thread_exit(); /* forced ends of open regions, into the ring */
 	sigset_t old;
 	sd_runtime_block_signals(&old);
+	if (t->paused) {
+		t->busy = 1;
+		pause_charge(t);
+		t->paused = 0;
+	}
 	t->busy = 1;
 	uint64_t final[SD_MAX_COUNTERS];
 	unsigned nfinal = final_deltas(t, final);
@@ -328,6 +437,7 @@ void sd_thread_end(void)
 	sd_writer_ring_close(t->ring, name, final, nfinal);
 	free(t->scratch);
 	free(t->ovr_pcs);
+	free(t->pause_pcs);
 	free(t);
 	sd_runtime_restore_signals(&old);
 }
@@ -608,6 +718,14 @@ void sd_runtime_stop(const char *reason, int signo)
 		sd_sources_disable(t);
 	pthread_mutex_unlock(&lock);
 	struct sd_thread *self = sd_tls_thread;
+	if (self && !self->busy && self->paused) {
+		/* Charge while the writer still drains: the state is DRAINING, so
+		 * pause_charge is called directly. */
+		self->busy = 1;
+		pause_charge(self);
+		self->paused = 0;
+		self->busy = 0;
+	}
 	if (self && !self->busy) {
 		uint64_t final[SD_MAX_COUNTERS];
 		unsigned n = final_deltas(self, final);
@@ -636,7 +754,7 @@ void sd_runtime_exec_failed(void)
 	pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
-			if (t->src_fd[i] >= 0)
+			if (t->src_fd[i] >= 0 && !t->paused)
 				sd_kernel_enable_sigsafe(t->src_fd[i], 1);
 	pthread_mutex_unlock(&lock);
 	sd_runtime_restore_signals(&old);
@@ -742,6 +860,7 @@ void sd_runtime_fork_child(void)
 		if (t != self) {
 			free(t->scratch);
 			free(t->ovr_pcs);
+			free(t->pause_pcs);
 			free(t);
 		}
 	}
@@ -756,6 +875,7 @@ void sd_runtime_fork_child(void)
 			sd_tls_thread = NULL;
 			free(self->scratch);
 			free(self->ovr_pcs);
+			free(self->pause_pcs);
 			free(self);
 		}
 		sd_runtime_restore_signals(&fork_saved_mask);
@@ -776,5 +896,10 @@ void sd_runtime_fork_child(void)
 	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
 		self->mult[i] = atomic_load(&sd_rt.start_mult[i]) ? atomic_load(&sd_rt.start_mult[i]) : 1;
 	thread_open_sources(self);
+	if (self->paused) { /* forked while the program kept the signal blocked */
+		sources_enable(self, 0);
+		self->pause_cpu_ns = own_cpu_ns();
+		memset(self->pause_acc_ns, 0, sizeof self->pause_acc_ns);
+	}
 	sd_runtime_restore_signals(&fork_saved_mask);
 }

@@ -106,6 +106,15 @@ struct sd_thread {
 	 * not unwound: they are charged to ovr under the stack ovr_pcs, taken
 	 * in ordinary context (inside dlopen/dlclose; signals delivered late,
 	 * when the program unblocks them). */
+	/* Paused: the program keeps the sampling signal blocked (sd_thread_pause);
+	 * its CPU clock then, the stack where it blocked, and per source the
+	 * time not yet charged in whole periods. */
+	int paused;
+	uint64_t pause_cpu_ns;
+	uintptr_t pause_key_ra, pause_key_fp;
+	unsigned pause_depth;
+	uint64_t *pause_pcs;           /* max_depth entries */
+	uint64_t pause_acc_ns[SD_MAX_SOURCES];
 	volatile sig_atomic_t ovr;
 	unsigned ovr_depth;
 	uint64_t *ovr_pcs;             /* max_depth entries */
@@ -152,6 +161,12 @@ void sd_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct sd_thread *sd_thread_begin(void);
 /* Tears down the calling thread's state; idempotent. */
 void sd_thread_end(void);
+/* The program blocked the sampling signal on thread t (its own, ordinary
+ * context; ra/fp identify the call site): stop its sources. */
+void sd_thread_pause(struct sd_thread *t, void *ra, void *fp);
+/* It unblocked it: restart them and charge the CPU time run meanwhile to
+ * [signals blocked] under the stack where it blocked. */
+void sd_thread_resume(struct sd_thread *t);
 void sd_runtime_stop(const char *reason, int signo);
 void sd_runtime_block_signals(sigset_t *old);
 void sd_runtime_restore_signals(const sigset_t *old);

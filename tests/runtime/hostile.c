@@ -16,6 +16,7 @@
  *   sigblock SEC     burn SEC with every signal blocked, then unblock and burn
  *                    a little more (the queued samples must not be charged to
  *                    the unblocking call)
+ *   rawblock SEC     the same with raw rt_sigprocmask system calls
  *   blockthread SEC  a thread that blocks every signal, burns SEC and exits
  *   dlloop N LIB     dlopen/dlclose LIB N times
  */
@@ -420,15 +421,23 @@ static int mode_blocking(void)
 NOINLINE static void blocked_work(double s) { burn(s); }
 NOINLINE static void unblocked_work(double s) { burn(s); }
 
-static int mode_sigblock(double s)
+/* raw: block and unblock with the system call itself, as a runtime of
+ * another language might, unseen by any libc wrapper. */
+static int mode_sigblock(double s, int raw)
 {
 	sigset_t all, old;
 	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
+	if (raw)
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
+	else
+		sigprocmask(SIG_BLOCK, &all, &old);
 	double c0 = cpu_now();
 	blocked_work(s);
 	double blocked = cpu_now() - c0;
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (raw)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	else
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	unblocked_work(s / 2);
 	printf("sigblock done\n");
 	fprintf(stderr, "blocked_cpu_ms %.0f\n", blocked * 1e3);
@@ -495,7 +504,9 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "blocking"))
 		return mode_blocking();
 	if (!strcmp(m, "sigblock"))
-		return mode_sigblock(arg);
+		return mode_sigblock(arg, 0);
+	if (!strcmp(m, "rawblock"))
+		return mode_sigblock(arg, 1);
 	if (!strcmp(m, "blockthread"))
 		return mode_blockthread(arg);
 	if (!strcmp(m, "dlloop") && argc > 3)
