@@ -59,7 +59,14 @@ for c in $cases; do
 		same wall10us "wall-time@10us" loop 0.5
 		grep -q 'sonde: wall-time@10us: sampling' wall10us.err ||
 			fail "wall-time@10us: no throttling line: $(cat wall10us.err)"
-		pass "wall-time@10us: no livelock, throttled"
+		# The reported livelock: a preloaded `timeout` (asleep in sigsuspend)
+		# at wall-time@10us. Its own limit is 30 s; ours is 60.
+		SONDE_SAMPLE=wall-time@10us timeout 60 env LD_PRELOAD="$LIB" SONDE_OUTPUT=tmo \
+			timeout 30 "$H" loop 0.5 >tmo.out 2>tmo.err
+		st=$?
+		[ $st -eq 0 ] || fail "timeout under wall-time@10us: exit $st"
+		diff -q wall10us.plain tmo.out >/dev/null || fail "timeout: output $(cat tmo.out)"
+		pass "wall-time@10us: no livelock, throttled; a preloaded timeout(1) ends normally"
 		;;
 	smallstack)
 		for p in 1ms 100us; do
