@@ -109,8 +109,8 @@ static const char *not_computed(const struct sd_profile *p, const struct cov_sum
 		return "no cpu-time source was recorded: the other sources do not measure CPU "
 		       "time (sample with SONDE_SAMPLE=cpu-time@1ms for an account)";
 	if (!s->tot.threads)
-		return "the streams do not record their threads' CPU time (no THREAD_END cpu or "
-		       "THREAD_CPU records: written by an older sonde)";
+		return "the streams do not record their threads' CPU time (written by an older "
+		       "sonde)";
 	return NULL;
 }
 
@@ -318,10 +318,15 @@ void sd_cov_json(FILE *out, const struct sd_profile *p, int with_threads)
 	cov_total(p, &s);
 	why = not_computed(p, &s);
 	fprintf(out, "\"coverage\":{\"computed\":%s,\"why\":", why ? "false" : "true");
-	if (why)
+	if (why) {
 		sd_json_str(out, why, strlen(why));
-	else
+		if (!with_threads) { /* short: the account has nothing else to say */
+			fputs("},", out);
+			return;
+		}
+	} else {
 		fputs("null", out);
+	}
 	fputs(",\"spec\":", out);
 	if (p->cov.spec)
 		sd_json_str(out, p->cov.spec, strlen(p->cov.spec));

@@ -30,7 +30,7 @@ FLAT_TABLE='      self   self%      total  total%  function
          0   0.00%         10  10.00%  mk_recurse'
 # what the flat stream dropped (4 of 100 + 4 samples asked for), stated before the rows
 DROPS='sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)'
-W_DROPS='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)"]'
+W_DROPS='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)"],"coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
 
 case $CASE in
 report_flat)
@@ -43,12 +43,13 @@ samples: 100  streams: 1  processes: 1  threads: 2
 source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE
 EOF
 	run "$SONDE" report --top 2 --source cpu-time a.sonde
 	expect_rc 0 "--top --source"
-	sed -n 6,8p "$T/out" >top.txt
+	sed -n 7,9p "$T/out" >top.txt
 	expect_file top.txt <<'EOF'
       self   self%      total  total%  function
         60  66.67%         60  66.67%  mk_beta
@@ -123,6 +124,7 @@ samples: 100 (200.000 ms)  streams: 1  processes: 1  threads: 2
 source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
    self_ms   self%   total_ms  total%  function
    120.000  60.00%    120.000  60.00%  mk_gamma
@@ -148,6 +150,7 @@ EOF
 	expect_rc 0 "threads text"
 	expect_file "$T/out" <<EOF
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
        pid        tid    samples     first_ms      last_ms  name
        100        100         70        1.001       70.001  main
        100        101         30        1.005       30.005  worker-end
@@ -388,6 +391,7 @@ report_group)
 	expect_rc 0 "group-by phase"
 	expect_err_empty
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 phase        samples  percent
 solve             50   50.00%
 (none)            25   25.00%
@@ -407,6 +411,7 @@ EOF
 	run "$SONDE" report --group-by function,thread c.sonde
 	expect_rc 0 "group-by function,thread"
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function  thread            samples  percent
 mk_beta   4242 (main)            50   50.00%
 mk_gamma  4243 (worker)          25   25.00%
@@ -514,6 +519,7 @@ EOF
 	run "$SONDE" report --view tree --min-percent 15 c.sonde
 	expect_rc 0 "tree text"
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
      total  total%       self   self%  path
         90  90.00%          0   0.00%  run=big
         60  60.00%          0   0.00%    phase=solve
@@ -580,7 +586,7 @@ EOF
 	run "$SONDE" report --view tree --min-percent 30 --format json c.sonde
 	expect_rc 0 "tree json"
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":30,"rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":30,"rows":[
 {"depth":0,"path":"run=big","name":"run=big","total":90,"total_pct":90.00,"self":0,"self_pct":0.00},
 {"depth":1,"path":"run=big;phase=solve","name":"phase=solve","total":60,"total_pct":60.00,"self":0,"self_pct":0.00},
 {"depth":2,"path":"run=big;phase=solve;iteration=1","name":"iteration=1","total":40,"total_pct":40.00,"self":0,"self_pct":0.00},
@@ -600,7 +606,7 @@ depth,path,name,total_ms,total_pct,self_ms,self_pct
 EOF
 	# the same nodes as the text view at any threshold
 	for P in 0 10 15 25 45 90 100; do
-		"$SONDE" report --view tree --min-percent $P c.sonde | tail -n +2 |
+		"$SONDE" report --view tree --min-percent $P c.sonde | tail -n +3 |
 			awk '{print $1, $3, $NF}' >text.txt
 		"$SONDE" report --view tree --min-percent $P --format csv c.sonde | tail -n +2 |
 			awk -F, '{print $4, $6, $3}' >csv.txt
@@ -624,7 +630,7 @@ depth,path,name,total,total_pct,self,self_pct
 EOF
 	run "$SONDE" report --view tree --format json --min-percent 101 c.sonde
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":101,"rows":[]}
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":101,"rows":[]}
 EOF
 	run "$SONDE" report --view tree --min-percent x c.sonde
 	expect_rc 2 "bad --min-percent"
@@ -635,6 +641,7 @@ report_regions)
 	expect_rc 0 "regions"
 	expect_err_empty
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 path                         calls      incl_ms      excl_ms       min_ms      mean_ms       max_ms  forced
 region=outer                     4       50.000       44.500        3.000       12.500       35.000       1
 region=outer/region=inner        4        5.500        5.500        0.500        1.375        3.000       2
@@ -648,10 +655,10 @@ thread,path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
 4243,region=outer/region=inner,2,1.500,1.500,0.500,0.750,1.000,2
 EOF
 	run "$SONDE" report --view regions --by-thread c.sonde
-	sed -n 2p "$T/out" | grep -qE '^4242 \(main\)  +region=outer +2 +12\.000 ' || fail "by-thread text"
+	sed -n 3p "$T/out" | grep -qE '^4242 \(main\)  +region=outer +2 +12\.000 ' || fail "by-thread text"
 	run "$SONDE" report --view regions --format json --where region=outer c.sonde
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"regions":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"regions":[
 {"path":"region=outer","calls":4,"incl_ms":50.000,"excl_ms":44.500,"min_ms":3.000,"mean_ms":12.500,"max_ms":35.000,"forced":1}]}
 EOF
 	# merged over streams by path
@@ -766,6 +773,7 @@ counter context-switches.voluntary: 50 total, 666.7 per CPU-second (getrusage:ru
 counter context-switches.involuntary: 10 total, 133.3 per CPU-second (getrusage:ru_nivcsw)
 counter page-faults: 80 total, 1066.7 per CPU-second (perf_event:page-faults)
 counter cpu-migrations: unavailable (perf_event_paranoid is 2: counts only user space, where no migration happens)
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
       self   self%      total  total%  function
         40  50.00%         40  50.00%  mk_beta
@@ -808,6 +816,7 @@ io,4242,10,16.67
 EOF
 	run "$SONDE" report --metric context-switches.voluntary --where phase=solve --group-by phase c.sonde
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 phase  context-switches.voluntary  percent
 solve                          40  100.00%
 EOF
@@ -868,6 +877,7 @@ report_papi)
 	expect_file "$T/out" <<'EOF'
 samples: 40 (50000000 events)  streams: 1  processes: 1  threads: 1
 source perf::TASK-CLOCK: 40 samples (perf::TASK-CLOCK@1000000, period 1000000 events, papi:overflow)
+coverage: not computed: no cpu-time source was recorded: the other sources do not measure CPU time (sample with SONDE_SAMPLE=cpu-time@1ms for an account)
 
 self_events   self% total_events  total%  function
    30000000  60.00%     30000000  60.00%  mk_alpha
@@ -911,7 +921,7 @@ assert d[0]["thread"] == 4242 and d[0]["context-switches.voluntary"] == 7 and d[
 assert d[1]["path"] == "region=load/region=parse" and d[1]["context-switches.involuntary"] == 1, d
 EOF
 	run "$SONDE" report --view regions c.sonde
-	sed -n 2p "$T/out" | grep -qE '^region=load +2 +6\.000 .* 0 +7 +2 +18$' || fail "regions text: $(cat "$T/out")"
+	sed -n 3p "$T/out" | grep -qE '^region=load +2 +6\.000 .* 0 +7 +2 +18$' || fail "regions text: $(cat "$T/out")"
 	# regions without counts: no counter columns
 	mk ctx x.sonde
 	run "$SONDE" report --view regions --format csv x.sonde
@@ -1061,6 +1071,7 @@ EOF
 	run "$SONDE" report --view callees mk_alpha a.sonde
 	expect_file "$T/out" <<EOF
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function mk_alpha: total 70 (70.00% of all), self 20 (20.00%)
    samples  percent  callee
         50   71.43%  mk_beta
@@ -1184,7 +1195,7 @@ EOF
 {"function":"mk_alpha","self":20,"self_pct":20.00,"total":70,"total_pct":70.00,"module":"mkstream"}]}
 EOF
 	run "$SONDE" report --min-percent 15 a.sonde
-	sed -n 6,100p "$T/out" >t.txt
+	sed -n 7,100p "$T/out" >t.txt
 	expect_file t.txt <<'EOF'
       self   self%      total  total%  function
         60  60.00%         60  60.00%  mk_beta
@@ -1260,11 +1271,11 @@ mk_main,0,0.00,240,100.00,mkstream,0,0.000,0,0.000,3
 EOF
 	run "$SONDE" report --stats process --format json --top 1 $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":240,"weight_ms":240.000,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
 {"function":"mk_beta","self":140,"self_pct":58.33,"total":140,"total_pct":58.33,"module":"mkstream","min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread $P
-	sed -n 5,100p "$T/out" >t.txt
+	sed -n 6,100p "$T/out" >t.txt
 	expect_file t.txt <<'EOF'
       self   self%      total  total%  function         min         mean        max       stddev      n
        140  58.33%        140  58.33%  mk_beta            0       11.667         40       12.134     12
@@ -1304,12 +1315,13 @@ process,samples,percent,min,mean,max,stddev,n
 EOF
 	run "$SONDE" report --stats process --group-by function --format json $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":240,"weight_ms":240.000,"group_by":["function"],"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"group_by":["function"],"stats":"process","rows":[
 {"values":["mk_beta"],"samples":140,"percent":58.33,"min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4},
 {"values":["mk_alpha"],"samples":100,"percent":41.67,"min":10,"mean":25.000,"max":40,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread --group-by function $P
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function     samples  percent         min         mean        max       stddev      n
 mk_beta          140   58.33%           0       11.667         40       12.134     12
 mk_alpha         100   41.67%           0        8.333         40       13.437     12
@@ -1450,6 +1462,7 @@ source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-cl
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $INC
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE
 EOF
@@ -1532,6 +1545,7 @@ source cpu-time: 3 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clo
 source wall-time: 0 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $SD
 $RD
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
       self   self%      total  total%  function
          3 100.00%          3 100.00%  mk_alpha
@@ -1542,6 +1556,7 @@ EOF
 	expect_file "$T/out" <<EOF
 $SD
 $RD
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 path            calls      incl_ms      excl_ms       min_ms      mean_ms       max_ms  forced
 region=outer        1        1.000        1.000        1.000        1.000        1.000       0
 EOF
