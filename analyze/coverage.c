@@ -87,8 +87,8 @@ static void cov_total(const struct sd_profile *p, struct cov_sum *s)
 		t->drops_ns[k] += p->cov.procwide_ns[k];
 		gaps += t->drops_ns[k];
 	}
-	if (!t->threads)
-		t->split = 0;
+	if (!t->threads) /* nothing to account: every field empty */
+		t->split = t->computed = 0;
 	t->unexplained_ns = t->cpu_ns - t->sampled_ns - gaps;
 }
 
@@ -157,10 +157,10 @@ static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
 static void cov_notes(FILE *out, const struct sd_profile *p, const struct cov_sum *s)
 {
 	if (s->flush_threads)
-		fprintf(out, "coverage: %" PRIu64 " thread%s' CPU time is up to the last flush "
-			"(no THREAD_END: the stream is incomplete, data after the last flush is "
-			"lost; %.3f ms sampled after it are not counted)\n", s->flush_threads,
-			s->flush_threads > 1 ? "s" : "", s->tot.after_ns / 1e6);
+		fprintf(out, "coverage: the CPU time of %" PRIu64 " thread%s is known up to the "
+			"last flush only (no THREAD_END: the process was killed, data after the last "
+			"flush is lost; %.3f ms sampled after it are not counted)\n",
+			s->flush_threads, s->flush_threads > 1 ? "s" : "", s->tot.after_ns / 1e6);
 	if (s->unknown)
 		fprintf(out, "coverage: %" PRIu64 " thread%s with no CPU time recorded left out "
 			"(%.3f ms sampled)\n", s->unknown, s->unknown > 1 ? "s" : "",
