@@ -423,19 +423,23 @@ static void text_row(FILE *out, const struct sd_cov_row *c, int total)
 		snprintf(unexp, sizeof(unexp), "%.3f", c->unexplained_ns / 1e6);
 	else
 		snprintf(unexp, sizeof(unexp), "-");
-	fprintf(out, "%8s %8s %12s %12s %12s %14s  %-16s ", pid, tid, cpu, sampled, cov, unexp,
-		total ? "" : c->name);
+	char gaps[512] = "";
+	size_t gl = 0;
 	if (known) {
 		struct gap g[SD_COV_NDROP + 2];
 		size_t n = gaps_of(c, g);
-		for (size_t i = 0; i < n; i++)
-			fprintf(out, "%s%s %.3f", i ? ", " : "", g[i].name, g[i].ns / 1e6);
-	} else if (!c->computed) {
-		fputs("(no cpu-time source in its stream)", out);
+		for (size_t i = 0; i < n && gl < sizeof(gaps); i++)
+			gl += (size_t)snprintf(gaps + gl, sizeof(gaps) - gl, "%s%s %.3f", i ? ", " : "",
+					       g[i].name, g[i].ns / 1e6);
 	} else {
-		fputs("(no CPU time recorded)", out);
+		snprintf(gaps, sizeof(gaps), "%s", !c->computed ? "(no cpu-time source in its stream)"
+						  : "(no CPU time recorded)");
 	}
-	putc('\n', out);
+	fprintf(out, "%8s %8s %12s %12s %12s %14s  ", pid, tid, cpu, sampled, cov, unexp);
+	if (gaps[0])
+		fprintf(out, "%-16s %s\n", total ? "" : c->name, gaps);
+	else
+		fprintf(out, "%s\n", total ? "" : c->name);
 }
 
 int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)

@@ -1442,6 +1442,12 @@ docs)
 		    "--view counters --format csv" "--view regions --format csv"; do
 		"$SONDE" report $args k.sonde >>all.txt 2>&1 || fail "report $args"
 	done
+	mk coverage v.sonde --pid 100
+	mk papi pa.sonde
+	for args in "" "--view coverage --format csv" "--view coverage"; do
+		"$SONDE" report $args v.sonde >>all.txt 2>&1 || fail "report $args (coverage)"
+	done
+	"$SONDE" report pa.sonde >>all.txt 2>&1 || fail "report papi"
 	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
 		grep -v '^{"offset"' >examples.txt
 	[ "$(wc -l <examples.txt)" -ge 50 ] || fail "examples not found in REPORT.md"
