@@ -64,7 +64,7 @@ int sd_events_papi(struct sd_events *ev, int paranoid);
 enum sd_kind {
 	SD_K_HEADER = 1, SD_K_MODULE, SD_K_MODULE_END, SD_K_THREAD, SD_K_THREAD_END,
 	SD_K_FRAME, SD_K_SAMPLE, SD_K_DROPS, SD_K_END, SD_K_NOTE, SD_K_ATTRIBUTE, SD_K_CONTEXT,
-	SD_K_REGION,
+	SD_K_REGION, SD_K_THREAD_CPU,
 };
 
 /* Errors of the reader beyond plain -errno from open/read. */
@@ -275,6 +275,57 @@ struct sd_stream_info {
 	uint64_t regions_dropped;   /* DROPS of reasons `region_*` (region events) */
 };
 
+/* ---- coverage.c: the CPU time the kernel measured against what the samples stand for ---- */
+
+/* Sample drop reasons of docs/FORMAT.md (DROPS) as coverage gaps, in this order; the last,
+ * "other_drops", sums reasons this sonde does not know (region_* are not samples). */
+#define SD_COV_NDROP 11
+extern const char *const sd_cov_drop_names[SD_COV_NDROP];
+/* Index into sd_cov_drop_names of a DROPS reason, or -1 for region_* (not samples). */
+int sd_cov_drop_index(const char *reason);
+
+/* Where a thread's CPU time comes from. */
+enum sd_cov_from { SD_COV_UNKNOWN, SD_COV_END, SD_COV_FLUSH };
+
+/* The coverage account of one thread (or of the total): `cpu_ns` as the kernel measured
+ * it, `sampled_ns` what its cpu-time samples stand for, and the gaps by cause, so that
+ * sampled + drops + kernel + not_sampled + unexplained = cpu exactly (unexplained may be
+ * negative: sampled more than measured). Valid when `computed` and cpu_from is known. */
+struct sd_cov_row {
+	uint64_t pid, tid;
+	const char *name;           /* owned by its thread row (or static) */
+	int computed;               /* its stream has a cpu-time source */
+	enum sd_cov_from cpu_from;  /* END: THREAD_END cpu; FLUSH: its last THREAD_CPU, the
+				     * account runs up to that record (the last flush) */
+	int split;                  /* user_ns and sys_ns are known */
+	double cpu_ns, user_ns, sys_ns;
+	double sampled_ns;          /* weight x period of its cpu-time samples (not accounted) */
+	double after_ns;            /* FLUSH: samples after its last THREAD_CPU (not counted) */
+	double drops_ns[SD_COV_NDROP]; /* dropped samples x the cpu-time period */
+	double kernel_ns;           /* sys_ns: kernel mode, which cpu-time does not sample */
+	double not_sampled_ns;      /* CPU time of a thread without samples or drops */
+	double unexplained_ns;      /* the rest */
+	uint64_t threads;           /* total: threads counted in it */
+};
+
+struct sd_coverage {
+	struct sd_cov_row *rows; size_t n, cap; /* every thread of every stream, in order */
+	double procwide_ns[SD_COV_NDROP];       /* DROPS of thread 0 (process-wide), x period */
+	uint64_t streams_nocpu;                 /* streams without a cpu-time source */
+	uint64_t streams_mixed;                 /* streams with cpu-time and other sources */
+	uint64_t streams_cpu;                   /* streams with a cpu-time source */
+	char *spec;                             /* the cpu-time spec of the first such stream */
+	int specs_differ;                       /* streams sampled cpu-time at other periods */
+};
+struct sd_profile;
+struct sd_report_opts;
+/* text: the coverage block of every text report's header (docs/REPORT.md, "Coverage"). */
+void sd_cov_block(FILE *out, const struct sd_profile *p);
+/* json: `"coverage":{...},` (the total; with threads, one object per thread too). */
+void sd_cov_json(FILE *out, const struct sd_profile *p, int with_threads);
+/* --view coverage: one row per thread and a total row (text, csv, json). 0 or -ENOMEM. */
+int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+
 /* A merged stream's process as --stats rank counts it: HEADER rank (-1: none) and pid. */
 struct sd_proc { int64_t rank; uint64_t pid; };
 
@@ -328,6 +379,7 @@ struct sd_profile {
 	uint64_t nocounters;           /* samples counted with flag 8 (counters unreadable) */
 	double cpu_ns;                 /* weight of the cpu-time samples counted */
 	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
+	struct sd_coverage cov;        /* the run's coverage account (no filter applies) */
 };
 
 /* sym_flags: SD_SYM_* (sd_sym_new; 1 is --addresses). 0 or -ENOMEM. */
@@ -383,7 +435,7 @@ void sd_filters_fini(struct sd_filters *f);
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
-	       SD_VIEW_CALLEES, SD_VIEW_STREAMS };
+	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE };
 
 struct sd_report_opts {
 	enum sd_format format;

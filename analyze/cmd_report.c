@@ -20,7 +20,8 @@
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
-	"                    [--view flat|threads|sources|counters|tree|regions|streams]\n"
+	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
+	"                           coverage]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
@@ -166,10 +167,12 @@ int sd_cmd_report(int argc, char **argv)
 {
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
-					     "counters", "callers", "callees", "streams", NULL };
+					     "counters", "callers", "callees", "streams", "coverage",
+					     NULL };
 	static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
 						 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
-						 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS };
+						 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
+						 SD_VIEW_COVERAGE };
 	struct sd_filters filters = { 0 };
 	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
 	struct sd_report_opts o = { .min_percent = 0.5 };

@@ -528,6 +528,7 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		}
 		counter_lines(out, p);
 		sd_notes(out, p, o->format);
+		sd_cov_block(out, p);
 		const char *c1 = sd_metric_col(o, "self", b1, 64);
 		const char *c2 = sd_metric_col(o, "total", b2, 64);
 		int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
@@ -908,6 +909,10 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		if (o->format == SD_FMT_JSON)
 			putc('{', out);
 		sd_notes(out, p, o->format);
+		if (o->format == SD_FMT_JSON)
+			sd_cov_json(out, p, 0);
+		else if (o->format == SD_FMT_TEXT)
+			sd_cov_block(out, p);
 		out_streams(out, p, o->format);
 		return 0;
 	}
@@ -925,6 +930,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		/* every view's json is one object: the notes go in as its first keys */
 		putc('{', out);
 		sd_notes(out, p, o->format);
+		sd_cov_json(out, p, o->view == SD_VIEW_COVERAGE);
 		if (len && buf[0] == '{')
 			fwrite(buf + 1, 1, len - 1, out);
 		free(buf);
@@ -932,6 +938,10 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	}
 	if (!(o->view == SD_VIEW_FLAT && o->format == SD_FMT_TEXT))
 		sd_notes(out, p, o->format);
+	/* every text report states the coverage account in its header (the flat view
+	 * under its header lines); --view coverage is the whole account */
+	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE)
+		sd_cov_block(out, p);
 	return output_view(out, p, o);
 }
 
@@ -949,6 +959,8 @@ static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_o
 		out_counters(out, p, o->format);
 		return 0;
 	}
+	if (o->view == SD_VIEW_COVERAGE)
+		return sd_out_coverage(out, p, o);
 	if (o->view == SD_VIEW_GROUP)
 		return sd_out_group(out, p, o);
 	if (o->view == SD_VIEW_TREE)

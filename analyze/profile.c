@@ -54,7 +54,14 @@ struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at 
 struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
 		 struct sopen *open; size_t nopen, capopen; uint32_t row;
 		 uint64_t *lastcnt; /* counts of its last REGION that had them */
-		 uint64_t *endcnt;  /* its THREAD_END deltas, summed (NULL: none) */ };
+		 uint64_t *endcnt;  /* its THREAD_END deltas, summed (NULL: none) */
+		 /* coverage (coverage.c): cpu-time samples' ns, the kernel's CPU time from
+		  * THREAD_END cpu (end_cpu) or its last THREAD_CPU (flush), and at that
+		  * record the samples and drops so far (snap_*) */
+		 double cov_sampled, snap_sampled;
+		 uint64_t snap_drops[SD_COV_NDROP];
+		 int end_cpu, split, has_flush;
+		 uint64_t end_cpu_ns, user_ns, sys_ns, flush_cpu_ns; };
 struct sattr { char *name; uint32_t gid; int merged; };
 struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
@@ -80,6 +87,8 @@ struct sstate {
 	double nostack_w, badnode_w;
 	struct sd_strmap drops;                   /* thread \0 reason -> index in dropv */
 	uint64_t *dropv; char **dropr; size_t ndrops;
+	uint64_t *dropt;                          /* the thread of each entry */
+	long cpu_src;                             /* the cpu-time source (-1: none) */
 	struct sattr *attrs; size_t nattrs, capattrs;  /* includes slot 0 */
 	struct sctx *ctxs; size_t nctxs, capctxs;      /* includes the root */
 	struct sagg *aggs; size_t naggs, capaggs;
@@ -176,6 +185,8 @@ void sd_profile_fini(struct sd_profile *p)
 		free(p->sinfo[i].file), free(p->sinfo[i].host), free(p->sinfo[i].end);
 	}
 	free(p->sinfo);
+	free(p->cov.rows);
+	free(p->cov.spec);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -234,6 +245,7 @@ static void sstate_fini(struct sstate *st)
 		free(st->dropr[i]);
 	free(st->dropr);
 	free(st->dropv);
+	free(st->dropt);
 }
 
 static char *strdup_or(const msgpack_object *o, const char *dflt)
@@ -387,6 +399,10 @@ static int on_header(struct sstate *st, const struct sd_record *r, struct sd_str
 		if (!s->name || !s->spec || !s->unit || !s->mechanism)
 			return -ENOMEM;
 	}
+	st->cpu_src = -1; /* coverage: the first cpu-time source in ns */
+	for (size_t i = 0; i < n && st->cpu_src < 0; i++)
+		if (!strcmp(st->sources[i].name, "cpu-time") && !strcmp(st->sources[i].unit, "ns"))
+			st->cpu_src = (long)i;
 	/* counters and unavailable counters; entries that are not maps get "?" names */
 	const msgpack_object *ctrs = sd_map_get(info, "counters");
 	n = ctrs && ctrs->type == MSGPACK_OBJECT_ARRAY ? ctrs->via.array.size : 0;
@@ -659,7 +675,7 @@ static const char generic[] = "a field is missing or has the wrong type";
  * reason when each listed field is fine. Optional fields count only when present. */
 static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 {
-	static const char *const layout[14][9] = {
+	static const char *const layout[15][9] = {
 		[SD_K_MODULE] = { "module:u", "t:u", "path:s" },
 		[SD_K_THREAD] = { "thread:u", "tid:u", "t:u" },
 		[SD_K_THREAD_END] = { "thread:u" },
@@ -670,12 +686,13 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 		[SD_K_ATTRIBUTE] = { "attr:u", "name:s", "type:s", "scope:s" },
 		[SD_K_CONTEXT] = { "node:u", "parent:u", "attr:u", "value:?" },
 		[SD_K_REGION] = { "thread:u", "t:u", "node:u", "event:u" },
+		[SD_K_THREAD_CPU] = { "thread:u", "t:u", "cpu_ns:u" },
 	};
-	static const char *const kinds[14] = { "", "HEADER", "MODULE", "MODULE_END", "THREAD",
+	static const char *const kinds[15] = { "", "HEADER", "MODULE", "MODULE_END", "THREAD",
 		"THREAD_END", "FRAME", "SAMPLE", "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT",
-		"REGION" };
+		"REGION", "THREAD_CPU" };
 
-	if (r->kind >= 14)
+	if (r->kind >= 15)
 		return generic;
 	for (uint32_t i = 0; i < 9 && layout[r->kind][i]; i++) {
 		const char *f = layout[r->kind][i];
@@ -697,6 +714,28 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 	return generic;
 }
 
+/* NULL if THREAD_END's cpu map o is well typed, else why not. */
+static const char *check_cpu(const msgpack_object *o, struct sd_stream *s)
+{
+	static const struct keyty cpu_keys[] = {
+		{ "cpu_ns", MSGPACK_OBJECT_POSITIVE_INTEGER }, { "user_ns", MSGPACK_OBJECT_POSITIVE_INTEGER },
+		{ "sys_ns", MSGPACK_OBJECT_POSITIVE_INTEGER }, { NULL, MSGPACK_OBJECT_POSITIVE_INTEGER } };
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return "THREAD_END cpu is not a map";
+	return check_keys(o, cpu_keys, "THREAD_END cpu", s->why_buf, sizeof(s->why_buf));
+}
+
+/* Thread thr's sample drops so far, by coverage gap (sd_cov_drop_names). */
+static void thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP])
+{
+	memset(out, 0, SD_COV_NDROP * sizeof(*out));
+	for (size_t i = 0; i < st->ndrops; i++) {
+		int k = st->dropt[i] == thr ? sd_cov_drop_index(st->dropr[i]) : -1;
+		if (k >= 0)
+			out[k] += st->dropv[i];
+	}
+}
+
 static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
 		     struct sd_stream *s)
 {
@@ -706,7 +745,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	long i;
 	const char *why = generic;
 
-	if (r->kind != SD_K_END && r->kind <= SD_K_REGION)
+	if (r->kind != SD_K_END && r->kind <= SD_K_THREAD_CPU)
 		st->ended = 0; /* records after an END (a failed exec): not the end yet */
 	switch (r->kind) {
 	case SD_K_MODULE: {
@@ -791,9 +830,18 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			goto bad;
 		if (r->n > 4 && (why = check_counts(&r->v[4], st->nctrs, "THREAD_END deltas")))
 			goto bad;
+		if (r->n > 5 && (why = check_cpu(&r->v[5], s)))
+			goto bad;
 		why = "THREAD_END names a thread that no THREAD record defined before it";
 		if (a == 0 || a >= st->nthreads)
 			goto bad;
+		if (r->n > 5 && !sd_obj_u64(sd_map_get(&r->v[5], "cpu_ns"), &b)) {
+			struct sthread *t = &st->threads[a];
+			t->end_cpu = 1;
+			t->end_cpu_ns = b;
+			t->split = !sd_obj_u64(sd_map_get(&r->v[5], "user_ns"), &t->user_ns) &&
+				   !sd_obj_u64(sd_map_get(&r->v[5], "sys_ns"), &t->sys_ns);
+		}
 		if (r->n > 4 && st->nctrs && r->v[4].via.array.size) { /* its thread's, after its last sample */
 			struct sthread *t = &st->threads[a];
 			if (!t->endcnt && !(t->endcnt = calloc(st->nctrs, sizeof(*t->endcnt))))
@@ -870,6 +918,8 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		struct ssource *src = &st->sources[key[1]];
 		struct sthread *t = &st->threads[key[0]];
 		t->now += b; /* time advances even for samples filtered out below */
+		if ((long)c == st->cpu_src && !(fl & 16)) /* coverage: no filter applies */
+			t->cov_sampled += (double)e * (double)src->period;
 		if (t->now > t->last_t)
 			t->last_t = t->now;
 		if (p->only_source && (c >= st->nsources || strcmp(src->name, p->only_source)))
@@ -956,6 +1006,19 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			return 0; /* an event of a later format: ignored */
 		return region_event(st, (uint32_t)a, b, (uint32_t)c, d, cn);
 	}
+	case SD_K_THREAD_CPU: {
+		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c))
+			goto bad;
+		why = "THREAD_CPU names a thread that no THREAD record defined before it";
+		if (a == 0 || a >= st->nthreads)
+			goto bad;
+		struct sthread *t = &st->threads[a];
+		t->has_flush = 1;
+		t->flush_cpu_ns = c;
+		t->snap_sampled = t->cov_sampled;
+		thread_drops(st, a, t->snap_drops);
+		return 0;
+	}
 	case SD_K_DROPS: {
 		const msgpack_object *m = r->n > 2 ? &r->v[2] : NULL;
 		if (sd_rec_u64(r, 1, &a) || !m || m->type != MSGPACK_OBJECT_MAP)
@@ -977,6 +1040,12 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 				uint64_t *nv = realloc(st->dropv, (st->ndrops + 1) * sizeof(*nv));
 				if (nv)
 					st->dropv = nv;
+				uint64_t *nt = realloc(st->dropt, (st->ndrops + 1) * sizeof(*nt));
+				if (nt)
+					st->dropt = nt;
+				if (!nt)
+					return -ENOMEM;
+				nt[idx] = a;
 				char **nr = realloc(st->dropr, (st->ndrops + 1) * sizeof(*nr));
 				if (nr)
 					st->dropr = nr;
@@ -1270,6 +1339,81 @@ static uint64_t *global_counts(const struct sd_profile *p, const struct sstate *
 	return g;
 }
 
+/* The coverage account of each thread of the stream (docs/REPORT.md, "Coverage"), after
+ * its thread rows exist; the totals are made when a view prints them (coverage.c). */
+static int merge_coverage(struct sd_profile *p, struct sstate *st)
+{
+	struct sd_coverage *cv = &p->cov;
+	const struct ssource *cs = st->cpu_src >= 0 ? &st->sources[st->cpu_src] : NULL;
+	double period = cs ? (double)cs->period : 0;
+	uint64_t drops[SD_COV_NDROP];
+
+	if (!cs) {
+		cv->streams_nocpu++;
+	} else {
+		cv->streams_cpu++;
+		cv->streams_mixed += st->nsources > 1;
+		if (!cv->spec) {
+			if (!(cv->spec = strdup(cs->spec)))
+				return -ENOMEM;
+		} else if (strcmp(cv->spec, cs->spec)) {
+			cv->specs_differ = 1;
+		}
+		thread_drops(st, 0, drops); /* process-wide drops: only in the total */
+		for (int k = 0; k < SD_COV_NDROP; k++)
+			cv->procwide_ns[k] += (double)drops[k] * period;
+	}
+	for (size_t i = 1; i < st->nthreads; i++) {
+		const struct sthread *t = &st->threads[i];
+		if (!t->defined)
+			continue;
+		if (grow(&cv->rows, &cv->cap, cv->n + 1, sizeof(*cv->rows)))
+			return -ENOMEM;
+		struct sd_cov_row *c = &cv->rows[cv->n++];
+		const struct sd_thread_row *tr = &p->threads[t->row];
+		memset(c, 0, sizeof(*c));
+		c->pid = tr->pid;
+		c->tid = tr->tid;
+		c->name = tr->name;
+		c->threads = 1;
+		c->computed = cs != NULL;
+		/* the kernel's CPU time: at the thread's end, else at the last flush */
+		c->sampled_ns = t->cov_sampled;
+		thread_drops(st, i, drops);
+		if (t->end_cpu) {
+			c->cpu_from = SD_COV_END;
+			c->cpu_ns = (double)t->end_cpu_ns;
+			c->split = t->split;
+			c->user_ns = (double)t->user_ns;
+			c->sys_ns = (double)t->sys_ns;
+		} else if (t->has_flush) {
+			/* the account runs up to that record: samples and drops as they were */
+			c->cpu_from = SD_COV_FLUSH;
+			c->cpu_ns = (double)t->flush_cpu_ns;
+			c->sampled_ns = t->snap_sampled;
+			c->after_ns = t->cov_sampled - t->snap_sampled;
+			memcpy(drops, t->snap_drops, sizeof(drops));
+		}
+		double gaps = 0;
+		uint64_t ndrops = 0;
+		for (int k = 0; k < SD_COV_NDROP; k++) {
+			c->drops_ns[k] = (double)drops[k] * period;
+			gaps += c->drops_ns[k];
+			ndrops += drops[k];
+		}
+		if (!c->computed || c->cpu_from == SD_COV_UNKNOWN)
+			continue;
+		/* cpu-time samples user mode only (docs/ENV.md): kernel mode is a known gap */
+		if (c->split)
+			c->kernel_ns = c->sys_ns;
+		gaps += c->kernel_ns;
+		if (c->sampled_ns == 0 && ndrops == 0 && c->cpu_ns > gaps)
+			c->not_sampled_ns = c->cpu_ns - gaps;
+		c->unexplained_ns = c->cpu_ns - c->sampled_ns - gaps - c->not_sampled_ns;
+	}
+	return 0;
+}
+
 static int merge(struct sd_profile *p, struct sstate *st, const char *name, int truncated)
 {
 	uint32_t nostack_c = 0, badnode_c = 0;
@@ -1375,6 +1519,8 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		t->row = (uint32_t)p->nthreads;
 		p->nthreads++;
 	}
+	if (merge_coverage(p, st))
+		goto out;
 	for (size_t i = 0; i <= st->nsources; i++) {
 		struct ssource *s = &st->sources[i];
 		size_t j;

@@ -71,6 +71,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  .ngroup = 2, .stats = SD_STATS_THREAD },
 				{ .format = SD_FMT_JSON, .view = SD_VIEW_GROUP, .group_by = keys,
 				  .ngroup = 1, .stats = SD_STATS_PROCESS },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_COVERAGE },
+				{ .format = SD_FMT_CSV, .view = SD_VIEW_COVERAGE },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_COVERAGE },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_STREAMS },
 			};
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))

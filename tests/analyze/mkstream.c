@@ -263,6 +263,21 @@ static void thread_end(uint64_t thr, uint64_t t, const char *name, const uint64_
 	u64(d[0]); u64(d[1]); u64(d[2]);
 }
 
+/* THREAD_END of thr with no deltas and cpu {cpu_ns[, user_ns, sys_ns]} */
+static void thread_end_cpu(uint64_t thr, uint64_t t, const char *name, uint64_t cpu,
+			   uint64_t user, uint64_t sys, int split)
+{
+	msgpack_pack_array(&pk, 6);
+	u64(5); u64(thr); u64(t); str(name);
+	msgpack_pack_array(&pk, 0);
+	msgpack_pack_map(&pk, split ? 3 : 1);
+	kv_u64("cpu_ns", cpu);
+	if (split) {
+		kv_u64("user_ns", user);
+		kv_u64("sys_ns", sys);
+	}
+}
+
 static uint64_t addr_of(void (*fn)(void), uintptr_t bias)
 {
 	return (uint64_t)((uintptr_t)fn - bias);
@@ -627,6 +642,55 @@ int main(int argc, char **argv)
 		dsamples(10, 1, 0, 2, 0, 0, d1);
 		thread_end(2, 50000000, "blocked", e2);
 		thread_end(1, 60000000, "main", e1);
+	} else if (!strcmp(argv[1], "coverage")) {
+		/* The coverage account (sources cpu-time@1ms and wall-time@10ms; all ms):
+		 *   T1 main (tid pid): 300 samples w1 + 10 samples w2 (320 sampled), 5 wall-time
+		 *     samples flag 16 (accounted: not counted), drops ring_full 4, busy 1,
+		 *     throttled 3; THREAD_END cpu 350 (user 340, sys 10): 94.12% of user;
+		 *     kernel 10, unexplained 350 - 320 - 8 - 10 = 12
+		 *   T2 worker (pid+1): no samples, no drops, THREAD_END cpu 50 (no split):
+		 *     not sampled 50, 0.00% of cpu
+		 *   T3 blocked (pid+2): no samples, drops signals_blocked 100, THREAD_END cpu
+		 *     102.5 (user 100, sys 2.5): unexplained 0
+		 *   T4 flushed (pid+3): 40 samples, THREAD_CPU 45, then 10 samples, no
+		 *     THREAD_END: cpu 45 up to the last flush, sampled 40, 10 after it,
+		 *     unexplained 5
+		 *   T5 old (pid+4): 7 samples, THREAD_END with an empty cpu map: unknown
+		 *   process-wide drops: stopped 2
+		 * Total (T1-T4): cpu 547.5, sampled 360 (65.75% of cpu: not every thread has a
+		 * user/sys split), drops 110 (signals_blocked 100, ring_full 4, throttled 3,
+		 * stopped 2, busy 1), kernel 12.5, not sampled 50, unexplained 15 */
+		static const char *const r1[3] = { "ring_full", "busy", "throttled" };
+		static const uint64_t c1[3] = { 4, 1, 3 };
+		static const char *const r3[1] = { "signals_blocked" };
+		static const uint64_t c3[1] = { 100 };
+		static const char *const r0[1] = { "stopped" };
+		static const uint64_t c0[1] = { 2 };
+		thread(1, pid, 1000, "main");
+		thread(2, pid + 1, 2000, "worker");
+		thread(3, pid + 2, 3000, "blocked");
+		thread(4, pid + 3, 4000, "flushed");
+		thread(5, pid + 4, 5000, "old");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 0, 2); /* [off-cpu] */
+		samples(300, 1, 0, 2, 1);
+		samples(10, 1, 0, 2, 2);
+		dsamples(5, 1, 1, 3, 16, 0, NULL);
+		drops_kv(1, 3, r1, c1);
+		drops_kv(3, 1, r3, c3);
+		drops_kv(0, 1, r0, c0);
+		samples(40, 4, 0, 2, 1);
+		msgpack_pack_array(&pk, 4); /* THREAD_CPU of T4 */
+		u64(14); u64(4); u64(60000000); u64(45000000);
+		samples(10, 4, 0, 2, 1);
+		samples(7, 5, 0, 2, 1);
+		thread_end_cpu(1, 400000000, "main", 350000000, 340000000, 10000000, 1);
+		thread_end_cpu(2, 400000000, "worker", 50000000, 0, 0, 0);
+		thread_end_cpu(3, 400000000, "blocked", 102500000, 100000000, 2500000, 1);
+		msgpack_pack_array(&pk, 6); /* THREAD_END of T5: cpu unknown (empty map) */
+		u64(5); u64(5); u64(400000000); str("old"); msgpack_pack_array(&pk, 0);
+		msgpack_pack_map(&pk, 0);
 	} else if (!strcmp(argv[1], "region_drops")) {
 		/* SONDE_REGIONS=on with a small ring: 3 samples (T1 main;alpha) and 2 REGION
 		 * records (region=outer [1 ms, 2 ms]) recorded; dropped: 5977108 region events
@@ -676,6 +740,17 @@ int main(int argc, char **argv)
 		} else if (!strcmp(w, "region_event")) {
 			msgpack_pack_array(&pk, 5);       /* event: nil */
 			u64(13); u64(1); u64(1000); u64(1); msgpack_pack_nil(&pk);
+		} else if (!strcmp(w, "thread_cpu")) {
+			msgpack_pack_array(&pk, 4);       /* thread 2 never defined */
+			u64(14); u64(2); u64(1000); u64(5000);
+		} else if (!strcmp(w, "end_cpu")) {
+			msgpack_pack_array(&pk, 6);       /* cpu: str */
+			u64(5); u64(1); u64(1000); str("main"); msgpack_pack_array(&pk, 0);
+			str("5ms");
+		} else if (!strcmp(w, "end_cpu_ns")) {
+			msgpack_pack_array(&pk, 6);       /* cpu_ns: str */
+			u64(5); u64(1); u64(1000); str("main"); msgpack_pack_array(&pk, 0);
+			msgpack_pack_map(&pk, 1); kv_str("cpu_ns", "5");
 		} else if (!strcmp(w, "end_reason")) {
 			msgpack_pack_array(&pk, 4);       /* reason: int */
 			u64(9); u64(1000); u64(1); msgpack_pack_map(&pk, 0);

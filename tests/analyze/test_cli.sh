@@ -30,7 +30,7 @@ FLAT_TABLE='      self   self%      total  total%  function
          0   0.00%         10  10.00%  mk_recurse'
 # what the flat stream dropped (4 of 100 + 4 samples asked for), stated before the rows
 DROPS='sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)'
-W_DROPS='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)"]'
+W_DROPS='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)"],"coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
 
 case $CASE in
 report_flat)
@@ -43,12 +43,13 @@ samples: 100  streams: 1  processes: 1  threads: 2
 source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE
 EOF
 	run "$SONDE" report --top 2 --source cpu-time a.sonde
 	expect_rc 0 "--top --source"
-	sed -n 6,8p "$T/out" >top.txt
+	sed -n 7,9p "$T/out" >top.txt
 	expect_file top.txt <<'EOF'
       self   self%      total  total%  function
         60  66.67%         60  66.67%  mk_beta
@@ -123,6 +124,7 @@ samples: 100 (200.000 ms)  streams: 1  processes: 1  threads: 2
 source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
    self_ms   self%   total_ms  total%  function
    120.000  60.00%    120.000  60.00%  mk_gamma
@@ -148,6 +150,7 @@ EOF
 	expect_rc 0 "threads text"
 	expect_file "$T/out" <<EOF
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
        pid        tid    samples     first_ms      last_ms  name
        100        100         70        1.001       70.001  main
        100        101         30        1.005       30.005  worker-end
@@ -388,6 +391,7 @@ report_group)
 	expect_rc 0 "group-by phase"
 	expect_err_empty
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 phase        samples  percent
 solve             50   50.00%
 (none)            25   25.00%
@@ -407,6 +411,7 @@ EOF
 	run "$SONDE" report --group-by function,thread c.sonde
 	expect_rc 0 "group-by function,thread"
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function  thread            samples  percent
 mk_beta   4242 (main)            50   50.00%
 mk_gamma  4243 (worker)          25   25.00%
@@ -514,6 +519,7 @@ EOF
 	run "$SONDE" report --view tree --min-percent 15 c.sonde
 	expect_rc 0 "tree text"
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
      total  total%       self   self%  path
         90  90.00%          0   0.00%  run=big
         60  60.00%          0   0.00%    phase=solve
@@ -580,7 +586,7 @@ EOF
 	run "$SONDE" report --view tree --min-percent 30 --format json c.sonde
 	expect_rc 0 "tree json"
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":30,"rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":30,"rows":[
 {"depth":0,"path":"run=big","name":"run=big","total":90,"total_pct":90.00,"self":0,"self_pct":0.00},
 {"depth":1,"path":"run=big;phase=solve","name":"phase=solve","total":60,"total_pct":60.00,"self":0,"self_pct":0.00},
 {"depth":2,"path":"run=big;phase=solve;iteration=1","name":"iteration=1","total":40,"total_pct":40.00,"self":0,"self_pct":0.00},
@@ -600,7 +606,7 @@ depth,path,name,total_ms,total_pct,self_ms,self_pct
 EOF
 	# the same nodes as the text view at any threshold
 	for P in 0 10 15 25 45 90 100; do
-		"$SONDE" report --view tree --min-percent $P c.sonde | tail -n +2 |
+		"$SONDE" report --view tree --min-percent $P c.sonde | tail -n +3 |
 			awk '{print $1, $3, $NF}' >text.txt
 		"$SONDE" report --view tree --min-percent $P --format csv c.sonde | tail -n +2 |
 			awk -F, '{print $4, $6, $3}' >csv.txt
@@ -624,7 +630,7 @@ depth,path,name,total,total_pct,self,self_pct
 EOF
 	run "$SONDE" report --view tree --format json --min-percent 101 c.sonde
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":101,"rows":[]}
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":100,"weight_ms":100.000,"min_percent":101,"rows":[]}
 EOF
 	run "$SONDE" report --view tree --min-percent x c.sonde
 	expect_rc 2 "bad --min-percent"
@@ -635,6 +641,7 @@ report_regions)
 	expect_rc 0 "regions"
 	expect_err_empty
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 path                         calls      incl_ms      excl_ms       min_ms      mean_ms       max_ms  forced
 region=outer                     4       50.000       44.500        3.000       12.500       35.000       1
 region=outer/region=inner        4        5.500        5.500        0.500        1.375        3.000       2
@@ -648,10 +655,10 @@ thread,path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
 4243,region=outer/region=inner,2,1.500,1.500,0.500,0.750,1.000,2
 EOF
 	run "$SONDE" report --view regions --by-thread c.sonde
-	sed -n 2p "$T/out" | grep -qE '^4242 \(main\)  +region=outer +2 +12\.000 ' || fail "by-thread text"
+	sed -n 3p "$T/out" | grep -qE '^4242 \(main\)  +region=outer +2 +12\.000 ' || fail "by-thread text"
 	run "$SONDE" report --view regions --format json --where region=outer c.sonde
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"regions":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"regions":[
 {"path":"region=outer","calls":4,"incl_ms":50.000,"excl_ms":44.500,"min_ms":3.000,"mean_ms":12.500,"max_ms":35.000,"forced":1}]}
 EOF
 	# merged over streams by path
@@ -766,6 +773,7 @@ counter context-switches.voluntary: 50 total, 666.7 per CPU-second (getrusage:ru
 counter context-switches.involuntary: 10 total, 133.3 per CPU-second (getrusage:ru_nivcsw)
 counter page-faults: 80 total, 1066.7 per CPU-second (perf_event:page-faults)
 counter cpu-migrations: unavailable (perf_event_paranoid is 2: counts only user space, where no migration happens)
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
       self   self%      total  total%  function
         40  50.00%         40  50.00%  mk_beta
@@ -808,6 +816,7 @@ io,4242,10,16.67
 EOF
 	run "$SONDE" report --metric context-switches.voluntary --where phase=solve --group-by phase c.sonde
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 phase  context-switches.voluntary  percent
 solve                          40  100.00%
 EOF
@@ -868,6 +877,7 @@ report_papi)
 	expect_file "$T/out" <<'EOF'
 samples: 40 (50000000 events)  streams: 1  processes: 1  threads: 1
 source perf::TASK-CLOCK: 40 samples (perf::TASK-CLOCK@1000000, period 1000000 events, papi:overflow)
+coverage: not computed: no cpu-time source was recorded: the other sources do not measure CPU time (sample with SONDE_SAMPLE=cpu-time@1ms for an account)
 
 self_events   self% total_events  total%  function
    30000000  60.00%     30000000  60.00%  mk_alpha
@@ -911,7 +921,7 @@ assert d[0]["thread"] == 4242 and d[0]["context-switches.voluntary"] == 7 and d[
 assert d[1]["path"] == "region=load/region=parse" and d[1]["context-switches.involuntary"] == 1, d
 EOF
 	run "$SONDE" report --view regions c.sonde
-	sed -n 2p "$T/out" | grep -qE '^region=load +2 +6\.000 .* 0 +7 +2 +18$' || fail "regions text: $(cat "$T/out")"
+	sed -n 3p "$T/out" | grep -qE '^region=load +2 +6\.000 .* 0 +7 +2 +18$' || fail "regions text: $(cat "$T/out")"
 	# regions without counts: no counter columns
 	mk ctx x.sonde
 	run "$SONDE" report --view regions --format csv x.sonde
@@ -1087,6 +1097,7 @@ EOF
 	run "$SONDE" report --view callees mk_alpha a.sonde
 	expect_file "$T/out" <<EOF
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function mk_alpha: total 70 (70.00% of all), self 20 (20.00%)
    samples  percent  callee
         50   71.43%  mk_beta
@@ -1210,7 +1221,7 @@ EOF
 {"function":"mk_alpha","self":20,"self_pct":20.00,"total":70,"total_pct":70.00,"module":"mkstream"}]}
 EOF
 	run "$SONDE" report --min-percent 15 a.sonde
-	sed -n 6,100p "$T/out" >t.txt
+	sed -n 7,100p "$T/out" >t.txt
 	expect_file t.txt <<'EOF'
       self   self%      total  total%  function
         60  60.00%         60  60.00%  mk_beta
@@ -1286,11 +1297,11 @@ mk_main,0,0.00,240,100.00,mkstream,0,0.000,0,0.000,3
 EOF
 	run "$SONDE" report --stats process --format json --top 1 $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":240,"weight_ms":240.000,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
 {"function":"mk_beta","self":140,"self_pct":58.33,"total":140,"total_pct":58.33,"module":"mkstream","min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread $P
-	sed -n 5,100p "$T/out" >t.txt
+	sed -n 6,100p "$T/out" >t.txt
 	expect_file t.txt <<'EOF'
       self   self%      total  total%  function         min         mean        max       stddev      n
        140  58.33%        140  58.33%  mk_beta            0       11.667         40       12.134     12
@@ -1330,12 +1341,13 @@ process,samples,percent,min,mean,max,stddev,n
 EOF
 	run "$SONDE" report --stats process --group-by function --format json $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"metric":"samples","samples":240,"weight_ms":240.000,"group_by":["function"],"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"group_by":["function"],"stats":"process","rows":[
 {"values":["mk_beta"],"samples":140,"percent":58.33,"min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4},
 {"values":["mk_alpha"],"samples":100,"percent":41.67,"min":10,"mean":25.000,"max":40,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread --group-by function $P
 	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function     samples  percent         min         mean        max       stddev      n
 mk_beta          140   58.33%           0       11.667         40       12.134     12
 mk_alpha         100   41.67%           0        8.333         40       13.437     12
@@ -1456,6 +1468,12 @@ docs)
 		    "--view counters --format csv" "--view regions --format csv"; do
 		"$SONDE" report $args k.sonde >>all.txt 2>&1 || fail "report $args"
 	done
+	mk coverage v.sonde --pid 100
+	mk papi pa.sonde
+	for args in "" "--view coverage --format csv" "--view coverage"; do
+		"$SONDE" report $args v.sonde >>all.txt 2>&1 || fail "report $args (coverage)"
+	done
+	"$SONDE" report pa.sonde >>all.txt 2>&1 || fail "report papi"
 	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
 		grep -v '^{"offset"' >examples.txt
 	[ "$(wc -l <examples.txt)" -ge 50 ] || fail "examples not found in REPORT.md"
@@ -1476,6 +1494,7 @@ source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-cl
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $INC
 $DROPS
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE
 EOF
@@ -1558,6 +1577,7 @@ source cpu-time: 3 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clo
 source wall-time: 0 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $SD
 $RD
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
       self   self%      total  total%  function
          3 100.00%          3 100.00%  mk_alpha
@@ -1568,6 +1588,7 @@ EOF
 	expect_file "$T/out" <<EOF
 $SD
 $RD
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 path            calls      incl_ms      excl_ms       min_ms      mean_ms       max_ms  forced
 region=outer        1        1.000        1.000        1.000        1.000        1.000       0
 EOF
@@ -1635,6 +1656,106 @@ thread,samples,percent
 4242,10,100.00
 4243,0,0.00
 EOF
+	;;
+coverage)
+	# issue 8 item 7: the coverage account, exact arithmetic over the `coverage` stream
+	# (mkstream.c lists every number); then THREAD_CPU / THREAD_END cpu in dump, corrupt
+	# cpu records, and streams that cannot have an account
+	mk coverage c.sonde --pid 100
+	run "$SONDE" report c.sonde
+	expect_rc 0 "coverage report"
+	grep '^coverage\|^  thread\|^  [0-9]* more' "$T/out" >cov.txt
+	expect_file cov.txt <<'EOF'
+coverage: cpu 547.500 ms measured by the kernel in 4 threads, sampled 360.000 ms by cpu-time@1ms: 65.75% of cpu time
+coverage gaps: signals_blocked 100.000 ms, not sampled 50.000 ms, kernel mode 12.500 ms (sys time: cpu-time samples user mode only), ring_full 4.000 ms, throttled 3.000 ms, stopped 2.000 ms, busy 1.000 ms, unexplained 15.000 ms
+coverage: the CPU time of 1 thread is known up to the last flush only (no THREAD_END: the process was killed, data after the last flush is lost; 10.000 ms sampled after it are not counted)
+coverage: 1 thread with no CPU time recorded left out (7.000 ms sampled)
+coverage: drops are not split by source: all are counted at the cpu-time period (cpu-time@1ms)
+  thread 102 (blocked, pid 100): cpu 102.500 ms, sampled 0.000 ms (0.00% of user); signals_blocked 100.000 ms, kernel mode 2.500 ms, unexplained 0.000 ms
+  thread 101 (worker, pid 100): cpu 50.000 ms, sampled 0.000 ms (0.00% of cpu); not sampled 50.000 ms, unexplained 0.000 ms
+  thread 100 (main, pid 100): cpu 350.000 ms, sampled 320.000 ms (94.12% of user); kernel mode 10.000 ms, ring_full 4.000 ms, throttled 3.000 ms, busy 1.000 ms, unexplained 12.000 ms
+  thread 103 (flushed, pid 100): cpu 45.000 ms up to the last flush, sampled 40.000 ms (88.89% of cpu); unexplained 5.000 ms
+EOF
+	# the block comes after the notes, before the rows
+	[ "$(sed -n 4p "$T/out" | cut -c1-14)" = "sonde: warning" ] && [ "$(sed -n 5p "$T/out" | cut -c1-14)" = "coverage: cpu " ] ||
+		fail "coverage block placement: $(head -6 "$T/out")"
+	run "$SONDE" report --view coverage --format csv c.sonde
+	expect_rc 0 "coverage csv"
+	expect_file "$T/out" <<'EOF'
+pid,tid,name,cpu_ms,cpu_from,user_ms,sys_ms,sampled_ms,coverage_pct,coverage_of,ring_full_ms,busy_ms,in_dl_ms,no_thread_ms,stopped_ms,fd_stolen_ms,stack_ms,throttled_ms,queue_overflow_ms,signals_blocked_ms,other_drops_ms,kernel_ms,not_sampled_ms,unexplained_ms,after_flush_ms
+100,100,main,350.000,thread_end,340.000,10.000,320.000,94.12,user,4.000,1.000,0.000,0.000,0.000,0.000,0.000,3.000,0.000,0.000,0.000,10.000,0.000,12.000,0.000
+100,101,worker,50.000,thread_end,,,0.000,0.00,cpu,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,50.000,0.000,0.000
+100,102,blocked,102.500,thread_end,100.000,2.500,0.000,0.00,user,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,100.000,0.000,2.500,0.000,0.000,0.000
+100,103,flushed,45.000,last_flush,,,40.000,88.89,cpu,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,5.000,10.000
+100,104,old,,,,,7.000,,,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,0.000
+,,total,547.500,last_flush,,,360.000,65.75,cpu,4.000,1.000,0.000,0.000,2.000,0.000,0.000,3.000,0.000,100.000,0.000,12.500,50.000,15.000,10.000
+EOF
+	# every view's json has the total; --view coverage also every thread; the account adds up
+	for args in "--format json" "--view threads --format json" "--group-by thread --format json" \
+		    "--view coverage --format json"; do
+		run "$SONDE" report $args c.sonde
+		expect_rc 0 "$args"
+		python3 - "$T/out" "$args" <<'EOF' || fail "coverage json ($args)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["coverage"]
+assert c["computed"] is True and c["why"] is None and c["spec"] == "cpu-time@1ms", c
+assert c["drops_at_cpu_time_period"] is True and c["threads_unknown"] == 1, c
+assert c["unknown_sampled_ms"] == 7.0, c
+t = c["total"]
+assert t["threads"] == 4 and t["cpu_ms"] == 547.5 and t["sampled_ms"] == 360.0, t
+assert t["coverage_pct"] == 65.75 and t["coverage_of"] == "cpu" and t["cpu_from"] == "last_flush", t
+assert t["gaps_ms"]["signals_blocked"] == 100.0 and t["gaps_ms"]["stopped"] == 2.0, t
+assert t["gaps_ms"]["kernel"] == 12.5 and t["gaps_ms"]["not_sampled"] == 50.0, t
+def adds_up(r):
+    return abs(r["sampled_ms"] + sum(r["gaps_ms"].values()) + r["unexplained_ms"] - r["cpu_ms"]) < 1e-6
+assert adds_up(t), t
+if "coverage" in sys.argv[2]:
+    th = {r["tid"]: r for r in c["threads"]}
+    assert len(th) == 5, th
+    assert th[100]["coverage_of"] == "user" and th[100]["user_ms"] == 340.0 and th[100]["unexplained_ms"] == 12.0
+    assert th[101]["gaps_ms"]["not_sampled"] == 50.0 and th[101]["user_ms"] is None
+    assert th[102]["gaps_ms"]["signals_blocked"] == 100.0 and th[102]["unexplained_ms"] == 0.0
+    assert th[103]["cpu_from"] == "last_flush" and th[103]["after_flush_ms"] == 10.0
+    assert th[104]["cpu_ms"] is None and th[104]["cpu_from"] is None and th[104]["sampled_ms"] == 7.0
+    for r in c["threads"]:
+        assert r["cpu_ms"] is None or adds_up(r), r
+else:
+    assert "threads" not in c, c
+EOF
+	done
+	run "$SONDE" report --view coverage c.sonde
+	expect_rc 0 "coverage text"
+	grep -q '^   total        4     547.500\*      360.000   65.75% cpu         15.000 ' "$T/out" || fail "coverage view total: $(cat "$T/out")"
+	grep -qE '^ +100 +104 +unknown +7\.000 .*\(no CPU time recorded\)$' "$T/out" || fail "coverage view unknown thread"
+	# filters do not change the account (it is the run's)
+	run "$SONDE" report --where thread=main --source wall-time --format json c.sonde
+	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["coverage"]["total"]; assert t["sampled_ms"] == 360.0, t' "$T/out" || fail "filters changed the account"
+	# dump names the new fields
+	run "$SONDE" dump c.sonde
+	grep -qF '"kind":"THREAD_CPU","thread":4,"t":60000000,"cpu_ns":45000000}' "$T/out" || fail "dump THREAD_CPU"
+	grep -qF '"kind":"THREAD_END","thread":1,"t":400000000,"name":"main","deltas":[],"cpu":{"cpu_ns":350000000,"user_ns":340000000,"sys_ns":10000000}}' "$T/out" || fail "dump THREAD_END cpu"
+	# malformed cpu records are corrupt
+	for w in "thread_cpu:THREAD_CPU names a thread that no THREAD record defined before it" \
+		 "end_cpu:THREAD_END cpu is not a map" \
+		 "end_cpu_ns:THREAD_END cpu \`cpu_ns\` is not an unsigned integer"; do
+		off=$("$MK" "bad_${w%%:*}" b.sonde) || fail "mkstream bad_${w%%:*}"
+		run "$SONDE" report b.sonde
+		expect_rc 4 "bad ${w%%:*}"
+		expect_err_line "sonde: b.sonde: corrupt record at byte $off (${w#*:})"
+	done
+	# old streams (no cpu), PAPI-only streams: said, not computed
+	mk flat a.sonde
+	run "$SONDE" report --view coverage --format csv a.sonde
+	expect_rc 0 "old stream coverage"
+	expect_err_line "coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)"
+	sed -n 2p "$T/out" | grep -qx '4242,4242,main,,,,,70.000,,,3.000,1.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,0.000' || fail "old stream row: $(cat "$T/out")"
+	mk papi p.sonde
+	run "$SONDE" report p.sonde
+	grep -qx 'coverage: not computed: no cpu-time source was recorded: the other sources do not measure CPU time (sample with SONDE_SAMPLE=cpu-time@1ms for an account)' "$T/out" || fail "papi: not computed"
+	# a mix: the old stream is left out of the total, said
+	run "$SONDE" report c.sonde a.sonde
+	grep -qx 'coverage: 3 threads with no CPU time recorded left out (107.000 ms sampled)' "$T/out" || fail "mixed old and new: $(grep coverage "$T/out")"
 	;;
 malformed)
 	# issue 11: records naming what the stream never defined, and HEADER/END/REGION
@@ -1744,14 +1865,15 @@ fuzz)
 	mk counters seeds/counters.sonde
 	mk papi seeds/papi.sonde
 	mk stats seeds/stats.sonde --rank 3 --count 20
+	mk coverage seeds/coverage.sonde
 	if [ "$MODE" = libfuzzer ]; then
 		"$FUZZ" -runs=20000 -seed=1 -max_len=4096 seeds >fuzz.log 2>&1 ||
 			{ tail -50 fuzz.log >&2; fail "fuzzer found a crash"; }
 	else
 		"$FUZZ" seeds/flat.sonde seeds/edge.sonde seeds/dup.sonde seeds/ctx.sonde \
-			seeds/counters.sonde seeds/papi.sonde seeds/stats.sonde 2>fuzz.log ||
+			seeds/counters.sonde seeds/papi.sonde seeds/stats.sonde seeds/coverage.sonde 2>fuzz.log ||
 			{ tail -50 fuzz.log >&2; fail "fuzz driver crashed"; }
-		grep -qx 'fuzz_stream: 7 files, 2000 mutations, 0 crashes' fuzz.log ||
+		grep -qx 'fuzz_stream: 8 files, 2000 mutations, 0 crashes' fuzz.log ||
 			{ tail -5 fuzz.log >&2; fail "fuzz driver did not run all inputs"; }
 	fi
 	;;

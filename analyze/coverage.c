@@ -1,0 +1,488 @@
+/*
+ * coverage.c: the coverage account of `sonde report` (docs/REPORT.md, "Coverage"): for
+ * each thread and in total, the CPU time the kernel measured (THREAD_END `cpu`, else the
+ * thread's last THREAD_CPU) against the time its cpu-time samples stand for, with every
+ * gap named by cause: the samples the runtime dropped, by reason (DROPS, counted at the
+ * cpu-time period), kernel mode (sys time: cpu-time samples user mode only), threads
+ * that were never sampled, and the unexplained rest. profile.c fills one struct
+ * sd_cov_row per thread while merging (no --where or --source filter applies: it is an
+ * account of the run); this file makes the total and prints it: a block in every text
+ * report's header, a "coverage" object in every json view, and --view coverage.
+ *
+ * Invariant of every row with a known CPU time: sampled + Σ drops + kernel + not_sampled
+ * + unexplained = cpu, exactly (unexplained is what is left, and may be negative: the
+ * samples stand for more than the kernel measured). The total adds the process-wide
+ * drops (DROPS of thread 0) to its gaps, so its unexplained is computed, not summed.
+ */
+#include "analyze/analyze.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sd_cov_drop_names[SD_COV_NDROP] = {
+	"ring_full", "busy", "in_dl", "no_thread", "stopped", "fd_stolen", "stack", "throttled",
+	"queue_overflow", "signals_blocked", "other_drops",
+};
+
+int sd_cov_drop_index(const char *reason)
+{
+	if (!strncmp(reason, "region_", 7))
+		return -1;
+	for (int k = 0; k < SD_COV_NDROP - 1; k++)
+		if (!strcmp(reason, sd_cov_drop_names[k]))
+			return k;
+	return SD_COV_NDROP - 1;
+}
+
+/* Is the row part of the account (its stream has cpu-time, its CPU time is known)? */
+static int counted(const struct sd_cov_row *c)
+{
+	return c->computed && c->cpu_from != SD_COV_UNKNOWN;
+}
+
+struct cov_sum {
+	struct sd_cov_row tot;
+	uint64_t flush_threads;   /* counted threads whose CPU time is up to the last flush */
+	uint64_t unknown;         /* threads of cpu-time streams with no CPU time recorded */
+	double unknown_sampled_ns;
+};
+
+static void cov_total(const struct sd_profile *p, struct cov_sum *s)
+{
+	struct sd_cov_row *t = &s->tot;
+
+	memset(s, 0, sizeof(*s));
+	t->name = "total";
+	t->computed = 1;
+	t->split = 1;
+	t->cpu_from = SD_COV_END;
+	for (size_t i = 0; i < p->cov.n; i++) {
+		const struct sd_cov_row *c = &p->cov.rows[i];
+		if (c->computed && c->cpu_from == SD_COV_UNKNOWN) {
+			s->unknown++;
+			s->unknown_sampled_ns += c->sampled_ns;
+		}
+		if (!counted(c))
+			continue;
+		t->threads++;
+		t->split &= c->split;
+		if (c->cpu_from == SD_COV_FLUSH) {
+			t->cpu_from = SD_COV_FLUSH;
+			s->flush_threads++;
+		}
+		t->cpu_ns += c->cpu_ns;
+		t->user_ns += c->user_ns;
+		t->sys_ns += c->sys_ns;
+		t->sampled_ns += c->sampled_ns;
+		t->after_ns += c->after_ns;
+		for (int k = 0; k < SD_COV_NDROP; k++)
+			t->drops_ns[k] += c->drops_ns[k];
+		t->kernel_ns += c->kernel_ns;
+		t->not_sampled_ns += c->not_sampled_ns;
+	}
+	double gaps = t->kernel_ns + t->not_sampled_ns;
+	for (int k = 0; k < SD_COV_NDROP; k++) {
+		t->drops_ns[k] += p->cov.procwide_ns[k];
+		gaps += t->drops_ns[k];
+	}
+	if (!t->threads) /* nothing to account: every field empty */
+		t->split = t->computed = 0;
+	t->unexplained_ns = t->cpu_ns - t->sampled_ns - gaps;
+}
+
+/* Coverage in percent and what of: the user time when known (cpu-time samples user mode
+ * only), else the whole CPU time. Negative when there is no base. */
+static double cov_pct(const struct sd_cov_row *c, const char **of)
+{
+	double base = c->split ? c->user_ns : c->cpu_ns;
+
+	*of = c->split ? "user" : "cpu";
+	return base > 0 ? 100.0 * c->sampled_ns / base : -1;
+}
+
+/* Why the account cannot be made, or NULL when it can. */
+static const char *not_computed(const struct sd_profile *p, const struct cov_sum *s)
+{
+	if (!p->cov.streams_cpu)
+		return "no cpu-time source was recorded: the other sources do not measure CPU "
+		       "time (sample with SONDE_SAMPLE=cpu-time@1ms for an account)";
+	if (!s->tot.threads)
+		return "the streams do not record their threads' CPU time (written by an older "
+		       "sonde)";
+	return NULL;
+}
+
+/* The named gaps of a row with a value, largest first, as "name X ms, ...". */
+struct gap { const char *name; double ns; };
+
+static size_t gaps_of(const struct sd_cov_row *c, struct gap *g)
+{
+	size_t n = 0;
+
+	for (int k = 0; k < SD_COV_NDROP; k++)
+		if (c->drops_ns[k] > 0)
+			g[n++] = (struct gap){ sd_cov_drop_names[k], c->drops_ns[k] };
+	if (c->kernel_ns > 0)
+		g[n++] = (struct gap){ "kernel mode", c->kernel_ns };
+	if (c->not_sampled_ns > 0)
+		g[n++] = (struct gap){ "not sampled", c->not_sampled_ns };
+	for (size_t i = 1; i < n; i++) /* insertion sort: a dozen at most */
+		for (size_t j = i; j > 0 && g[j].ns > g[j - 1].ns; j--) {
+			struct gap x = g[j];
+			g[j] = g[j - 1];
+			g[j - 1] = x;
+		}
+	return n;
+}
+
+static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
+{
+	struct gap g[SD_COV_NDROP + 2];
+	size_t n = gaps_of(c, g);
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%s %.3f ms%s", i ? ", " : "", g[i].name, g[i].ns / 1e6,
+			why && !strcmp(g[i].name, "kernel mode") ? " (sys time: cpu-time samples "
+			"user mode only)" : "");
+	if (c->unexplained_ns >= 0)
+		fprintf(out, "%sunexplained %.3f ms", n ? ", " : "", c->unexplained_ns / 1e6);
+	else
+		fprintf(out, "%sover %.3f ms (sampled more than measured)", n ? ", " : "",
+			-c->unexplained_ns / 1e6);
+}
+
+/* The notes under the account: what it leaves out and how it counts. */
+static void cov_notes(FILE *out, const struct sd_profile *p, const struct cov_sum *s)
+{
+	if (s->flush_threads)
+		fprintf(out, "coverage: the CPU time of %" PRIu64 " thread%s is known up to the "
+			"last flush only (no THREAD_END: the process was killed, data after the last "
+			"flush is lost; %.3f ms sampled after it are not counted)\n",
+			s->flush_threads, s->flush_threads > 1 ? "s" : "", s->tot.after_ns / 1e6);
+	if (s->unknown)
+		fprintf(out, "coverage: %" PRIu64 " thread%s with no CPU time recorded left out "
+			"(%.3f ms sampled)\n", s->unknown, s->unknown > 1 ? "s" : "",
+			s->unknown_sampled_ns / 1e6);
+	if (p->cov.streams_nocpu)
+		fprintf(out, "coverage: %" PRIu64 " stream%s without a cpu-time source left out\n",
+			p->cov.streams_nocpu, p->cov.streams_nocpu > 1 ? "s" : "");
+	if (p->cov.streams_mixed)
+		fprintf(out, "coverage: drops are not split by source: all are counted at the "
+			"cpu-time period (%s)%s\n", p->cov.spec ? p->cov.spec : "?",
+			p->cov.specs_differ ? " of each stream" : "");
+}
+
+/* Largest gap (cpu - sampled) first, then pid, tid. */
+static int gap_cmp(const void *a, const void *b)
+{
+	const struct sd_cov_row *x = *(const struct sd_cov_row *const *)a;
+	const struct sd_cov_row *y = *(const struct sd_cov_row *const *)b;
+	double gx = x->cpu_ns - x->sampled_ns, gy = y->cpu_ns - y->sampled_ns;
+
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void thread_line(FILE *out, const struct sd_cov_row *c)
+{
+	const char *of;
+	double pc = cov_pct(c, &of);
+
+	fprintf(out, "  thread %" PRIu64 " (%s, pid %" PRIu64 "): cpu %.3f ms%s, sampled %.3f ms",
+		c->tid, c->name, c->pid, c->cpu_ns / 1e6,
+		c->cpu_from == SD_COV_FLUSH ? " up to the last flush" : "", c->sampled_ns / 1e6);
+	if (pc >= 0)
+		fprintf(out, " (%.2f%% of %s)", pc, of);
+	fputs("; ", out);
+	put_gaps(out, c, 0);
+	putc('\n', out);
+}
+
+void sd_cov_block(FILE *out, const struct sd_profile *p)
+{
+	struct cov_sum s;
+	const char *why, *of;
+
+	cov_total(p, &s);
+	if ((why = not_computed(p, &s))) {
+		fprintf(out, "coverage: not computed: %s\n", why);
+		return;
+	}
+	const struct sd_cov_row *t = &s.tot;
+	double pc = cov_pct(t, &of);
+	fprintf(out, "coverage: cpu %.3f ms measured by the kernel in %" PRIu64 " thread%s",
+		t->cpu_ns / 1e6, t->threads, t->threads > 1 ? "s" : "");
+	if (t->split)
+		fprintf(out, " (user %.3f, sys %.3f)", t->user_ns / 1e6, t->sys_ns / 1e6);
+	fprintf(out, ", sampled %.3f ms by %s", t->sampled_ns / 1e6, p->cov.spec);
+	if (pc >= 0)
+		fprintf(out, ": %.2f%% of %s time", pc, of);
+	fputs("\ncoverage gaps: ", out);
+	put_gaps(out, t, 1);
+	putc('\n', out);
+	cov_notes(out, p, &s);
+	if (t->threads < 2)
+		return;
+	const struct sd_cov_row **v = malloc(t->threads * sizeof(*v));
+	size_t n = 0, shown = 5;
+	if (!v)
+		return; /* the lines above said the essential */
+	for (size_t i = 0; i < p->cov.n; i++)
+		if (counted(&p->cov.rows[i]))
+			v[n++] = &p->cov.rows[i];
+	qsort(v, n, sizeof(*v), gap_cmp);
+	for (size_t i = 0; i < n && i < shown; i++)
+		thread_line(out, v[i]);
+	if (n > shown)
+		fprintf(out, "  %zu more thread%s in --view coverage\n", n - shown,
+			n - shown > 1 ? "s" : "");
+	free(v);
+}
+
+/* ---- json -------------------------------------------------------------------------- */
+
+static void json_ms(FILE *out, double ns, int known)
+{
+	if (known && isfinite(ns))
+		fprintf(out, "%.3f", ns / 1e6);
+	else
+		fputs("null", out);
+}
+
+static const char *from_name(enum sd_cov_from f)
+{
+	return f == SD_COV_END ? "thread_end" : f == SD_COV_FLUSH ? "last_flush" : NULL;
+}
+
+/* One row as a json object; the total has no pid, tid or name. */
+static void json_row(FILE *out, const struct sd_cov_row *c, int total)
+{
+	int known = counted(c) || (total && c->threads);
+	int cpu_known = c->cpu_from != SD_COV_UNKNOWN;
+	const char *of;
+	double pc = cov_pct(c, &of);
+
+	putc('{', out);
+	if (total) {
+		fprintf(out, "\"threads\":%" PRIu64 ",", c->threads);
+	} else {
+		fprintf(out, "\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"name\":", c->pid, c->tid);
+		sd_json_str(out, c->name, strlen(c->name));
+		putc(',', out);
+	}
+	fputs("\"cpu_ms\":", out);
+	json_ms(out, c->cpu_ns, cpu_known && (total ? c->threads > 0 : 1));
+	fputs(",\"cpu_from\":", out);
+	if (from_name(c->cpu_from) && (!total || c->threads))
+		fprintf(out, "\"%s\"", from_name(c->cpu_from));
+	else
+		fputs("null", out);
+	fputs(",\"user_ms\":", out);
+	json_ms(out, c->user_ns, c->split);
+	fputs(",\"sys_ms\":", out);
+	json_ms(out, c->sys_ns, c->split);
+	fputs(",\"sampled_ms\":", out);
+	json_ms(out, c->sampled_ns, c->computed);
+	fputs(",\"coverage_pct\":", out);
+	if (known && pc >= 0)
+		fprintf(out, "%.2f,\"coverage_of\":\"%s\"", pc, of);
+	else
+		fputs("null,\"coverage_of\":null", out);
+	fputs(",\"gaps_ms\":{", out);
+	for (int k = 0; k < SD_COV_NDROP; k++) {
+		fprintf(out, "\"%s\":", sd_cov_drop_names[k]);
+		json_ms(out, c->drops_ns[k], c->computed);
+		putc(',', out);
+	}
+	fputs("\"kernel\":", out);
+	json_ms(out, c->kernel_ns, known);
+	fputs(",\"not_sampled\":", out);
+	json_ms(out, c->not_sampled_ns, known);
+	fputs("},\"unexplained_ms\":", out);
+	json_ms(out, c->unexplained_ns, known);
+	fputs(",\"after_flush_ms\":", out);
+	json_ms(out, c->after_ns, c->computed);
+	putc('}', out);
+}
+
+void sd_cov_json(FILE *out, const struct sd_profile *p, int with_threads)
+{
+	struct cov_sum s;
+	const char *why;
+
+	cov_total(p, &s);
+	why = not_computed(p, &s);
+	fprintf(out, "\"coverage\":{\"computed\":%s,\"why\":", why ? "false" : "true");
+	if (why) {
+		sd_json_str(out, why, strlen(why));
+		if (!with_threads) { /* short: the account has nothing else to say */
+			fputs("},", out);
+			return;
+		}
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"spec\":", out);
+	if (p->cov.spec)
+		sd_json_str(out, p->cov.spec, strlen(p->cov.spec));
+	else
+		fputs("null", out);
+	fprintf(out, ",\"drops_at_cpu_time_period\":%s,\"threads_unknown\":%" PRIu64
+		",\"unknown_sampled_ms\":%.3f,\"streams_without_cpu_time\":%" PRIu64 ",\"total\":",
+		p->cov.streams_mixed ? "true" : "false", s.unknown, s.unknown_sampled_ns / 1e6,
+		p->cov.streams_nocpu);
+	json_row(out, &s.tot, 1);
+	if (with_threads) {
+		fputs(",\"threads\":[", out);
+		for (size_t i = 0; i < p->cov.n; i++) {
+			fputs(i ? ",\n" : "\n", out);
+			json_row(out, &p->cov.rows[i], 0);
+		}
+		putc(']', out);
+	}
+	fputs("},", out);
+}
+
+/* ---- --view coverage ----------------------------------------------------------------- */
+
+static int pidtid_cmp(const void *a, const void *b)
+{
+	const struct sd_cov_row *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void csv_ms(FILE *out, double ns, int known)
+{
+	putc(',', out);
+	if (known && isfinite(ns))
+		fprintf(out, "%.3f", ns / 1e6);
+}
+
+static void csv_row(FILE *out, const struct sd_cov_row *c, int total)
+{
+	int known = counted(c) || (total && c->threads);
+	const char *of;
+	double pc = cov_pct(c, &of);
+
+	if (total) {
+		fputs(",,total", out);
+	} else {
+		fprintf(out, "%" PRIu64 ",%" PRIu64 ",", c->pid, c->tid);
+		sd_csv_str(out, c->name);
+	}
+	csv_ms(out, c->cpu_ns, c->cpu_from != SD_COV_UNKNOWN && (!total || c->threads));
+	fprintf(out, ",%s", from_name(c->cpu_from) && (!total || c->threads) ?
+			    from_name(c->cpu_from) : "");
+	csv_ms(out, c->user_ns, c->split);
+	csv_ms(out, c->sys_ns, c->split);
+	csv_ms(out, c->sampled_ns, c->computed);
+	if (known && pc >= 0)
+		fprintf(out, ",%.2f,%s", pc, of);
+	else
+		fputs(",,", out);
+	for (int k = 0; k < SD_COV_NDROP; k++)
+		csv_ms(out, c->drops_ns[k], c->computed);
+	csv_ms(out, c->kernel_ns, known);
+	csv_ms(out, c->not_sampled_ns, known);
+	csv_ms(out, c->unexplained_ns, known);
+	csv_ms(out, c->after_ns, c->computed);
+	putc('\n', out);
+}
+
+static void text_row(FILE *out, const struct sd_cov_row *c, int total)
+{
+	int known = counted(c) || (total && c->threads);
+	const char *of;
+	double pc = cov_pct(c, &of);
+	char pid[24], tid[24], cpu[32], sampled[32], cov[32], unexp[32];
+
+	snprintf(pid, sizeof(pid), total ? "total" : "%" PRIu64, c->pid);
+	snprintf(tid, sizeof(tid), total ? "%" PRIu64 : "%" PRIu64, total ? c->threads : c->tid);
+	if (c->cpu_from != SD_COV_UNKNOWN && (!total || c->threads))
+		snprintf(cpu, sizeof(cpu), "%.3f%s", c->cpu_ns / 1e6,
+			 c->cpu_from == SD_COV_FLUSH ? "*" : "");
+	else
+		snprintf(cpu, sizeof(cpu), "unknown");
+	if (c->computed)
+		snprintf(sampled, sizeof(sampled), "%.3f", c->sampled_ns / 1e6);
+	else
+		snprintf(sampled, sizeof(sampled), "-");
+	if (known && pc >= 0)
+		snprintf(cov, sizeof(cov), "%.2f%% %s", pc, of);
+	else
+		snprintf(cov, sizeof(cov), "-");
+	if (known)
+		snprintf(unexp, sizeof(unexp), "%.3f", c->unexplained_ns / 1e6);
+	else
+		snprintf(unexp, sizeof(unexp), "-");
+	char gaps[512] = "";
+	size_t gl = 0;
+	if (known) {
+		struct gap g[SD_COV_NDROP + 2];
+		size_t n = gaps_of(c, g);
+		for (size_t i = 0; i < n && gl < sizeof(gaps); i++)
+			gl += (size_t)snprintf(gaps + gl, sizeof(gaps) - gl, "%s%s %.3f", i ? ", " : "",
+					       g[i].name, g[i].ns / 1e6);
+	} else {
+		snprintf(gaps, sizeof(gaps), "%s", !c->computed ? "(no cpu-time source in its stream)"
+						  : "(no CPU time recorded)");
+	}
+	fprintf(out, "%8s %8s %12s %12s %12s %14s  ", pid, tid, cpu, sampled, cov, unexp);
+	if (gaps[0])
+		fprintf(out, "%-16s %s\n", total ? "" : c->name, gaps);
+	else
+		fprintf(out, "%s\n", total ? "" : c->name);
+}
+
+int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_cov_row *rows = malloc((p->cov.n + 1) * sizeof(*rows));
+	struct cov_sum s;
+	const char *why;
+
+	if (!rows)
+		return -ENOMEM;
+	if (p->cov.n)
+		memcpy(rows, p->cov.rows, p->cov.n * sizeof(*rows));
+	qsort(rows, p->cov.n, sizeof(*rows), pidtid_cmp);
+	cov_total(p, &s);
+	why = not_computed(p, &s);
+	if (o->format == SD_FMT_TEXT) {
+		if (why)
+			fprintf(out, "coverage: not computed: %s\n", why);
+		else
+			cov_notes(out, p, &s);
+		fprintf(out, "%8s %8s %12s %12s %12s %14s  %-16s gaps_ms\n", "pid", "tid", "cpu_ms",
+			"sampled_ms", "coverage", "unexplained_ms", "name");
+		for (size_t i = 0; i < p->cov.n; i++)
+			text_row(out, &rows[i], 0);
+		text_row(out, &s.tot, 1);
+		if (s.flush_threads)
+			fputs("*: up to the last flush (no THREAD_END)\n", out);
+	} else if (o->format == SD_FMT_CSV) {
+		if (why)
+			fprintf(stderr, "coverage: not computed: %s\n", why);
+		else
+			cov_notes(stderr, p, &s);
+		fputs("pid,tid,name,cpu_ms,cpu_from,user_ms,sys_ms,sampled_ms,coverage_pct,"
+		      "coverage_of", out);
+		for (int k = 0; k < SD_COV_NDROP; k++)
+			fprintf(out, ",%s_ms", sd_cov_drop_names[k]);
+		fputs(",kernel_ms,not_sampled_ms,unexplained_ms,after_flush_ms\n", out);
+		for (size_t i = 0; i < p->cov.n; i++)
+			csv_row(out, &rows[i], 0);
+		csv_row(out, &s.tot, 1);
+	} else { /* json: the coverage object with every thread (sd_output adds it) */
+		fputs("{\"view\":\"coverage\"}\n", out);
+	}
+	free(rows);
+	return 0;
+}
