@@ -918,7 +918,9 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		struct ssource *src = &st->sources[key[1]];
 		struct sthread *t = &st->threads[key[0]];
 		t->now += b; /* time advances even for samples filtered out below */
-		if ((long)c == st->cpu_src && !(fl & 16)) /* coverage: no filter applies */
+		/* coverage (no filter applies): signalled samples and the time accounted
+		 * from the thread's own clock while it kept the signal blocked */
+		if ((long)c == st->cpu_src)
 			t->cov_sampled += (double)e * (double)src->period;
 		if (t->now > t->last_t)
 			t->last_t = t->now;
