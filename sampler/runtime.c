@@ -66,6 +66,17 @@ int sd_runtime_is_sonde_fd(int fd)
 	return (atomic_load_explicit(&fdmap[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
 }
 
+int sd_runtime_fd_next(int fd)
+{
+	for (fd = fd < 0 ? 0 : fd; fd < FDMAP_BITS; fd++) {
+		uint64_t w = atomic_load_explicit(&fdmap[fd / 64], memory_order_relaxed) >> (fd % 64);
+		if (w)
+			return fd + __builtin_ctzll(w);
+		fd |= 63;
+	}
+	return -1;
+}
+
 void sd_msg(const char *fmt, ...)
 {
 	va_list ap;
@@ -156,6 +167,7 @@ static void thread_open_sources(struct sd_thread *t)
 
 static void thread_close_sources(struct sd_thread *t)
 {
+	sd_tasks_forget_stale(t); /* numbers closed behind our back are not closed again */
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
 	sd_sources_close(t);
@@ -412,6 +424,7 @@ static int start_writer(void)
 		.counters = &sd_rt.counters,
 		.loader_refresh = loader_refresh,
 		.fd_track = sd_runtime_fd_track_sigsafe,
+		.tick = sd_tasks_tick,
 	};
 	return sd_writer_init(&wc);
 }
@@ -552,6 +565,17 @@ void sd_runtime_fd_reopen(void)
 				sd_runtime_fd_track_sigsafe(fd, 1);
 			}
 		}
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+}
+
+void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *arg)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
+		fn(t, arg);
 	pthread_mutex_unlock(&lock);
 	sd_runtime_restore_signals(&old);
 }

@@ -76,6 +76,11 @@ struct sd_thread {
 	int papi_src[SD_MAX_SOURCES];  /* event set index -> source index */
 	struct sd_thread *next;        /* registry, under sd_runtime.lock */
 	int adopted;                   /* alive before sonde started */
+	/* tasks.c, writer thread under the registry lock: the thread's CPU
+	 * time when its descriptors were last found intact, and the CPU time
+	 * lost while they were closed behind sonde's back. */
+	uint64_t audit_cpu_ns;
+	uint64_t fd_gap_ns;
 };
 
 struct sd_runtime {
@@ -116,6 +121,11 @@ int sd_runtime_is_sonde_fd(int fd);
 void sd_runtime_fd_track_sigsafe(int fd, int on);
 void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
+/* The next descriptor at or above fd marked as sonde's, or -1. */
+int sd_runtime_fd_next(int fd);
+/* Calls fn(t, arg) for every thread record under the registry lock, every
+ * signal blocked on the calling thread. Ordinary context. */
+void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *arg);
 void sd_runtime_fork_prepare(void);
 void sd_runtime_fork_parent(void);
 void sd_runtime_fork_child(void);
@@ -146,6 +156,24 @@ void sd_phdr_snapshot_rebuild(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);
+
+/* tasks.c: sonde's descriptors and the program's threads, checked from the
+ * writer thread (ordinary context). */
+/* The writer's tick: finds descriptors closed behind sonde's back (a raw
+ * close_range) and re-arms sampling; finds threads made without
+ * pthread_create. stream_fd_lost: the writer's own descriptor just vanished. */
+void sd_tasks_tick(int stream_fd_lost);
+/* Is fd, marked as sonde's, still sonde's object (not a number the program
+ * closed with a raw system call and reused)? Ordinary context. */
+int sd_tasks_fd_ours(int fd);
+/* Remembers the identity (device, inode) of a descriptor sonde owns that
+ * carries no other mark (libunwind's pipe). async-signal-safe. */
+void sd_tasks_fd_remember_sigsafe(int fd);
+/* Does fd still name a descriptor remembered that way? async-signal-safe. */
+int sd_tasks_fd_remembered_sigsafe(int fd);
+/* Forgets t's descriptors that are no longer sonde's (never closes them).
+ * Registry lock held. */
+void sd_tasks_forget_stale(struct sd_thread *t);
 
 /* interpose.c */
 void sd_interpose_init(void);
