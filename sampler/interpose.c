@@ -136,6 +136,7 @@ static void *thread_trampoline(void *p)
 	free(p);
 	void *ret;
 	sd_thread_begin();
+	atomic_fetch_sub(&sd_rt.starting, 1); /* registered: not a foreign thread */
 	pthread_cleanup_push(thread_cleanup, NULL);
 	ret = tr.fn(tr.arg);
 	pthread_cleanup_pop(1);
@@ -160,9 +161,12 @@ SONDE_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 		return REAL(pthread_create)(th, attr, fn, arg);
 	tr->fn = fn;
 	tr->arg = arg;
+	atomic_fetch_add(&sd_rt.starting, 1);
 	int err = REAL(pthread_create)(th, attr, thread_trampoline, tr);
-	if (err)
+	if (err) {
+		atomic_fetch_sub(&sd_rt.starting, 1);
 		free(tr);
+	}
 	return err;
 }
 

@@ -569,6 +569,41 @@ void sd_runtime_fd_reopen(void)
 	sd_runtime_restore_signals(&old);
 }
 
+struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name)
+{
+	struct sd_thread *t = thread_new(tid, name);
+	if (!t)
+		return NULL;
+	t->adopted = 1; /* sampled through sources that target its tid */
+	t->papi_es = -1;
+	t->ctr.group_fd = -1;
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+		t->ctr.fds[i] = -1;
+	return t;
+}
+
+void sd_runtime_registry_add(struct sd_thread *t)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	t->next = sd_rt.threads;
+	sd_rt.threads = t;
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+}
+
+void sd_runtime_registry_remove(struct sd_thread *t)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	thread_close_sources(t);
+	registry_remove(t);
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+}
+
 void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *arg)
 {
 	sigset_t old;
@@ -640,6 +675,7 @@ void sd_runtime_fork_child(void)
 	}
 	sd_rt.threads = NULL;
 	atomic_store(&sd_rt.nadopted, 0);
+	sd_tasks_fork_child();
 	sd_rt.pid = getpid();
 	int running = atomic_load(&sd_rt.state) == SD_RUNNING;
 	if (!running || !sd_rt.cfg.follow_fork || !self) {

@@ -83,6 +83,20 @@ struct sd_thread {
 	uint64_t fd_gap_ns;
 };
 
+/* A thread made without pthread_create (a raw clone), found by tasks.c in
+ * /proc/self/task. Its TLS may be another thread's (no CLONE_SETTLS), so its
+ * handler finds this slot by gettid() and never touches TLS (foreign.c). */
+#define SD_MAX_FOREIGN 64
+struct sd_foreign {
+	_Atomic pid_t tid;             /* 0: free; published last */
+	struct sd_thread *t;           /* its record (in the registry) */
+	_Atomic uintptr_t stack_lo, stack_hi; /* its stack mapping, 0 until known */
+	_Atomic uintptr_t sp;          /* a stack pointer the handler saw */
+	uint64_t cpu_ns;               /* writer: its CPU time at the last tick */
+	uint64_t unsampled_ns;         /* writer: of it, before it was found */
+	int sampled;                   /* writer: its sources run */
+};
+
 struct sd_runtime {
 	_Atomic int state;             /* enum sd_state */
 	struct sd_config cfg;
@@ -93,6 +107,9 @@ struct sd_runtime {
 	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
 	_Atomic int nadopted;
 	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
+	struct sd_foreign foreign[SD_MAX_FOREIGN]; /* tasks.c writes, handlers read */
+	_Atomic int nforeign;          /* slots in use */
+	_Atomic int starting;          /* pthread_create'd threads not registered yet */
 	int sigterm_installed[65];     /* our flush handler holds this signal */
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
@@ -123,6 +140,12 @@ void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 /* The next descriptor at or above fd marked as sonde's, or -1. */
 int sd_runtime_fd_next(int fd);
+/* A thread record for a thread other than the caller (sources not opened),
+ * and adding it to / removing it from the registry (removal closes its
+ * sources). Ordinary context. */
+struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name);
+void sd_runtime_registry_add(struct sd_thread *t);
+void sd_runtime_registry_remove(struct sd_thread *t);
 /* Calls fn(t, arg) for every thread record under the registry lock, every
  * signal blocked on the calling thread. Ordinary context. */
 void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *arg);
@@ -174,6 +197,14 @@ int sd_tasks_fd_remembered_sigsafe(int fd);
 /* Forgets t's descriptors that are no longer sonde's (never closes them).
  * Registry lock held. */
 void sd_tasks_forget_stale(struct sd_thread *t);
+/* In a forked child, after the registry was emptied: forgets every foreign
+ * thread and the parent's task directory. */
+void sd_tasks_fork_child(void);
+
+/* foreign.c: signal context. Takes the sample when the calling thread is a
+ * foreign one (sd_rt.foreign, found by gettid); returns 0 otherwise.
+ * async-signal-safe; touches no TLS and no errno on the foreign path. */
+int sd_foreign_sample_sigsafe(const siginfo_t *si, void *uc);
 
 /* interpose.c */
 void sd_interpose_init(void);
