@@ -255,6 +255,7 @@ void sd_thread_end(void)
 	pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
+	sd_tasks_thread_gone(t->tid); /* still listed in /proc while it exits */
 	pthread_mutex_unlock(&lock);
 	drain_pending_samples();
 	sd_tls_thread = NULL;

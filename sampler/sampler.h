@@ -197,6 +197,10 @@ int sd_tasks_fd_remembered_sigsafe(int fd);
 /* Forgets t's descriptors that are no longer sonde's (never closes them).
  * Registry lock held. */
 void sd_tasks_forget_stale(struct sd_thread *t);
+/* Thread tid left the registry (sd_thread_end): it may stay listed in
+ * /proc/self/task while it exits, and is not a foreign thread. Registry lock
+ * held; async-signal-safe (atomics). */
+void sd_tasks_thread_gone(pid_t tid);
 /* In a forked child, after the registry was emptied: forgets every foreign
  * thread and the parent's task directory. */
 void sd_tasks_fork_child(void);

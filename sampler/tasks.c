@@ -342,6 +342,16 @@ static void audit_descriptors(int stream_fd_lost)
 #define MAX_VM_CHILDREN 16
 
 static int task_dirfd = -1;
+/* Threads that deregistered (sd_thread_end) but may still be listed while
+ * they finish exiting: never taken for foreign ones. */
+#define ENDED 256
+static _Atomic pid_t ended[ENDED];
+static _Atomic unsigned ended_head;
+/* Unknown tids of the previous scan: a tid is adopted only when a second
+ * scan still finds it unknown (a pthread_create'd thread between clone and
+ * registration, or between deregistration and exit, is not foreign). */
+static pid_t candidates[SD_MAX_FOREIGN];
+static unsigned ncandidates;
 static pid_t tids[MAX_TASKS];
 static unsigned ntids;
 static pid_t writer_tid;
@@ -448,6 +458,28 @@ static int is_registered(pid_t tid)
 	return k.found;
 }
 
+void sd_tasks_thread_gone(pid_t tid)
+{
+	unsigned slot = atomic_fetch_add(&ended_head, 1) % ENDED;
+	atomic_store(&ended[slot], tid);
+}
+
+static int recently_ended(pid_t tid)
+{
+	for (int i = 0; i < ENDED; i++)
+		if (atomic_load_explicit(&ended[i], memory_order_relaxed) == tid)
+			return 1;
+	return 0;
+}
+
+static int was_candidate(pid_t tid)
+{
+	for (unsigned i = 0; i < ncandidates; i++)
+		if (candidates[i] == tid)
+			return 1;
+	return 0;
+}
+
 static struct sd_foreign *foreign_of(pid_t tid)
 {
 	for (int i = 0; i < SD_MAX_FOREIGN; i++)
@@ -493,7 +525,7 @@ static void adopt_foreign(pid_t tid)
 		return;
 	if (f->sampled)
 		sd_msg("sonde: thread %d (%s): made without pthread_create (a raw clone): sampled from "
-		       "its tid, found within a writer tick of its start, stacks by frame pointers "
+		       "its tid, found within two writer ticks of its start, stacks by frame pointers "
 		       "only and no counters (build with -fno-omit-frame-pointer for call paths)",
 		       (int)tid, name);
 	else
@@ -560,16 +592,20 @@ static void scan_threads(int update)
 			sd_writer_ring_unsampled(f->t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->cpu_ns);
 		find_stack(f);
 	}
-	if (atomic_load(&sd_rt.starting) > 0)
-		return; /* a pthread_create'd thread may not be registered yet */
+	pid_t next[SD_MAX_FOREIGN];
+	unsigned nnext = 0;
 	for (unsigned i = 0; i < ntids; i++) {
 		pid_t tid = tids[i];
-		if (tid == writer_tid || foreign_of(tid) || is_registered(tid))
+		if (tid == writer_tid || foreign_of(tid) || is_registered(tid) || recently_ended(tid))
 			continue;
-		if (atomic_load(&sd_rt.starting) > 0)
-			return;
-		adopt_foreign(tid);
+		/* A pthread_create'd thread may not be registered yet. */
+		if (was_candidate(tid) && atomic_load(&sd_rt.starting) == 0)
+			adopt_foreign(tid);
+		else if (nnext < SD_MAX_FOREIGN)
+			next[nnext++] = tid;
 	}
+	memcpy(candidates, next, nnext * sizeof *next);
+	ncandidates = nnext;
 }
 
 /* ---- child processes sharing our memory ----------------------------------- */
@@ -665,6 +701,7 @@ void sd_tasks_fork_child(void)
 		task_dirfd = -1;
 	}
 	writer_tid = 0;
+	ncandidates = 0;
 }
 
 void sd_tasks_tick(int stream_fd_lost)

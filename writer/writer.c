@@ -373,7 +373,8 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
 {
 	if (!r || n > SD_MAX_COUNTERS)
 		return;
-	memcpy(r->final_deltas, final, n * sizeof *final);
+	if (n)
+		memcpy(r->final_deltas, final, n * sizeof *final);
 	r->nfinal = n;
 }
 
