@@ -64,7 +64,7 @@ int sd_events_papi(struct sd_events *ev, int paranoid);
 enum sd_kind {
 	SD_K_HEADER = 1, SD_K_MODULE, SD_K_MODULE_END, SD_K_THREAD, SD_K_THREAD_END,
 	SD_K_FRAME, SD_K_SAMPLE, SD_K_DROPS, SD_K_END, SD_K_NOTE, SD_K_ATTRIBUTE, SD_K_CONTEXT,
-	SD_K_REGION, SD_K_THREAD_CPU,
+	SD_K_REGION, SD_K_THREAD_CPU, SD_K_UNSAMPLED,
 };
 
 /* Errors of the reader beyond plain -errno from open/read. */

@@ -27,6 +27,7 @@ static const char *const fields[][10] = {
 	[SD_K_CONTEXT] = { "node", "parent", "attr", "value", "flags" },
 	[SD_K_REGION] = { "thread", "t", "node", "event", "counts" },
 	[SD_K_THREAD_CPU] = { "thread", "t", "cpu_ns" },
+	[SD_K_UNSAMPLED] = { "thread", "t", "reason", "cpu_ns" },
 };
 
 static const char *const kind_names[] = {
@@ -35,6 +36,7 @@ static const char *const kind_names[] = {
 	[SD_K_SAMPLE] = "SAMPLE", [SD_K_DROPS] = "DROPS", [SD_K_END] = "END", [SD_K_NOTE] = "NOTE",
 	[SD_K_ATTRIBUTE] = "ATTRIBUTE", [SD_K_CONTEXT] = "CONTEXT", [SD_K_REGION] = "REGION",
 	[SD_K_THREAD_CPU] = "THREAD_CPU",
+	[SD_K_UNSAMPLED] = "UNSAMPLED",
 };
 
 static void print_record(FILE *out, const struct sd_record *r)
@@ -42,7 +44,7 @@ static void print_record(FILE *out, const struct sd_record *r)
 	uint32_t i = 1;
 
 	fprintf(out, "{\"offset\":%zu,\"kind\":", r->offset);
-	if (r->kind > SD_K_THREAD_CPU) {
+	if (r->kind > SD_K_UNSAMPLED) {
 		fprintf(out, "%llu,\"raw\":[", (unsigned long long)r->kind);
 		for (i = 1; i < r->n; i++) {
 			if (i > 1)

@@ -295,6 +295,11 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 			goto fail;
 		}
 		fd = sd_kernel_fd_high(fd, fd_floor);
+		if (fcntl(fd, F_SETSIG, SD_KERNEL_MARK_SIG) < 0) {
+			err = -errno;
+			close(fd);
+			goto fail;
+		}
 		t->fds[i] = fd;
 		if (t->group_fd < 0)
 			t->group_fd = fd;
@@ -319,11 +324,13 @@ fail:
 
 void sd_kernel_counters_close(struct sd_counters_thread *t)
 {
-	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
-		if (t->fds[i] >= 0) {
+	/* A number without the mark was closed behind our back and may be the
+	 * program's now: forgotten, never closed. */
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++) {
+		if (t->fds[i] >= 0 && fcntl(t->fds[i], F_GETSIG) == SD_KERNEL_MARK_SIG)
 			close(t->fds[i]);
-			t->fds[i] = -1;
-		}
+		t->fds[i] = -1;
+	}
 	t->group_fd = -1;
 	t->ok = 0;
 }
@@ -335,6 +342,8 @@ int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd
 		return -1;
 	uint64_t buf[1 + SD_MAX_COUNTERS];
 	if (t->group_fd >= 0) {
+		if (fcntl(t->group_fd, F_GETSIG) != SD_KERNEL_MARK_SIG)
+			return -1; /* closed behind our back: maybe the program's now */
 		ssize_t want = (ssize_t)((1 + c->nperf) * sizeof buf[0]);
 		if (read(t->group_fd, buf, (size_t)want) != want || buf[0] != c->nperf)
 			return -1;

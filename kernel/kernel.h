@@ -58,6 +58,12 @@ struct sd_counters {
 	char unavail_reason[SD_MAX_COUNTERS][128];
 };
 
+/* Every counter descriptor carries this F_SETSIG value as a mark (never
+ * delivered: O_ASYNC is not set on them), and every sampling descriptor the
+ * sampling signal: a descriptor number that no longer carries it was closed
+ * behind sonde's back (a raw close_range) and may be the program's now. */
+#define SD_KERNEL_MARK_SIG 64
+
 /* A thread's counter descriptors and last values. */
 struct sd_counters_thread {
 	int group_fd;            /* -1 when the perf counters are not open */
@@ -81,8 +87,10 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 void sd_kernel_counters_close(struct sd_counters_thread *t);
 
 /* Current totals of every counter for the calling thread (one group read()
- * and at most one getrusage). Returns 0, or -1 if they cannot be read.
- * async-signal-safe. */
+ * and at most one getrusage). The group descriptor is checked to carry
+ * SD_KERNEL_MARK_SIG first, so a number the program closed and reused is
+ * never read (a read would take bytes from its pipe or move its file
+ * offset). Returns 0, or -1 if they cannot be read. async-signal-safe. */
 int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
 				    uint64_t *now);
 

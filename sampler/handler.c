@@ -500,6 +500,12 @@ static int stack_room_sigsafe(const struct sd_thread *t)
 /* The sampling signal's handler. async-signal-safe. */
 void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 {
+	(void)sig;
+	/* Threads made without pthread_create first, by tid: their TLS may be
+	 * another thread's (foreign.c). */
+	if (atomic_load_explicit(&sd_rt.nforeign, memory_order_acquire) &&
+	    sd_foreign_sample_sigsafe(si, ucv))
+		return;
 	int saved_errno = errno;
 	struct sd_thread *t = sd_tls_thread;
 	const ucontext_t *uc = ucv;

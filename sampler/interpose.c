@@ -14,6 +14,12 @@
  *   close/closefrom   sonde's descriptors (and libunwind's pipe, see pipe2)
  *                     are spared: their numbers are never reused under us
  *   dup2/dup3         onto a sonde descriptor: honoured, sonde opens anew
+ *   syscall           SYS_close and SYS_close_range go through the wrappers
+ *                     above
+ *   read/write        inside the handler (libunwind validating an address
+ *                     through its pipe), only that pipe is read or written:
+ *                     never a number a raw close_range freed and the
+ *                     program reused (tasks.c)
  *   sigaction/signal  the sampling signal stays sonde's; SIGTERM/SIGINT/SIGHUP
  *                     flush-then-default handlers stay invisible
  */
@@ -73,8 +79,13 @@ DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
 DECL(int, sigaltstack, (const stack_t *, stack_t *));
 DECL(int, pthread_sigmask, (int, const sigset_t *, sigset_t *));
 DECL(int, sigprocmask, (int, const sigset_t *, sigset_t *));
+DECL(long, syscall, (long, ...));
+DECL(ssize_t, read, (int, void *, size_t));
+DECL(ssize_t, write, (int, const void *, size_t));
 
 static void blk_resolve(void);
+static int blk_enter(void *ra, void *fp);
+static void blk_leave(int on);
 
 #define RESOLVE(name)                                                          \
 	do {                                                                   \
@@ -107,6 +118,9 @@ void sd_interpose_init(void)
 	RESOLVE(pthread_sigmask);
 	RESOLVE(sigprocmask);
 	blk_resolve();
+	RESOLVE(syscall);
+	RESOLVE(read);
+	RESOLVE(write);
 }
 
 static int running(void)
@@ -140,6 +154,7 @@ static void *thread_trampoline(void *p)
 	free(p);
 	void *ret;
 	sd_thread_begin();
+	atomic_fetch_sub(&sd_rt.starting, 1); /* registered: not a foreign thread */
 	pthread_cleanup_push(thread_cleanup, NULL);
 	ret = tr.fn(tr.arg);
 	pthread_cleanup_pop(1);
@@ -164,9 +179,12 @@ SONDE_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 		return REAL(pthread_create)(th, attr, fn, arg);
 	tr->fn = fn;
 	tr->arg = arg;
+	atomic_fetch_add(&sd_rt.starting, 1);
 	int err = REAL(pthread_create)(th, attr, thread_trampoline, tr);
-	if (err)
+	if (err) {
+		atomic_fetch_sub(&sd_rt.starting, 1);
 		free(tr);
+	}
 	return err;
 }
 
@@ -432,11 +450,21 @@ int sd_real_close(int fd)
  * is honoured: the program asked for that number explicitly. */
 SONDE_API int close(int fd)
 {
-	if (sd_runtime_is_sonde_fd(fd)) {
-		struct sd_thread *t = sd_tls_thread;
-		if (!t || !t->in_handler)
+	struct sd_thread *t = sd_tls_thread;
+	if (t && t->in_handler) {
+		/* Only libunwind closes inside our handler: its validation pipe,
+		 * which it may believe is still at numbers a raw close_range freed
+		 * and the program (or sonde) reused. Only its own pipe is closed. */
+		if (!sd_tasks_fd_remembered_sigsafe(fd))
 			return 0;
-		/* libunwind, inside our handler, replacing its own pipe. */
+		sd_runtime_fd_track_sigsafe(fd, 0);
+		return sd_real_close(fd);
+	}
+	if (sd_runtime_is_sonde_fd(fd)) {
+		if (sd_tasks_fd_ours(fd))
+			return 0;
+		/* Closed behind our back (a raw close_range) and reused by the
+		 * program: its own now. */
 		sd_runtime_fd_track_sigsafe(fd, 0);
 	}
 	return sd_real_close(fd);
@@ -450,6 +478,11 @@ static int close_range_sparing(unsigned first, unsigned last, int flags)
 	for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
 		if (!sd_runtime_is_sonde_fd((int)fd))
 			continue;
+		if (!sd_tasks_fd_ours((int)fd)) {
+			/* Closed behind our back and reused by the program: its own. */
+			sd_runtime_fd_track_sigsafe((int)fd, 0);
+			continue;
+		}
 		if (fd > lo)
 			r |= REAL(close_range) ? REAL(close_range)(lo, fd - 1, flags)
 					       : (int)syscall(SYS_close_range, lo, fd - 1, flags);
@@ -478,6 +511,74 @@ SONDE_API void closefrom(int lowfd)
 	close_range_sparing(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
 }
 
+/* Inside our handler only libunwind reads and writes descriptors: its
+ * address-validation pipe (it reads the pipe empty, then writes the byte at
+ * the address). After a raw close_range its numbers may be the program's
+ * pipe or file: a read there would take the program's bytes or block the
+ * handler, a write would put our bytes into its file. EBADF instead makes
+ * libunwind open a new pipe (pipe2 below). async-signal-safe. */
+static int unwinder_fd_stale_sigsafe(int fd)
+{
+	struct sd_thread *t = sd_tls_thread;
+	return t && t->in_handler && !sd_tasks_fd_remembered_sigsafe(fd);
+}
+
+SONDE_API ssize_t read(int fd, void *buf, size_t n)
+{
+	if (unwinder_fd_stale_sigsafe(fd)) {
+		errno = EBADF;
+		return -1;
+	}
+	RESOLVE(read);
+	int on = blk_enter(__builtin_return_address(0), __builtin_frame_address(0));
+	ssize_t r = REAL(read)(fd, buf, n);
+	blk_leave(on);
+	return r;
+}
+
+SONDE_API ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (unwinder_fd_stale_sigsafe(fd)) {
+		errno = EBADF;
+		return -1;
+	}
+	RESOLVE(write);
+	return REAL(write)(fd, buf, n);
+}
+
+/* The libc syscall() function: closes reach the wrappers above (a program
+ * that closes every descriptor with syscall(SYS_close_range, 3, ~0U, 0) keeps
+ * sonde's), and libunwind's pipe reads and writes inside our handler reach
+ * only its own pipe, never a number the program reused (EBADF makes
+ * libunwind open a new pipe). Six arguments are always passed on, as
+ * syscall() itself does. */
+SONDE_API long syscall(long no, ...)
+{
+	va_list ap;
+	long a[6];
+	va_start(ap, no);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (no) {
+	case SYS_read:
+	case SYS_write:
+		if (unwinder_fd_stale_sigsafe((int)a[0])) {
+			errno = EBADF;
+			return -1;
+		}
+		break;
+	case SYS_close:
+		return close((int)a[0]);
+	case SYS_close_range:
+		return close_range((unsigned)a[0], (unsigned)a[1], (int)a[2]);
+	default:
+		break;
+	}
+	RESOLVE(syscall);
+	return REAL(syscall)(no, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 /* libunwind opens a pipe to validate addresses, when it initialises and
  * again from inside our signal handler when it finds it closed. Moved high
  * and marked as sonde's, like our own descriptors. */
@@ -495,6 +596,7 @@ SONDE_API int pipe2(int fds[2], int flags)
 				fds[i] = hi;
 			}
 			sd_runtime_fd_track_sigsafe(fds[i], 1);
+			sd_tasks_fd_remember_sigsafe(fds[i]);
 		}
 	}
 	return r;
@@ -803,7 +905,6 @@ BLK_WRAP(int, sigsuspend, (const sigset_t *s), (s))
 BLK_WRAP(int, pause, (void), ())
 BLK_WRAP(int, sem_wait, (sem_t *s), (s))
 BLK_WRAP(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
-BLK_WRAP(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
 BLK_WRAP(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f))
 BLK_WRAP(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l),
 	 (fd, b, n, f, a, l))
@@ -832,7 +933,6 @@ static void blk_resolve(void)
 	RESOLVE(pause);
 	RESOLVE(sem_wait);
 	RESOLVE(sem_timedwait);
-	RESOLVE(read);
 	RESOLVE(recv);
 	RESOLVE(recvfrom);
 	RESOLVE(recvmsg);

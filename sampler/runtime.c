@@ -68,6 +68,17 @@ int sd_runtime_is_sonde_fd(int fd)
 	return (atomic_load_explicit(&fdmap[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
 }
 
+int sd_runtime_fd_next(int fd)
+{
+	for (fd = fd < 0 ? 0 : fd; fd < FDMAP_BITS; fd++) {
+		uint64_t w = atomic_load_explicit(&fdmap[fd / 64], memory_order_relaxed) >> (fd % 64);
+		if (w)
+			return fd + __builtin_ctzll(w);
+		fd |= 63;
+	}
+	return -1;
+}
+
 void sd_msg(const char *fmt, ...)
 {
 	va_list ap;
@@ -176,6 +187,7 @@ static void thread_open_sources(struct sd_thread *t)
 
 static void thread_close_sources(struct sd_thread *t)
 {
+	sd_tasks_forget_stale(t); /* numbers closed behind our back are not closed again */
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
 	sd_sources_close(t);
@@ -420,6 +432,7 @@ void sd_thread_end(void)
 	pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
+	sd_tasks_thread_gone(t->tid); /* still listed in /proc while it exits */
 	pthread_mutex_unlock(&lock);
 	drain_pending_samples(t);
 	altstack_close(t);
@@ -603,6 +616,7 @@ static int start_writer(void)
 		.wall_source = sd_rt.wall_src,
 		.wall_period_ns = sd_rt.wall_src >= 0 ? c->sources[sd_rt.wall_src].period_ns : 0,
 		.fd_track = sd_runtime_fd_track_sigsafe,
+		.tick = sd_tasks_tick,
 	};
 	return sd_writer_init(&wc);
 }
@@ -804,6 +818,52 @@ void sd_runtime_fd_reopen(void)
 	sd_runtime_restore_signals(&old);
 }
 
+struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name)
+{
+	struct sd_thread *t = thread_new(tid, name);
+	if (!t)
+		return NULL;
+	t->adopted = 1; /* sampled through sources that target its tid */
+	t->papi_es = -1;
+	t->ctr.group_fd = -1;
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
+		t->ctr.fds[i] = -1;
+	return t;
+}
+
+void sd_runtime_registry_add(struct sd_thread *t)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	t->next = sd_rt.threads;
+	sd_rt.threads = t;
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+}
+
+void sd_runtime_registry_remove(struct sd_thread *t)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	thread_close_sources(t);
+	registry_remove(t);
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+}
+
+void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *arg)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
+		fn(t, arg);
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+}
+
 /* fork: hold every sonde lock across the fork so the child inherits
  * consistent state, with all signals blocked (a signal storm can make the
  * kernel restart a long clone() forever). */
@@ -866,6 +926,7 @@ void sd_runtime_fork_child(void)
 	}
 	sd_rt.threads = NULL;
 	atomic_store(&sd_rt.nadopted, 0);
+	sd_tasks_fork_child();
 	sd_rt.pid = getpid();
 	int running = atomic_load(&sd_rt.state) == SD_RUNNING;
 	if (!running || !sd_rt.cfg.follow_fork || !self) {

@@ -125,6 +125,25 @@ struct sd_thread {
 	int papi_src[SD_MAX_SOURCES];  /* event set index -> source index */
 	struct sd_thread *next;        /* registry, under sd_runtime.lock */
 	int adopted;                   /* alive before sonde started */
+	/* tasks.c, writer thread under the registry lock: the thread's CPU
+	 * time when its descriptors were last found intact, and the CPU time
+	 * lost while they were closed behind sonde's back. */
+	uint64_t audit_cpu_ns;
+	uint64_t fd_gap_ns;
+};
+
+/* A thread made without pthread_create (a raw clone), found by tasks.c in
+ * /proc/self/task. Its TLS may be another thread's (no CLONE_SETTLS), so its
+ * handler finds this slot by gettid() and never touches TLS (foreign.c). */
+#define SD_MAX_FOREIGN 64
+struct sd_foreign {
+	_Atomic pid_t tid;             /* 0: free; published last */
+	struct sd_thread *t;           /* its record (in the registry) */
+	_Atomic uintptr_t stack_lo, stack_hi; /* its stack mapping, 0 until known */
+	_Atomic uintptr_t sp;          /* a stack pointer the handler saw */
+	uint64_t cpu_ns;               /* writer: its CPU time at the last tick */
+	uint64_t unsampled_ns;         /* writer: of it, before it was found */
+	int sampled;                   /* writer: its sources run */
 };
 
 struct sd_runtime {
@@ -137,6 +156,9 @@ struct sd_runtime {
 	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
 	_Atomic int nadopted;
 	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
+	struct sd_foreign foreign[SD_MAX_FOREIGN]; /* tasks.c writes, handlers read */
+	_Atomic int nforeign;          /* slots in use */
+	_Atomic int starting;          /* pthread_create'd threads not registered yet */
 	int sigterm_installed[65];     /* our flush handler holds this signal */
 	int sigio_installed;           /* our SIGIO handler holds SIGIO */
 	int wall_src;                  /* index of the wall-time source, -1 if none */
@@ -175,6 +197,17 @@ int sd_runtime_is_sonde_fd(int fd);
 void sd_runtime_fd_track_sigsafe(int fd, int on);
 void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
+/* The next descriptor at or above fd marked as sonde's, or -1. */
+int sd_runtime_fd_next(int fd);
+/* A thread record for a thread other than the caller (sources not opened),
+ * and adding it to / removing it from the registry (removal closes its
+ * sources). Ordinary context. */
+struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name);
+void sd_runtime_registry_add(struct sd_thread *t);
+void sd_runtime_registry_remove(struct sd_thread *t);
+/* Calls fn(t, arg) for every thread record under the registry lock, every
+ * signal blocked on the calling thread. Ordinary context. */
+void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *arg);
 void sd_runtime_fork_prepare(void);
 void sd_runtime_fork_parent(void);
 void sd_runtime_fork_child(void);
@@ -219,6 +252,36 @@ void sd_phdr_snapshot_rebuild(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);
+
+/* tasks.c: sonde's descriptors and the program's threads, checked from the
+ * writer thread (ordinary context). */
+/* The writer's tick: finds descriptors closed behind sonde's back (a raw
+ * close_range) and re-arms sampling; finds threads made without
+ * pthread_create. stream_fd_lost: the writer's own descriptor just vanished. */
+void sd_tasks_tick(int stream_fd_lost);
+/* Is fd, marked as sonde's, still sonde's object (not a number the program
+ * closed with a raw system call and reused)? Ordinary context. */
+int sd_tasks_fd_ours(int fd);
+/* Remembers the identity (device, inode) of a descriptor sonde owns that
+ * carries no other mark (libunwind's pipe). async-signal-safe. */
+void sd_tasks_fd_remember_sigsafe(int fd);
+/* Does fd still name a descriptor remembered that way? async-signal-safe. */
+int sd_tasks_fd_remembered_sigsafe(int fd);
+/* Forgets t's descriptors that are no longer sonde's (never closes them).
+ * Registry lock held. */
+void sd_tasks_forget_stale(struct sd_thread *t);
+/* Thread tid left the registry (sd_thread_end): it may stay listed in
+ * /proc/self/task while it exits, and is not a foreign thread. Registry lock
+ * held; async-signal-safe (atomics). */
+void sd_tasks_thread_gone(pid_t tid);
+/* In a forked child, after the registry was emptied: forgets every foreign
+ * thread and the parent's task directory. */
+void sd_tasks_fork_child(void);
+
+/* foreign.c: signal context. Takes the sample when the calling thread is a
+ * foreign one (sd_rt.foreign, found by gettid); returns 0 otherwise.
+ * async-signal-safe; touches no TLS and no errno on the foreign path. */
+int sd_foreign_sample_sigsafe(const siginfo_t *si, void *uc);
 
 /* interpose.c */
 void sd_interpose_init(void);

@@ -34,7 +34,8 @@ enum {
 	K_ATTRIBUTE,
 	K_CONTEXT,
 	K_REGION,
-	K_THREAD_CPU
+	K_THREAD_CPU,
+	K_UNSAMPLED
 };
 
 static const char *const drop_names[SD_DROP_NREASONS] = {
@@ -248,6 +249,16 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 		if (counts[i])
 			pack_kv_u64(drop_names[i], counts[i]);
+}
+
+void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
+{
+	msgpack_pack_array(&sd_w.pk, 5);
+	msgpack_pack_uint8(&sd_w.pk, K_UNSAMPLED);
+	msgpack_pack_uint32(&sd_w.pk, thread);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
+	pack_str(reason);
+	msgpack_pack_uint64(&sd_w.pk, cpu_ns);
 }
 
 void sd_stream_note(const char *text)

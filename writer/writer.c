@@ -197,26 +197,85 @@ static int create_file(void)
 	return -EEXIST;
 }
 
+/* Is fd still the stream file we created (device and inode)? */
+static int names_our_file(int fd, struct stat *st)
+{
+	return fstat(fd, st) == 0 && st->st_dev == sd_w.dev && st->st_ino == sd_w.ino;
+}
+
+int sd_writer_fd_is_stream(int fd)
+{
+	struct stat st;
+	return fd >= 0 && atomic_load(&sd_w.out_fd) == fd && names_our_file(fd, &st);
+}
+
+/* Our descriptor number no longer names our file: the program closed it
+ * without going through libc's close/close_range/closefrom (a raw system
+ * call), and the number may already hold one of the program's files. The
+ * number is forgotten, never closed nor written. Writer lock held. Returns 1
+ * when this is news. */
+static int out_fd_lost(void)
+{
+	int fd = atomic_load(&sd_w.out_fd);
+	struct stat st;
+	if (fd < 0 || atomic_load(&sd_w.out_fd_dead) || names_our_file(fd, &st))
+		return 0;
+	/* Forgotten but left marked: the number may already be another sonde
+	 * descriptor (a sampling descriptor re-armed since the close); the tick
+	 * hook checks every marked number by its mark and unmarks stale ones. */
+	atomic_store(&sd_w.out_fd, -1);
+	sd_w.lost_pending = 1;
+	return 1;
+}
+
+/* Opens the stream file again by path, only if the path still names the
+ * file we created (device and inode): never someone else's file. -1 and
+ * errno (ESTALE when the path names another file) otherwise. */
+static int reopen_same_file(void)
+{
+	int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (!names_our_file(fd, &st)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return adopt_fd(fd);
+}
+
 /* The descriptor to append to: the one we hold, or the file opened again
- * after the program closed our number. Checked to be our file (device and
- * inode), never someone else's. -1 when the file is gone. */
+ * after the program closed our number (through the close wrappers, or behind
+ * our back with a raw system call). Checked to be our file (device and
+ * inode) right before every write, never someone else's. -1 when the file is
+ * gone or replaced. */
 static int output_fd(void)
 {
 	if (atomic_load(&sd_w.out_fd_dead)) {
 		drop_fd(0); /* the number is the program's now: never close it */
 		atomic_store(&sd_w.out_fd_dead, 0);
 	}
+	out_fd_lost();
 	int fd = atomic_load(&sd_w.out_fd);
 	if (fd < 0) {
-		fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+		fd = reopen_same_file();
 		if (fd < 0)
 			return -1;
-		fd = adopt_fd(fd);
 		atomic_store(&sd_w.out_fd, fd);
+		if (sd_w.lost_pending && !sd_w.reopened) {
+			sd_w.reopened = 1;
+			say("sonde: %s: the stream's descriptor was closed behind sonde's back (a raw "
+			    "close_range or close system call): the same file was opened again and "
+			    "profiling goes on (the unsampled CPU time is counted in the stream)",
+			    sd_w.path);
+		}
+		sd_w.lost_pending = 0;
 	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_dev != sd_w.dev || st.st_ino != sd_w.ino) {
+	if (!names_our_file(fd, &st)) {
 		drop_fd(0);
+		errno = ESTALE;
 		return -1;
 	}
 	if ((uint64_t)st.st_size > sd_w.out_bytes) {
@@ -240,8 +299,10 @@ static void flush_file(void)
 	int fd = output_fd();
 	if (fd < 0) {
 		sd_w.file_ok = 0;
+		int e = errno;
 		say("sonde: %s: stream file vanished or was replaced (%s; profiling data from now "
-		    "on is discarded)", sd_w.path, strerror(errno));
+		    "on is discarded; keep SONDE_OUTPUT out of the program's way)", sd_w.path,
+		    e == ESTALE ? "the path names another file now" : strerror(e));
 		msgpack_sbuffer_clear(&sd_w.sbuf);
 		return;
 	}
@@ -313,7 +374,8 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
 {
 	if (!r || n > SD_MAX_COUNTERS)
 		return;
-	memcpy(r->final_deltas, final, n * sizeof *final);
+	if (n)
+		memcpy(r->final_deltas, final, n * sizeof *final);
 	r->nfinal = n;
 	struct timespec ts;
 	struct rusage ru;
@@ -348,6 +410,26 @@ void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *f
 	snprintf(r->name_end, sizeof r->name_end, "%s", name ? name : "");
 	atomic_store(&r->t_end_ns, sd_now_ns_sigsafe());
 	atomic_store_explicit(&r->closed, 1, memory_order_release);
+}
+
+void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t cpu_ns)
+{
+	if (r && (unsigned)why < SD_UNSAMPLED_NREASONS)
+		atomic_store(&r->unsampled_ns[why], cpu_ns);
+}
+
+static void emit_unsampled(struct sd_ring *r)
+{
+	static const char *const names[SD_UNSAMPLED_NREASONS] = {
+		"fd_closed", "not_sampled", "clone_vm_process",
+	};
+	for (unsigned i = 0; i < SD_UNSAMPLED_NREASONS; i++) {
+		uint64_t v = atomic_load(&r->unsampled_ns[i]);
+		if (v != r->unsampled_sent[i]) {
+			r->unsampled_sent[i] = v;
+			sd_stream_unsampled(r->idx, names[i], v);
+		}
+	}
 }
 
 static void ring_free(struct sd_ring *r)
@@ -407,6 +489,7 @@ static void drain(int final)
 				r->cpu_written_ns = now_ns;
 			}
 		}
+		emit_unsampled(r);
 		if (closed || final) {
 			if (!closed && !r->cpu_known && thread_cpu_of(r->tid, &r->cpu_ns) == 0)
 				r->cpu_known = 1;
@@ -484,6 +567,15 @@ static void *writer_main(void *unused)
 		struct sd_scan *scan = NULL;
 		if (!sd_w.loader_suspect && sd_modules_poll())
 			scan = sd_modules_collect();
+		if (sd_w.cfg.tick) {
+			/* Our descriptor gone behind our back means the program closed
+			 * descriptors with a raw system call: the sampler checks its own
+			 * before anything is read or written through them. */
+			pthread_mutex_lock(&sd_w.lock);
+			int lost = out_fd_lost();
+			pthread_mutex_unlock(&sd_w.lock);
+			sd_w.cfg.tick(lost);
+		}
 		pthread_mutex_lock(&sd_w.lock);
 		size_t before = sd_w.nmods;
 		if (scan) {
@@ -683,6 +775,10 @@ int sd_writer_fork_child(struct sd_ring *keep)
 		atomic_store(&keep->drops[i], 0);
 		keep->drops_sent[i] = 0;
 	}
+	for (unsigned i = 0; i < SD_UNSAMPLED_NREASONS; i++) {
+		atomic_store(&keep->unsampled_ns[i], 0);
+		keep->unsampled_sent[i] = 0;
+	}
 	keep->idx = 0;
 	keep->prev_depth = 0;
 	keep->last_node = 0;
@@ -696,6 +792,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	keep->t_begin_ns = sd_now_ns_sigsafe();
 	sd_w.rings = keep;
 	sd_w.fork_of = parent;
+	sd_w.reopened = sd_w.lost_pending = 0;
 	sd_w.file_ok = 0;
 	drop_fd(1); /* the parent's file */
 	if (create_file() != 0) {

@@ -35,6 +35,15 @@ enum sd_drop {
 	SD_DROP_NREASONS
 };
 
+/* CPU time sonde knows it did not sample, by cause (docs/FORMAT.md
+ * UNSAMPLED). */
+enum sd_unsampled {
+	SD_UNSAMPLED_FD_CLOSED,   /* sampling descriptor closed behind sonde's back */
+	SD_UNSAMPLED_NOT_SAMPLED, /* a thread sonde found but could not sample */
+	SD_UNSAMPLED_CLONE_VM,    /* a child process sharing the program's memory */
+	SD_UNSAMPLED_NREASONS
+};
+
 enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
 
 /* Sample flags, as in docs/FORMAT.md SAMPLE.flags. */
@@ -117,7 +126,12 @@ struct sd_ring {
 	uintptr_t blk_key_ra, blk_key_fp;
 	uint64_t blk_pcs[SD_BLK_MAX];
 
+	/* Cumulative CPU time not sampled, per enum sd_unsampled (any thread
+	 * sets it through sd_writer_ring_unsampled). */
+	_Atomic uint64_t unsampled_ns[SD_UNSAMPLED_NREASONS];
+
 	/* Writer-private from here on. */
+	uint64_t unsampled_sent[SD_UNSAMPLED_NREASONS];
 	uint32_t idx;          /* stream thread id, 0 until announced */
 	uint32_t last_node;    /* stack node of its last sample */
 	int wall_init;
@@ -216,6 +230,13 @@ struct sd_writer_config {
 	 * dlopen of NSS or gconv modules): the unwinder's view of the loader must
 	 * be refreshed. Called from the writer thread, ordinary context. */
 	void (*loader_refresh)(void);
+	/* Called by the writer thread at every tick (about 10 ms), without the
+	 * writer lock: the sampler checks its descriptors and looks for threads
+	 * made without pthread_create. stream_fd_lost is 1 when the writer just
+	 * found its own descriptor closed or replaced behind its back (a raw
+	 * close_range or close system call: sonde's other descriptors are likely
+	 * gone too). May be NULL. */
+	void (*tick)(int stream_fd_lost);
 };
 
 /* Creates the output file and writes the header; does not start the thread.
@@ -252,6 +273,14 @@ void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *f
  * taken by that thread itself, with its CPU time; written with its
  * THREAD_END. Called on the ring's own thread. */
 void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n);
+
+/* Sets the CPU time of the ring's thread that was not sampled for `why`,
+ * cumulative (a later call supersedes); written as an UNSAMPLED record at the
+ * next drain. Ordinary context, any thread. */
+void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t cpu_ns);
+/* Is fd the writer's descriptor of the stream file, still naming that file
+ * (device and inode)? Ordinary context, any thread. */
+int sd_writer_fd_is_stream(int fd);
 
 /* The set of loaded objects may have changed (after dlopen/dlclose).
  * t_ns: when the change began (loads) or ended (unloads). */

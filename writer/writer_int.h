@@ -56,6 +56,8 @@ struct sd_writer {
 	ino_t ino;
 	_Atomic int out_fd;         /* -1 when closed */
 	_Atomic int out_fd_dead;    /* the program closed our number */
+	int lost_pending;           /* lost behind our back, not reopened yet */
+	int reopened;               /* said once: reopened after a raw close */
 	uint64_t out_bytes;         /* size of the file we wrote */
 	int file_ok;
 	int seq;
@@ -117,6 +119,7 @@ void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const
  * last tick, as accounted samples. Writer lock held. */
 void sd_offcpu_tick(struct sd_ring *r);
 void sd_stream_drops(uint32_t thread, const uint64_t *counts);
+void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns);
 void sd_stream_end(const char *reason, int signo);
 void sd_stream_note(const char *text);
 void sd_stream_intern_reset(void);

@@ -1,0 +1,722 @@
+/* tasks.c - sonde's descriptors and the program's tasks, checked from the
+ * writer thread.
+ *
+ * Called from: the writer thread at every tick (sd_tasks_tick, ordinary
+ * context, every signal blocked there); the close wrappers and thread end
+ * (sd_tasks_fd_ours, sd_tasks_forget_stale, ordinary context); the pipe2
+ * wrapper, possibly inside the sampling handler (sd_tasks_fd_remember_sigsafe).
+ *
+ * Descriptors closed behind sonde's back. The close/close_range/closefrom
+ * wrappers spare sonde's descriptors, but a raw system call (syscall(
+ * SYS_close_range, 3, ~0U, 0), an inline `syscall`) closes them anyway, and
+ * the program's next open() may get one of those numbers. From then on sonde
+ * must never read, write, ioctl or close that number, and must not keep
+ * sparing it from the program's close(). So every sonde descriptor carries a
+ * mark that a reused number lacks: sampling descriptors have the sampling
+ * signal as F_SETSIG, counter descriptors SD_KERNEL_MARK_SIG, the stream file
+ * and libunwind's pipe their device and inode. At every tick the writer
+ * checks its stream descriptor (one fstat) and this file checks the
+ * sampling and counter descriptors of up to AUDIT_PER_TICK threads (two
+ * system calls each); when the stream descriptor is found gone, every thread
+ * and every marked number is checked at once. A thread whose sampling
+ * descriptor is gone gets a new one (a perf_event task clock opened for its
+ * tid from here), or a POSIX CPU-time timer when that fails; the CPU time it
+ * ran between the last check that found its descriptor intact and the new
+ * one is counted as unsampled (UNSAMPLED fd_closed, an upper bound: the
+ * thread CPU clock counts system time too). A thread whose counter
+ * descriptors are gone keeps sampling without counters (its samples are
+ * flagged, never zeros).
+ *
+ * Tasks made without pthread_create. A raw clone(CLONE_THREAD) thread
+ * never passes through the pthread_create wrapper. At every tick the
+ * writer reads /proc/self/task (getdents64 on a directory descriptor kept
+ * open above the floor: no descriptor of ours appears in the program's low
+ * range each tick); a tid that is neither in the registry, nor the writer,
+ * nor a foreign thread already, while no pthread_create'd thread is still
+ * on its way to registering (sd_rt.starting), is a foreign thread: it gets a
+ * record in the registry and a slot in sd_rt.foreign[], and its sources are
+ * opened for its tid (perf_event task clock signalling that tid, or the
+ * timer fallback); foreign.c samples it without TLS. Its CPU time is read
+ * every tick from its thread CPU clock; when its sources cannot be opened,
+ * all of it is UNSAMPLED not_sampled. A thread gone from the directory is
+ * ended (THREAD_END) and its record freed.
+ *
+ * Child processes sharing the program's memory (clone(CLONE_VM) without
+ * CLONE_THREAD: a different pid, found in /proc/self/task/<tid>/children
+ * every CHILD_SCAN_TICKS ticks and confirmed by kcmp(KCMP_VM)) are never
+ * sampled: a sampling signal aimed at another process could outlive it into
+ * whatever it execs (posix_spawn makes such children), and its handler would
+ * write into our memory concurrently. It is listed as a thread of this
+ * stream with its process CPU time UNSAMPLED clone_vm_process.
+ *
+ * Invariants: a number found without its mark is forgotten (unmarked, set
+ * to -1), never closed. Thread records are touched only under the registry
+ * lock (sd_runtime_threads_foreach).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+#include "sampler/sampler.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#define AUDIT_PER_TICK 64
+#define REMEMBERED 8
+
+/* Descriptors without another mark, by identity. An entry is published by
+ * storing fd last; fd -1 is free. */
+static struct {
+	_Atomic int fd;
+	dev_t dev;
+	ino_t ino;
+} remembered[REMEMBERED] = {[0 ... REMEMBERED - 1] = {.fd = -1}};
+
+void sd_tasks_fd_remember_sigsafe(int fd)
+{
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return;
+	for (int i = 0; i < REMEMBERED; i++) {
+		int cur = atomic_load(&remembered[i].fd);
+		if (cur == fd)
+			atomic_store(&remembered[i].fd, -1);
+	}
+	for (int i = 0; i < REMEMBERED; i++) {
+		int expect = -1;
+		if (atomic_load(&remembered[i].fd) != -1)
+			continue;
+		/* Claim with a value no descriptor has, fill, then publish. */
+		if (!atomic_compare_exchange_strong(&remembered[i].fd, &expect, -2))
+			continue;
+		remembered[i].dev = st.st_dev;
+		remembered[i].ino = st.st_ino;
+		atomic_store(&remembered[i].fd, fd);
+		return;
+	}
+}
+
+int sd_tasks_fd_remembered_sigsafe(int fd)
+{
+	struct stat st;
+	for (int i = 0; i < REMEMBERED; i++) {
+		if (atomic_load(&remembered[i].fd) != fd)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_dev == remembered[i].dev &&
+		    st.st_ino == remembered[i].ino)
+			return 1;
+		atomic_store(&remembered[i].fd, -1); /* gone: forget the entry */
+		return 0;
+	}
+	return 0;
+}
+
+/* A perf_event descriptor of ours: sampling (the sampling signal) or counter
+ * (SD_KERNEL_MARK_SIG). */
+static int perf_fd_ours(int fd, int sig)
+{
+	return fd >= 0 && fcntl(fd, F_GETSIG) == sig;
+}
+
+int sd_tasks_fd_ours(int fd)
+{
+	if (fd < 0)
+		return 0;
+	int sig = fcntl(fd, F_GETSIG);
+	if (sig < 0)
+		return 0; /* closed */
+	if (sig == sd_rt.cfg.signo || sig == SD_KERNEL_MARK_SIG)
+		return 1;
+	return sd_writer_fd_is_stream(fd) || sd_tasks_fd_remembered_sigsafe(fd);
+}
+
+/* The counters of t are gone: they stay off for this thread (its samples are
+ * flagged, never zeros). The handler checks ok before reading. */
+static int forget_counters(struct sd_thread *t)
+{
+	/* ok: opened and published (a thread being set up has ok 0). */
+	if (!t->ctr.ok || t->ctr.group_fd < 0 || perf_fd_ours(t->ctr.group_fd, SD_KERNEL_MARK_SIG))
+		return 0;
+	t->ctr.ok = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++) {
+		if (t->ctr.fds[i] < 0)
+			continue;
+		/* A sibling still marked is ours: closed, the group is gone anyway. */
+		if (perf_fd_ours(t->ctr.fds[i], SD_KERNEL_MARK_SIG)) {
+			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
+			sd_real_close(t->ctr.fds[i]);
+		} else {
+			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
+		}
+		t->ctr.fds[i] = -1;
+	}
+	t->ctr.group_fd = -1;
+	return 1;
+}
+
+/* Forgets t's sampling descriptors that lost their mark; returns a bit per
+ * source forgotten. */
+static unsigned forget_sources(struct sd_thread *t)
+{
+	unsigned lost = 0;
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		int fd = t->src_fd[i];
+		if (fd < 0 || perf_fd_ours(fd, sd_rt.cfg.signo))
+			continue;
+		t->src_fd[i] = -1;
+		sd_runtime_fd_track_sigsafe(fd, 0);
+		lost |= 1u << i;
+	}
+	return lost;
+}
+
+void sd_tasks_forget_stale(struct sd_thread *t)
+{
+	forget_sources(t);
+	forget_counters(t);
+}
+
+/* The CPU-time clock of any thread of this process, by tid (the kernel's
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static int cpu_ns_of(pid_t tid, uint64_t *out)
+{
+	struct timespec ts;
+	if (clock_gettime(thread_cpu_clock(tid), &ts) != 0)
+		return -errno;
+	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* Sampling for source i of thread t again: a new perf_event task clock for
+ * its tid, or a POSIX timer on its CPU clock. 0 or -errno. */
+static int rearm(struct sd_thread *t, unsigned i)
+{
+	const struct sd_source *s = &sd_rt.cfg.sources[i];
+	int fd, err = -EINVAL;
+	if (s->kind == SD_SRC_CPU && !s->use_timer) {
+		err = sd_kernel_clock_open(t->tid, s->period_ns, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
+		if (err == 0) {
+			t->src_fd[i] = fd; /* before the first signal can come */
+			sd_runtime_fd_track_sigsafe(fd, 1);
+			if (atomic_load(&sd_rt.state) == SD_RUNNING)
+				sd_kernel_enable_sigsafe(fd, 1);
+			return 0;
+		}
+	}
+	if (t->has_timer[i])
+		return err;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sd_rt.cfg.signo;
+	sev.sigev_value.sival_int = (int)i;
+	sev.sigev_notify_thread_id = t->tid;
+	clockid_t clock = s->kind == SD_SRC_WALL ? CLOCK_MONOTONIC : thread_cpu_clock(t->tid);
+	if (timer_create(clock, &sev, &t->src_timer[i]) != 0)
+		return -errno;
+	struct itimerspec its = {
+		.it_interval = {(time_t)(s->period_ns / 1000000000u), (long)(s->period_ns % 1000000000u)},
+		.it_value = {(time_t)(s->period_ns / 1000000000u), (long)(s->period_ns % 1000000000u)},
+	};
+	if (timer_settime(t->src_timer[i], 0, &its, NULL) != 0) {
+		err = -errno;
+		timer_delete(t->src_timer[i]);
+		return err;
+	}
+	t->has_timer[i] = 1;
+	return 0;
+}
+
+struct audit {
+	int all;              /* check every thread (the stream descriptor was lost) */
+	unsigned pos, from, n;/* round robin: threads [from, from + n) of the list */
+	unsigned threads_lost, threads_rearmed, threads_timer, counters_lost;
+	int last_err;
+};
+
+static void audit_thread(struct sd_thread *t, void *arg)
+{
+	struct audit *a = arg;
+	unsigned pos = a->pos++;
+	if (!a->all && (pos < a->from || pos >= a->from + a->n))
+		return;
+	uint64_t cpu = 0;
+	int have_cpu = cpu_ns_of(t->tid, &cpu) == 0;
+	unsigned lost = forget_sources(t);
+	if (forget_counters(t))
+		a->counters_lost++;
+	if (lost) {
+		a->threads_lost++;
+		if (have_cpu && cpu > t->audit_cpu_ns)
+			t->fd_gap_ns += cpu - t->audit_cpu_ns;
+		sd_writer_ring_unsampled(t->ring, SD_UNSAMPLED_FD_CLOSED, t->fd_gap_ns);
+		int ok = 1;
+		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+			if (!(lost & (1u << i)))
+				continue;
+			int err = rearm(t, i);
+			if (err) {
+				ok = 0;
+				a->last_err = err;
+			} else if (t->src_fd[i] < 0) {
+				a->threads_timer++;
+			}
+		}
+		a->threads_rearmed += ok;
+	}
+	if (have_cpu)
+		t->audit_cpu_ns = cpu;
+}
+
+/* After a mass close: every number still marked as sonde's that carries no
+ * mark of ours is the program's (or nobody's): unmarked, so that the
+ * program's own close() of it works again. */
+static void unmark_stale_numbers(void)
+{
+	for (int fd = sd_runtime_fd_next(0); fd >= 0; fd = sd_runtime_fd_next(fd + 1))
+		if (!sd_tasks_fd_ours(fd))
+			sd_runtime_fd_track_sigsafe(fd, 0);
+}
+
+static void count_thread(struct sd_thread *t, void *arg)
+{
+	(void)t;
+	(*(unsigned *)arg)++;
+}
+
+static void audit_descriptors(int stream_fd_lost)
+{
+	static unsigned rr;
+	static int said;
+	unsigned n = 0;
+	sd_runtime_threads_foreach(count_thread, &n);
+	struct audit a = {.all = stream_fd_lost, .n = AUDIT_PER_TICK};
+	if (n) {
+		a.from = rr % n;
+		rr = a.from + AUDIT_PER_TICK;
+		if (a.from + a.n > n)
+			a.from = n > a.n ? n - a.n : 0;
+	}
+	sd_runtime_threads_foreach(audit_thread, &a);
+	if (stream_fd_lost || a.threads_lost || a.counters_lost)
+		unmark_stale_numbers();
+	if ((!a.threads_lost && !a.counters_lost) || said)
+		return;
+	said = 1;
+	char text[256];
+	snprintf(text, sizeof text,
+		 "sonde: %u thread(s) lost their sampling descriptors to a raw close_range or close "
+		 "system call: %u re-armed (%u on a POSIX timer)%s%s, %u without counters from now on "
+		 "(unsampled CPU time: UNSAMPLED fd_closed; close descriptors through libc)",
+		 a.threads_lost, a.threads_rearmed, a.threads_timer, a.last_err ? ", failed: " : "",
+		 a.last_err ? strerror(-a.last_err) : "", a.counters_lost);
+	if (stream_fd_lost)
+		sd_writer_note(text); /* the writer already said it on stderr */
+	else
+		sd_msg("%s", text);
+}
+
+/* ---- tasks made without pthread_create ----------------------------------- */
+
+#define MAX_TASKS 4096
+#define CHILD_SCAN_TICKS 10
+#define MAX_VM_CHILDREN 16
+
+static int task_dirfd = -1;
+/* Threads that deregistered (sd_thread_end) but may still be listed while
+ * they finish exiting: never taken for foreign ones. */
+#define ENDED 256
+static _Atomic pid_t ended[ENDED];
+static _Atomic unsigned ended_head;
+/* Unknown tids of the previous scan: a tid is adopted only when a second
+ * scan still finds it unknown (a pthread_create'd thread between clone and
+ * registration, or between deregistration and exit, is not foreign). */
+static pid_t candidates[SD_MAX_FOREIGN];
+static unsigned ncandidates;
+static pid_t tids[MAX_TASKS];
+static unsigned ntids;
+static pid_t writer_tid;
+
+struct vm_child {
+	pid_t pid;
+	struct sd_ring *ring;
+	uint64_t cpu_ns;
+};
+static struct vm_child vm_children[MAX_VM_CHILDREN];
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* /proc/self/task, kept open above the floor; reopened when a raw close
+ * took it. 0 or -errno. */
+static int task_dir(void)
+{
+	if (task_dirfd >= 0 && sd_tasks_fd_remembered_sigsafe(task_dirfd))
+		return 0;
+	if (task_dirfd >= 0)
+		sd_runtime_fd_track_sigsafe(task_dirfd, 0); /* not ours any more */
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = sd_kernel_fd_high(fd, sd_rt.fd_floor);
+	sd_runtime_fd_track_sigsafe(fd, 1);
+	sd_tasks_fd_remember_sigsafe(fd);
+	task_dirfd = fd;
+	return 0;
+}
+
+static int read_tasks(void)
+{
+	if (task_dir() != 0 || lseek(task_dirfd, 0, SEEK_SET) != 0)
+		return -1;
+	char buf[8192];
+	ntids = 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, task_dirfd, buf, sizeof buf);
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+			off += d->d_reclen;
+			pid_t tid = (pid_t)atoi(d->d_name);
+			if (tid > 0 && ntids < MAX_TASKS)
+				tids[ntids++] = tid;
+		}
+	}
+}
+
+static int listed(pid_t tid)
+{
+	for (unsigned i = 0; i < ntids; i++)
+		if (tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* Reads a small /proc file relative to the task directory. */
+static ssize_t read_task_file(const char *rel, char *buf, size_t len)
+{
+	int fd = openat(task_dirfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+static void comm_of(const char *rel, char name[16])
+{
+	char buf[64];
+	name[0] = 0;
+	if (read_task_file(rel, buf, sizeof buf) > 0) {
+		buf[strcspn(buf, "\n")] = 0;
+		snprintf(name, 16, "%.15s", buf);
+	}
+}
+
+struct known {
+	pid_t tid;
+	int found;
+};
+
+static void find_registered(struct sd_thread *t, void *arg)
+{
+	struct known *k = arg;
+	if (t->tid == k->tid)
+		k->found = 1;
+}
+
+static int is_registered(pid_t tid)
+{
+	struct known k = {.tid = tid};
+	sd_runtime_threads_foreach(find_registered, &k);
+	return k.found;
+}
+
+void sd_tasks_thread_gone(pid_t tid)
+{
+	unsigned slot = atomic_fetch_add(&ended_head, 1) % ENDED;
+	atomic_store(&ended[slot], tid);
+}
+
+static int recently_ended(pid_t tid)
+{
+	for (int i = 0; i < ENDED; i++)
+		if (atomic_load_explicit(&ended[i], memory_order_relaxed) == tid)
+			return 1;
+	return 0;
+}
+
+static int was_candidate(pid_t tid)
+{
+	for (unsigned i = 0; i < ncandidates; i++)
+		if (candidates[i] == tid)
+			return 1;
+	return 0;
+}
+
+static struct sd_foreign *foreign_of(pid_t tid)
+{
+	for (int i = 0; i < SD_MAX_FOREIGN; i++)
+		if (atomic_load(&sd_rt.foreign[i].tid) == tid)
+			return &sd_rt.foreign[i];
+	return NULL;
+}
+
+static void adopt_foreign(pid_t tid)
+{
+	static int said, said_full;
+	struct sd_foreign *f = foreign_of(0);
+	if (!f) {
+		if (!said_full++)
+			sd_msg("sonde: thread %d: made without pthread_create, and more than %d such "
+			       "threads are alive (it is not sampled nor accounted)", (int)tid,
+			       SD_MAX_FOREIGN);
+		return;
+	}
+	char rel[32], name[16];
+	snprintf(rel, sizeof rel, "%d/comm", (int)tid);
+	comm_of(rel, name);
+	struct sd_thread *t = sd_runtime_thread_new(tid, name);
+	if (!t)
+		return;
+	int err = sd_sources_open(t, tid);
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
+		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
+	f->t = t;
+	f->cpu_ns = 0;
+	f->sampled = err == 0;
+	atomic_store(&f->stack_lo, 0);
+	atomic_store(&f->stack_hi, 0);
+	atomic_store(&f->sp, 0);
+	sd_runtime_registry_add(t);
+	cpu_ns_of(tid, &f->cpu_ns);
+	atomic_fetch_add(&sd_rt.nforeign, 1);
+	atomic_store_explicit(&f->tid, tid, memory_order_release); /* its handler may run now */
+	/* Not sampled: all of its time; sampled: the time before it was found. */
+	f->unsampled_ns = f->cpu_ns;
+	sd_writer_ring_unsampled(t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->unsampled_ns);
+	if (said++)
+		return;
+	if (f->sampled)
+		sd_msg("sonde: thread %d (%s): made without pthread_create (a raw clone): sampled from "
+		       "its tid, found within two writer ticks of its start, stacks by frame pointers "
+		       "only and no counters (build with -fno-omit-frame-pointer for call paths)",
+		       (int)tid, name);
+	else
+		sd_msg("sonde: thread %d (%s): made without pthread_create (a raw clone): cannot be "
+		       "sampled: %s (its CPU time is counted as UNSAMPLED not_sampled)", (int)tid,
+		       name, strerror(-err));
+}
+
+static void end_foreign(struct sd_foreign *f)
+{
+	struct sd_thread *t = f->t;
+	atomic_store(&f->tid, 0); /* the thread is gone: no handler of it runs */
+	atomic_fetch_sub(&sd_rt.nforeign, 1);
+	if (!f->sampled)
+		sd_writer_ring_unsampled(t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->cpu_ns);
+	sd_runtime_registry_remove(t); /* closes its sources */
+	sd_writer_ring_close(t->ring, t->ring ? t->ring->name_begin : "", NULL, 0);
+	free(t->scratch);
+	free(t);
+	f->t = NULL;
+}
+
+/* The stack mapping around a stack pointer the handler saw: the readable
+ * /proc/self/maps line that holds it. */
+static void find_stack(struct sd_foreign *f)
+{
+	uintptr_t sp = atomic_load(&f->sp);
+	if (!sp || atomic_load(&f->stack_hi))
+		return;
+	FILE *m = fopen("/proc/self/maps", "re");
+	if (!m)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, m)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+			continue;
+		if (sp >= lo && sp < hi) {
+			if (perms[0] == 'r') {
+				atomic_store(&f->stack_lo, (uintptr_t)lo);
+				atomic_store_explicit(&f->stack_hi, (uintptr_t)hi, memory_order_release);
+			}
+			break;
+		}
+	}
+	fclose(m);
+}
+
+/* update: post the CPU times read (every CHILD_SCAN_TICKS ticks, and at a
+ * task's end: UNSAMPLED records are cumulative, one per update). */
+static void scan_threads(int update)
+{
+	for (int i = 0; i < SD_MAX_FOREIGN; i++) {
+		struct sd_foreign *f = &sd_rt.foreign[i];
+		pid_t tid = atomic_load(&f->tid);
+		if (!tid)
+			continue;
+		if (!listed(tid) || cpu_ns_of(tid, &f->cpu_ns) != 0) {
+			end_foreign(f);
+			continue;
+		}
+		if (!f->sampled && update)
+			sd_writer_ring_unsampled(f->t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->cpu_ns);
+		find_stack(f);
+	}
+	pid_t next[SD_MAX_FOREIGN];
+	unsigned nnext = 0;
+	for (unsigned i = 0; i < ntids; i++) {
+		pid_t tid = tids[i];
+		if (tid == writer_tid || foreign_of(tid) || is_registered(tid) || recently_ended(tid))
+			continue;
+		/* A pthread_create'd thread may not be registered yet. */
+		if (was_candidate(tid) && atomic_load(&sd_rt.starting) == 0)
+			adopt_foreign(tid);
+		else if (nnext < SD_MAX_FOREIGN)
+			next[nnext++] = tid;
+	}
+	memcpy(candidates, next, nnext * sizeof *next);
+	ncandidates = nnext;
+}
+
+/* ---- child processes sharing our memory ----------------------------------- */
+
+#ifndef KCMP_VM
+#define KCMP_VM 1
+#endif
+
+static clockid_t process_cpu_clock(pid_t pid)
+{
+	return (clockid_t)((~(unsigned)pid << 3) | 2u);
+}
+
+static void scan_vm_children(void)
+{
+	static int said;
+	pid_t self = getpid();
+	for (unsigned i = 0; i < ntids && i < 64; i++) {
+		char rel[48], buf[1024];
+		snprintf(rel, sizeof rel, "%d/children", (int)tids[i]);
+		if (read_task_file(rel, buf, sizeof buf) <= 0)
+			continue;
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			int known = 0, free_slot = -1;
+			for (int k = 0; k < MAX_VM_CHILDREN; k++) {
+				known |= vm_children[k].pid == (pid_t)pid;
+				if (!vm_children[k].pid && free_slot < 0)
+					free_slot = k;
+			}
+			if (known || free_slot < 0 ||
+			    syscall(SYS_kcmp, self, (pid_t)pid, KCMP_VM, 0, 0) != 0)
+				continue;
+			char path[64], name[16] = "";
+			snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				ssize_t n = read(fd, name, sizeof name - 1);
+				close(fd);
+				name[n > 0 ? n : 0] = 0;
+				name[strcspn(name, "\n")] = 0;
+			}
+			struct sd_ring *r = sd_writer_ring_new((pid_t)pid, name);
+			if (!r)
+				continue;
+			vm_children[free_slot] = (struct vm_child){.pid = (pid_t)pid, .ring = r};
+			if (!said++)
+				sd_msg("sonde: process %ld (%s): a child sharing the program's memory "
+				       "(clone with CLONE_VM, not a thread): not sampled; its CPU time is "
+				       "listed as UNSAMPLED clone_vm_process of a thread with its pid",
+				       pid, name);
+		}
+	}
+}
+
+static void account_vm_children(int update)
+{
+	for (int k = 0; k < MAX_VM_CHILDREN; k++) {
+		struct vm_child *c = &vm_children[k];
+		if (!c->pid)
+			continue;
+		struct timespec ts;
+		if (clock_gettime(process_cpu_clock(c->pid), &ts) == 0 &&
+		    syscall(SYS_kcmp, getpid(), c->pid, KCMP_VM, 0, 0) == 0) {
+			c->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			if (update)
+				sd_writer_ring_unsampled(c->ring, SD_UNSAMPLED_CLONE_VM, c->cpu_ns);
+			continue;
+		}
+		/* Gone (reaped, or exec'd into its own memory): its last reading. */
+		sd_writer_ring_unsampled(c->ring, SD_UNSAMPLED_CLONE_VM, c->cpu_ns);
+		sd_writer_ring_close(c->ring, c->ring->name_begin, NULL, 0);
+		c->pid = 0;
+		c->ring = NULL;
+	}
+}
+
+void sd_tasks_fork_child(void)
+{
+	for (int i = 0; i < SD_MAX_FOREIGN; i++) {
+		atomic_store(&sd_rt.foreign[i].tid, 0);
+		sd_rt.foreign[i].t = NULL; /* freed with the registry */
+	}
+	atomic_store(&sd_rt.nforeign, 0);
+	atomic_store(&sd_rt.starting, 0);
+	memset(vm_children, 0, sizeof vm_children); /* rings dropped by the writer */
+	if (task_dirfd >= 0) {
+		/* It names the parent's task directory. */
+		sd_runtime_fd_track_sigsafe(task_dirfd, 0);
+		sd_real_close(task_dirfd);
+		task_dirfd = -1;
+	}
+	writer_tid = 0;
+	ncandidates = 0;
+}
+
+void sd_tasks_tick(int stream_fd_lost)
+{
+	static unsigned ticks;
+	if (atomic_load(&sd_rt.state) != SD_RUNNING || getpid() != sd_rt.pid)
+		return;
+	if (!writer_tid)
+		writer_tid = (pid_t)syscall(SYS_gettid);
+	audit_descriptors(stream_fd_lost);
+	if (read_tasks() != 0)
+		return;
+	int update = ticks++ % CHILD_SCAN_TICKS == 0;
+	scan_threads(update);
+	if (update)
+		scan_vm_children();
+	account_vm_children(update);
+}
