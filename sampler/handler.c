@@ -272,7 +272,8 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
 		/* The program dies of this signal, as it would without sonde: keep
 		 * what was recorded, then let the default action happen on return
 		 * (the signal is blocked while we run). */
-		sd_writer_final_flush_sigsafe("signal", sig, 2000);
+		if (getpid() == sd_rt.pid)
+			sd_writer_final_flush_sigsafe("signal", sig, 2000);
 		struct sigaction dfl;
 		memset(&dfl, 0, sizeof dfl);
 		dfl.sa_handler = SIG_DFL;
@@ -697,7 +698,10 @@ void sd_flush_handler(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	(void)uc;
 	int saved_errno = errno;
-	sd_writer_final_flush_sigsafe("signal", sig, 2000);
+	/* A vfork or CLONE_VM child shares our memory: flushing from it would
+	 * end the parent's stream. */
+	if (getpid() == sd_rt.pid)
+		sd_writer_final_flush_sigsafe("signal", sig, 2000);
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;

@@ -187,6 +187,16 @@ for c in $cases; do
 		[ "${n:-0}" -gt 0 ] || fail "queuefull: no queue_overflow drops counted"
 		pass "queue full: program unchanged, ${n} queue_overflow drops counted"
 		;;
+	allsig)
+		# A handler on every catchable signal: each signal the program sends
+		# itself reaches it exactly once, sonde's included; sampling goes on.
+		for spec in cpu-time@1ms "wall-time@1ms,cpu-time@100us"; do
+			same allsig "$spec" allsig
+			[ "$(samples)" -gt 0 ] || fail "allsig ($spec): no samples"
+			rm -rf allsig
+		done
+		pass "a handler on every signal: same output, sampled"
+		;;
 	twocopies)
 		# Two copies of the runtime preloaded: the second stays inactive and
 		# says so; threads are not counted twice.

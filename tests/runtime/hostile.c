@@ -297,6 +297,50 @@ static int mode_rtdefault(void)
 	return 0;
 }
 
+/* ---- a handler on every signal ------------------------------------------- */
+
+static volatile sig_atomic_t all_count[65];
+
+static void all_handler(int sig)
+{
+	if (sig > 0 && sig < 65)
+		all_count[sig]++;
+}
+
+NOINLINE static void all_work(double s) { burn(s); }
+
+/* Installs one handler on every signal that can be caught (SIGRTMIN+4,
+ * sonde's, SIGIO and SIGTERM included), works, sends itself a few of them,
+ * and reports which arrived. */
+static int mode_allsig(void)
+{
+	int set = 0;
+	for (int sig = 1; sig < 65; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || sig == 32 || sig == 33)
+			continue; /* uncatchable, or glibc's own */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = all_handler;
+		sa.sa_flags = SA_RESTART;
+		set += sigaction(sig, &sa, NULL) == 0;
+	}
+	printf("handlers installed: %d\n", set);
+	all_work(0.3);
+	int sent[] = {SIGUSR1, SIGTERM, SIGIO, SIGPROF, SIGALRM, SIGCHLD, SIGINT, SIGHUP,
+		      SIGRTMIN, SIGRTMIN + 4, SIGRTMAX};
+	for (unsigned i = 0; i < sizeof sent / sizeof sent[0]; i++)
+		raise(sent[i]);
+	all_work(0.1);
+	for (unsigned i = 0; i < sizeof sent / sizeof sent[0]; i++)
+		printf("signal %d: %d\n", sent[i], (int)all_count[sent[i]]);
+	int others = 0;
+	for (int sig = 1; sig < 65; sig++)
+		others += all_count[sig];
+	printf("all handlers ran %d times\n", others);
+	report_cpu();
+	return 0;
+}
+
 /* ---- blocking calls ---------------------------------------------------- */
 
 static double blocked_total, raw_total; /* seconds, both threads */
@@ -501,6 +545,8 @@ int main(int argc, char **argv)
 		return mode_rtsig();
 	if (!strcmp(m, "rtdefault"))
 		return mode_rtdefault();
+	if (!strcmp(m, "allsig"))
+		return mode_allsig();
 	if (!strcmp(m, "blocking"))
 		return mode_blocking();
 	if (!strcmp(m, "sigblock"))
