@@ -61,7 +61,12 @@ struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name;
 		 double cov_sampled, snap_sampled;
 		 uint64_t snap_drops[SD_COV_NDROP];
 		 int end_cpu, split, has_flush;
-		 uint64_t end_cpu_ns, user_ns, sys_ns, flush_cpu_ns; };
+		 uint64_t end_cpu_ns, user_ns, sys_ns, flush_cpu_ns;
+		 /* UNSAMPLED (cumulative, the last one counts): CPU time the runtime
+		  * knows it did not sample: its descriptors closed behind its back
+		  * (fd_closed), a raw clone found late (not_sampled), a CLONE_VM child
+		  * process never sampled (clone_vm: its whole CPU time) */
+		 uint64_t un_fd_closed, un_not_sampled, un_clone_vm; };
 struct sattr { char *name; uint32_t gid; int merged; };
 struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
@@ -675,7 +680,7 @@ static const char generic[] = "a field is missing or has the wrong type";
  * reason when each listed field is fine. Optional fields count only when present. */
 static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 {
-	static const char *const layout[15][9] = {
+	static const char *const layout[16][9] = {
 		[SD_K_MODULE] = { "module:u", "t:u", "path:s" },
 		[SD_K_THREAD] = { "thread:u", "tid:u", "t:u" },
 		[SD_K_THREAD_END] = { "thread:u" },
@@ -687,10 +692,11 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 		[SD_K_CONTEXT] = { "node:u", "parent:u", "attr:u", "value:?" },
 		[SD_K_REGION] = { "thread:u", "t:u", "node:u", "event:u" },
 		[SD_K_THREAD_CPU] = { "thread:u", "t:u", "cpu_ns:u" },
+		[SD_K_UNSAMPLED] = { "thread:u", "t:u", "reason:s", "cpu_ns:u" },
 	};
-	static const char *const kinds[15] = { "", "HEADER", "MODULE", "MODULE_END", "THREAD",
+	static const char *const kinds[16] = { "", "HEADER", "MODULE", "MODULE_END", "THREAD",
 		"THREAD_END", "FRAME", "SAMPLE", "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT",
-		"REGION", "THREAD_CPU" };
+		"REGION", "THREAD_CPU", "UNSAMPLED" };
 
 	if (r->kind >= 15)
 		return generic;
@@ -745,7 +751,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	long i;
 	const char *why = generic;
 
-	if (r->kind != SD_K_END && r->kind <= SD_K_THREAD_CPU)
+	if (r->kind != SD_K_END && r->kind <= SD_K_UNSAMPLED)
 		st->ended = 0; /* records after an END (a failed exec): not the end yet */
 	switch (r->kind) {
 	case SD_K_MODULE: {
@@ -1020,6 +1026,23 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		t->snap_sampled = t->cov_sampled;
 		thread_drops(st, a, t->snap_drops);
 		return 0;
+	}
+	case SD_K_UNSAMPLED: {
+		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || r->n < 5 ||
+		    r->v[3].type != MSGPACK_OBJECT_STR || sd_rec_u64(r, 4, &c))
+			goto bad;
+		why = "UNSAMPLED names a thread that no THREAD record defined before it";
+		if (a == 0 || a >= st->nthreads)
+			goto bad;
+		struct sthread *t = &st->threads[a];
+		const msgpack_object_str *rs = &r->v[3].via.str;
+		if (rs->size == 9 && !memcmp(rs->ptr, "fd_closed", 9))
+			t->un_fd_closed = c;
+		else if (rs->size == 11 && !memcmp(rs->ptr, "not_sampled", 11))
+			t->un_not_sampled = c;
+		else if (rs->size == 16 && !memcmp(rs->ptr, "clone_vm_process", 16))
+			t->un_clone_vm = c;
+		return 0; /* a reason of a later sonde: not counted */
 	}
 	case SD_K_DROPS: {
 		const msgpack_object *m = r->n > 2 ? &r->v[2] : NULL;
@@ -1396,6 +1419,12 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 			c->after_ns = t->cov_sampled - t->snap_sampled;
 			memcpy(drops, t->snap_drops, sizeof(drops));
 		}
+		if (t->un_clone_vm) {
+			/* a CLONE_VM child process: its whole CPU time, never sampled */
+			c->cpu_from = SD_COV_END;
+			c->cpu_ns = (double)t->un_clone_vm;
+			c->split = 0;
+		}
 		double gaps = 0;
 		uint64_t ndrops = 0;
 		for (int k = 0; k < SD_COV_NDROP; k++) {
@@ -1411,6 +1440,8 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		gaps += c->kernel_ns;
 		if (c->sampled_ns == 0 && ndrops == 0 && c->cpu_ns > gaps)
 			c->not_sampled_ns = c->cpu_ns - gaps;
+		else /* the part the runtime knows it missed (UNSAMPLED) */
+			c->not_sampled_ns = (double)(t->un_fd_closed + t->un_not_sampled);
 		c->unexplained_ns = c->cpu_ns - c->sampled_ns - gaps - c->not_sampled_ns;
 	}
 	return 0;

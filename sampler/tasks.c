@@ -542,8 +542,14 @@ static void end_foreign(struct sd_foreign *f)
 	if (!f->sampled)
 		sd_writer_ring_unsampled(t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->cpu_ns);
 	sd_runtime_registry_remove(t); /* closes its sources */
+	if (t->ring && f->cpu_ns) { /* its CPU time at the last tick it was seen */
+		t->ring->cpu_ns = f->cpu_ns;
+		t->ring->cpu_known = 1;
+	}
 	sd_writer_ring_close(t->ring, t->ring ? t->ring->name_begin : "", NULL, 0);
 	free(t->scratch);
+	free(t->ovr_pcs);
+	free(t->pause_pcs);
 	free(t);
 	f->t = NULL;
 }
@@ -587,6 +593,10 @@ static void scan_threads(int update)
 		if (!listed(tid) || cpu_ns_of(tid, &f->cpu_ns) != 0) {
 			end_foreign(f);
 			continue;
+		}
+		if (f->t && f->t->ring) { /* its THREAD_END if the process ends first */
+			f->t->ring->cpu_ns = f->cpu_ns;
+			f->t->ring->cpu_known = 1;
 		}
 		if (!f->sampled && update)
 			sd_writer_ring_unsampled(f->t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->cpu_ns);

@@ -379,6 +379,8 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
 	r->nfinal = n;
 	struct timespec ts;
 	struct rusage ru;
+	if (r->tid != gettid())
+		return; /* closed by another thread (a foreign thread that is gone) */
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
 		r->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		r->cpu_known = 1;
