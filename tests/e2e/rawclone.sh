@@ -45,3 +45,20 @@ awk -v g="${got:-0}" -v m="$vm_ns" 'BEGIN { exit !(g >= 0.8 * m && g <= 1.1 * m)
 	fail "CLONE_VM child: ${got:-0} ns listed unsampled for $vm_ns ns measured"
 "$SONDE" report --format folded p 2>/dev/null | grep -q clone_vm_work && fail "CLONE_VM child was sampled"
 pass "CLONE_VM child: $((got / 1000000)) ms listed as unsampled for $((vm_ns / 1000000)) ms measured"
+
+# The report's coverage account says it too: the CLONE_VM child's whole CPU
+# time as not sampled, the clone thread's CPU time against what it measured.
+"$SONDE" report --view coverage --format json p >cov.json 2>/dev/null || fail "report --view coverage"
+python3 - cov.json "$vm_ns" "$thread_ns" "$tid" <<'PY' || fail "coverage account (above)"
+import json, sys
+c = json.load(open(sys.argv[1]))["coverage"]
+vm, th, tid = float(sys.argv[2]) / 1e6, float(sys.argv[3]) / 1e6, int(sys.argv[4])
+rows = c["threads"]
+child = [r for r in rows if r["sampled_ms"] == 0 and r["gaps_ms"]["not_sampled"] > 0]
+assert child and abs(child[0]["gaps_ms"]["not_sampled"] - vm) <= 0.2 * vm, ("CLONE_VM child", child, vm)
+clone = [r for r in rows if r["tid"] == tid]
+assert clone and abs(clone[0]["cpu_ms"] - th) <= 0.25 * th, ("clone thread cpu", clone, th)
+print(f"coverage: CLONE_VM child not sampled {child[0]['gaps_ms']['not_sampled']} ms for {vm:.1f}; "
+      f"clone thread cpu {clone[0]['cpu_ms']} ms for {th:.1f}")
+PY
+pass "coverage account names the CLONE_VM child's time and the clone thread's CPU"
