@@ -218,7 +218,7 @@ void sd_stream_thread_end(struct sd_ring *r)
 	}
 }
 
-/* The thread's CPU clock so far, at most once a second per thread: a
+/* The thread's CPU clock so far, once per flush period per thread: a
  * process killed before its threads end still tells how much CPU they used
  * up to its last flush. */
 void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns)

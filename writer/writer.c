@@ -485,7 +485,7 @@ static void drain(int final)
 		if (!closed) {
 			sd_offcpu_tick(r);
 			uint64_t now_ns = sd_now_ns_sigsafe(), cpu;
-			if (r->idx && now_ns - r->cpu_written_ns >= 1000000000ull &&
+			if (r->idx && now_ns - r->cpu_written_ns >= sd_w.cfg.flush_ms * 1000000ull &&
 			    thread_cpu_of(r->tid, &cpu) == 0) {
 				sd_stream_thread_cpu(r, now_ns, cpu);
 				r->cpu_written_ns = now_ns;
