@@ -59,6 +59,14 @@ int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor,
 	return 0;
 }
 
+int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid)
+{
+	struct f_owner_ex owner;
+	if (fd < 0 || fcntl(fd, F_GETSIG) != sig || fcntl(fd, F_GETOWN_EX, &owner) != 0)
+		return 0;
+	return owner.type == F_OWNER_TID && owner.pid == tid;
+}
+
 int sd_kernel_enable_sigsafe(int fd, int on)
 {
 	if (ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
