@@ -33,7 +33,9 @@ int sd_kernel_fd_high(int fd, int floor);
  * them? 1 or 0. The signal alone tells sonde's perf descriptors from the
  * program's; the owner tells one thread's from another's: after a raw
  * close_range, a descriptor re-armed or opened for one thread may take the
- * number another thread's record still holds. async-signal-safe (fcntl). */
+ * number another thread's record still holds. An owner that has exited
+ * reads as 0: taken as tid's when tid is gone too. async-signal-safe (fcntl,
+ * tgkill; may set errno). */
 int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid);
 
 /* Reads /proc/sys/kernel/perf_event_paranoid; returns the level or -errno. */
