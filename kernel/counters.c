@@ -281,11 +281,14 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor,
 			    struct sd_counters_thread *t)
 {
+	t->tid = tid;
 	t->group_fd = -1;
 	t->ok = 0;
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 		t->fds[i] = -1;
 	int err = 0;
+	/* No O_ASYNC: the owner is never signalled, it names the thread. */
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
 	for (unsigned i = 0; i < c->n; i++) {
 		if (c->c[i].kind != SD_CTR_PERF)
 			continue;
@@ -295,7 +298,8 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 			goto fail;
 		}
 		fd = sd_kernel_fd_high(fd, fd_floor);
-		if (fcntl(fd, F_SETSIG, SD_KERNEL_MARK_SIG) < 0) {
+		if (fcntl(fd, F_SETSIG, SD_KERNEL_MARK_SIG) < 0 ||
+		    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
 			err = -errno;
 			close(fd);
 			goto fail;
@@ -325,9 +329,9 @@ fail:
 void sd_kernel_counters_close(struct sd_counters_thread *t)
 {
 	/* A number without the mark was closed behind our back and may be the
-	 * program's now: forgotten, never closed. */
+	 * program's now, or another thread's counter: forgotten, never closed. */
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++) {
-		if (t->fds[i] >= 0 && fcntl(t->fds[i], F_GETSIG) == SD_KERNEL_MARK_SIG)
+		if (sd_kernel_fd_marked_sigsafe(t->fds[i], SD_KERNEL_MARK_SIG, t->tid))
 			close(t->fds[i]);
 		t->fds[i] = -1;
 	}
@@ -342,8 +346,8 @@ int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd
 		return -1;
 	uint64_t buf[1 + SD_MAX_COUNTERS];
 	if (t->group_fd >= 0) {
-		if (fcntl(t->group_fd, F_GETSIG) != SD_KERNEL_MARK_SIG)
-			return -1; /* closed behind our back: maybe the program's now */
+		if (!sd_kernel_fd_marked_sigsafe(t->group_fd, SD_KERNEL_MARK_SIG, t->tid))
+			return -1; /* closed behind our back: the program's or another thread's now */
 		ssize_t want = (ssize_t)((1 + c->nperf) * sizeof buf[0]);
 		if (read(t->group_fd, buf, (size_t)want) != want || buf[0] != c->nperf)
 			return -1;

@@ -28,6 +28,16 @@ int sd_kernel_period_sigsafe(int fd, uint64_t period);
  * be moved). Ordinary context. */
 int sd_kernel_fd_high(int fd, int floor);
 
+/* Is fd one of sonde's descriptors for thread tid: F_SETSIG sig and owner
+ * F_OWNER_TID tid, as sd_kernel_clock_open and sd_kernel_counters_open leave
+ * them? 1 or 0. The signal alone tells sonde's perf descriptors from the
+ * program's; the owner tells one thread's from another's: after a raw
+ * close_range, a descriptor re-armed or opened for one thread may take the
+ * number another thread's record still holds. An owner that has exited
+ * reads as 0: taken as tid's when tid is gone too. async-signal-safe (fcntl,
+ * tgkill; may set errno). */
+int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid);
+
 /* Reads /proc/sys/kernel/perf_event_paranoid; returns the level or -errno. */
 int sd_kernel_paranoid(void);
 
@@ -61,11 +71,15 @@ struct sd_counters {
 /* Every counter descriptor carries this F_SETSIG value as a mark (never
  * delivered: O_ASYNC is not set on them), and every sampling descriptor the
  * sampling signal: a descriptor number that no longer carries it was closed
- * behind sonde's back (a raw close_range) and may be the program's now. */
+ * behind sonde's back (a raw close_range) and may be the program's now. Both
+ * also carry their thread as owner (F_SETOWN_EX F_OWNER_TID): a number that
+ * carries the mark with another owner is another thread's (see
+ * sd_kernel_fd_marked_sigsafe). */
 #define SD_KERNEL_MARK_SIG 64
 
 /* A thread's counter descriptors and last values. */
 struct sd_counters_thread {
+	pid_t tid;               /* the thread they count (owner of every fd) */
 	int group_fd;            /* -1 when the perf counters are not open */
 	int fds[SD_MAX_COUNTERS];
 	int ok;                  /* every configured counter can be read */
@@ -88,9 +102,9 @@ void sd_kernel_counters_close(struct sd_counters_thread *t);
 
 /* Current totals of every counter for the calling thread (one group read()
  * and at most one getrusage). The group descriptor is checked to carry
- * SD_KERNEL_MARK_SIG first, so a number the program closed and reused is
- * never read (a read would take bytes from its pipe or move its file
- * offset). Returns 0, or -1 if they cannot be read. async-signal-safe. */
+ * SD_KERNEL_MARK_SIG and t->tid as owner first, so a number the program
+ * closed and reused is never read (a read would take bytes from its pipe or
+ * move its file offset), nor another thread's group that took the number. Returns 0, or -1 if they cannot be read. async-signal-safe. */
 int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
 				    uint64_t *now);
 

@@ -59,6 +59,21 @@ int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor,
 	return 0;
 }
 
+int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid)
+{
+	struct f_owner_ex owner;
+	if (fd < 0 || fcntl(fd, F_GETSIG) != sig || fcntl(fd, F_GETOWN_EX, &owner) != 0 ||
+	    owner.type != F_OWNER_TID)
+		return 0;
+	if (owner.pid == tid)
+		return 1;
+	/* The kernel reports an owner that has exited as 0: a thread found gone
+	 * (a raw clone thread between its exit and the scan that ends it) still
+	 * owns its descriptors, which must be closed, not leaked. */
+	return owner.pid == 0 && tid > 0 && syscall(SYS_tgkill, getpid(), tid, 0) != 0 &&
+	       errno == ESRCH;
+}
+
 int sd_kernel_enable_sigsafe(int fd, int on)
 {
 	if (ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)

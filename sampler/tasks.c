@@ -14,10 +14,17 @@
  * sparing it from the program's close(). So every sonde descriptor carries a
  * mark that a reused number lacks: sampling descriptors have the sampling
  * signal as F_SETSIG, counter descriptors SD_KERNEL_MARK_SIG, the stream file
- * and libunwind's pipe their device and inode. At every tick the writer
- * checks its stream descriptor (one fstat) and this file checks the
- * sampling and counter descriptors of up to AUDIT_PER_TICK threads (two
- * system calls each); when the stream descriptor is found gone, every thread
+ * and libunwind's pipe their device and inode. A thread's sampling and
+ * counter descriptors also have the thread as owner (F_SETOWN_EX): sonde
+ * itself reuses the closed numbers too (a re-armed or a new thread's
+ * descriptor takes the lowest free one above the floor), so a number that
+ * still carries the signal may be another thread's descriptor now, and a
+ * thread whose record held it must re-arm rather than take it for its own
+ * (it would go unsampled, its time unaccounted, until the other thread's
+ * end closed the number). At every tick the writer checks its stream
+ * descriptor (one fstat) and this file checks the sampling and counter
+ * descriptors of up to AUDIT_PER_TICK threads (two or three system calls
+ * each); when the stream descriptor is found gone, every thread
  * and every marked number is checked at once. A thread whose sampling
  * descriptor is gone gets a new one (a perf_event task clock opened for its
  * tid from here), or a POSIX CPU-time timer when that fails; the CPU time it
@@ -50,7 +57,8 @@
  * stream with its process CPU time UNSAMPLED clone_vm_process.
  *
  * Invariants: a number found without its mark is forgotten (unmarked, set
- * to -1), never closed. Thread records are touched only under the registry
+ * to -1), never closed; one found with the mark of another thread is
+ * forgotten by this thread's record but stays tracked as sonde's. Thread records are touched only under the registry
  * lock (sd_runtime_threads_foreach).
  */
 #define _GNU_SOURCE
@@ -124,11 +132,11 @@ int sd_tasks_fd_remembered_sigsafe(int fd)
 	return 0;
 }
 
-/* A perf_event descriptor of ours: sampling (the sampling signal) or counter
- * (SD_KERNEL_MARK_SIG). */
-static int perf_fd_ours(int fd, int sig)
+/* A perf_event descriptor of thread tid: sampling (the sampling signal) or
+ * counter (SD_KERNEL_MARK_SIG), owned by tid. */
+static int perf_fd_ours(int fd, int sig, pid_t tid)
 {
-	return fd >= 0 && fcntl(fd, F_GETSIG) == sig;
+	return sd_kernel_fd_marked_sigsafe(fd, sig, tid);
 }
 
 int sd_tasks_fd_ours(int fd)
@@ -148,19 +156,22 @@ int sd_tasks_fd_ours(int fd)
 static int forget_counters(struct sd_thread *t)
 {
 	/* ok: opened and published (a thread being set up has ok 0). */
-	if (!t->ctr.ok || t->ctr.group_fd < 0 || perf_fd_ours(t->ctr.group_fd, SD_KERNEL_MARK_SIG))
+	if (!t->ctr.ok || t->ctr.group_fd < 0 ||
+	    perf_fd_ours(t->ctr.group_fd, SD_KERNEL_MARK_SIG, t->tid))
 		return 0;
 	t->ctr.ok = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++) {
-		if (t->ctr.fds[i] < 0)
+		int fd = t->ctr.fds[i];
+		if (fd < 0)
 			continue;
-		/* A sibling still marked is ours: closed, the group is gone anyway. */
-		if (perf_fd_ours(t->ctr.fds[i], SD_KERNEL_MARK_SIG)) {
-			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
-			sd_real_close(t->ctr.fds[i]);
-		} else {
-			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
+		/* A sibling still marked for t is ours: closed, the group is gone
+		 * anyway. Another sonde descriptor on the number stays tracked. */
+		if (perf_fd_ours(fd, SD_KERNEL_MARK_SIG, t->tid)) {
+			sd_runtime_fd_track_sigsafe(fd, 0);
+			sd_real_close(fd);
+		} else if (!sd_tasks_fd_ours(fd)) {
+			sd_runtime_fd_track_sigsafe(fd, 0);
 		}
 		t->ctr.fds[i] = -1;
 	}
@@ -175,10 +186,11 @@ static unsigned forget_sources(struct sd_thread *t)
 	unsigned lost = 0;
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		int fd = t->src_fd[i];
-		if (fd < 0 || perf_fd_ours(fd, sd_rt.cfg.signo))
+		if (fd < 0 || perf_fd_ours(fd, sd_rt.cfg.signo, t->tid))
 			continue;
 		t->src_fd[i] = -1;
-		sd_runtime_fd_track_sigsafe(fd, 0);
+		if (!sd_tasks_fd_ours(fd)) /* else another thread's, or the stream, now */
+			sd_runtime_fd_track_sigsafe(fd, 0);
 		lost |= 1u << i;
 	}
 	return lost;

@@ -416,8 +416,10 @@ void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *f
 
 void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t cpu_ns)
 {
-	if (r && (unsigned)why < SD_UNSAMPLED_NREASONS)
-		atomic_store(&r->unsampled_ns[why], cpu_ns);
+	if (!r || (unsigned)why >= SD_UNSAMPLED_NREASONS)
+		return;
+	atomic_store(&r->unsampled_ns[why], cpu_ns);
+	atomic_fetch_or(&r->unsampled_posted, 1u << why); /* after the value */
 }
 
 static void emit_unsampled(struct sd_ring *r)
@@ -425,10 +427,13 @@ static void emit_unsampled(struct sd_ring *r)
 	static const char *const names[SD_UNSAMPLED_NREASONS] = {
 		"fd_closed", "not_sampled", "clone_vm_process",
 	};
+	uint32_t posted = atomic_load(&r->unsampled_posted); /* before the values */
 	for (unsigned i = 0; i < SD_UNSAMPLED_NREASONS; i++) {
 		uint64_t v = atomic_load(&r->unsampled_ns[i]);
-		if (v != r->unsampled_sent[i]) {
+		int first = (posted >> i & 1) && !(r->unsampled_written >> i & 1);
+		if (v != r->unsampled_sent[i] || first) {
 			r->unsampled_sent[i] = v;
+			r->unsampled_written |= 1u << i;
 			sd_stream_unsampled(r->idx, names[i], v);
 		}
 	}
@@ -781,6 +786,8 @@ int sd_writer_fork_child(struct sd_ring *keep)
 		atomic_store(&keep->unsampled_ns[i], 0);
 		keep->unsampled_sent[i] = 0;
 	}
+	atomic_store(&keep->unsampled_posted, 0);
+	keep->unsampled_written = 0;
 	keep->idx = 0;
 	keep->prev_depth = 0;
 	keep->last_node = 0;

@@ -127,11 +127,14 @@ struct sd_ring {
 	uint64_t blk_pcs[SD_BLK_MAX];
 
 	/* Cumulative CPU time not sampled, per enum sd_unsampled (any thread
-	 * sets it through sd_writer_ring_unsampled). */
+	 * sets it through sd_writer_ring_unsampled), and a bit per reason set
+	 * once any value was posted, 0 included. */
 	_Atomic uint64_t unsampled_ns[SD_UNSAMPLED_NREASONS];
+	_Atomic uint32_t unsampled_posted;
 
 	/* Writer-private from here on. */
 	uint64_t unsampled_sent[SD_UNSAMPLED_NREASONS];
+	uint32_t unsampled_written; /* bit per reason: a record was written */
 	uint32_t idx;          /* stream thread id, 0 until announced */
 	uint32_t last_node;    /* stack node of its last sample */
 	int wall_init;
@@ -276,7 +279,9 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n);
 
 /* Sets the CPU time of the ring's thread that was not sampled for `why`,
  * cumulative (a later call supersedes); written as an UNSAMPLED record at the
- * next drain. Ordinary context, any thread. */
+ * next drain, the first one even when it is 0 (the thread was concerned but
+ * ran no CPU unsampled), later ones when the value changed. Ordinary
+ * context, any thread. */
 void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t cpu_ns);
 /* Is fd the writer's descriptor of the stream file, still naming that file
  * (device and inode)? Ordinary context, any thread. */
