@@ -804,12 +804,15 @@ void sd_runtime_fd_reopen(void)
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 			const struct sd_source *s = &sd_rt.cfg.sources[i];
-			if (t->src_fd[i] >= 0 || s->kind != SD_SRC_CPU || s->use_timer)
+			if (t->src_fd[i] >= 0 || (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL) ||
+			    s->use_timer)
 				continue;
 			int fd;
-			if (sd_kernel_clock_open(t->tid, s->period_ns, sd_rt.cfg.signo, sd_rt.fd_floor,
-						 &fd) == 0 &&
-			    sd_kernel_enable_sigsafe(fd, 1) == 0) {
+			if (sd_kernel_clock_open(t->tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
+						 sd_rt.fd_floor, &fd) == 0 &&
+			    (t->paused || sd_kernel_enable_sigsafe(fd, 1) == 0)) {
+				if (t->paused) /* opened enabled: the program keeps the signal blocked */
+					sd_kernel_enable_sigsafe(fd, 0);
 				t->src_fd[i] = fd;
 				sd_runtime_fd_track_sigsafe(fd, 1);
 			}

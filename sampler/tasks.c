@@ -223,13 +223,14 @@ static int cpu_ns_of(pid_t tid, uint64_t *out)
 static int rearm(struct sd_thread *t, unsigned i)
 {
 	const struct sd_source *s = &sd_rt.cfg.sources[i];
+	uint64_t period = s->period_ns * (t->mult[i] ? t->mult[i] : 1); /* throttled or not */
 	int fd, err = -EINVAL;
-	if (s->kind == SD_SRC_CPU && !s->use_timer) {
-		err = sd_kernel_clock_open(t->tid, s->period_ns, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
+	if ((s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL) && !s->use_timer) {
+		err = sd_kernel_clock_open(t->tid, period, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
 		if (err == 0) {
 			t->src_fd[i] = fd; /* before the first signal can come */
 			sd_runtime_fd_track_sigsafe(fd, 1);
-			if (atomic_load(&sd_rt.state) == SD_RUNNING)
+			if (atomic_load(&sd_rt.state) == SD_RUNNING && !t->paused)
 				sd_kernel_enable_sigsafe(fd, 1);
 			return 0;
 		}
@@ -240,14 +241,16 @@ static int rearm(struct sd_thread *t, unsigned i)
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = sd_rt.cfg.signo;
-	sev.sigev_value.sival_int = (int)i;
+	sev.sigev_value.sival_int = SD_TIMER_COOKIE + (int)i; /* told from the program's */
 	sev.sigev_notify_thread_id = t->tid;
-	clockid_t clock = s->kind == SD_SRC_WALL ? CLOCK_MONOTONIC : thread_cpu_clock(t->tid);
+	/* wall-time's signalled half runs on the thread's CPU clock too (its
+	 * blocked half is accounted by the writer: writer/offcpu.c) */
+	clockid_t clock = thread_cpu_clock(t->tid);
 	if (timer_create(clock, &sev, &t->src_timer[i]) != 0)
 		return -errno;
 	struct itimerspec its = {
-		.it_interval = {(time_t)(s->period_ns / 1000000000u), (long)(s->period_ns % 1000000000u)},
-		.it_value = {(time_t)(s->period_ns / 1000000000u), (long)(s->period_ns % 1000000000u)},
+		.it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
+		.it_value = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
 	};
 	if (timer_settime(t->src_timer[i], 0, &its, NULL) != 0) {
 		err = -errno;

@@ -24,7 +24,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	# matter of chance, so the count is known only to about +-10 %; the bound
 	# below is a wide one: at least half of the periods in the plugin's time
 	read -r _ plug_ms < <(cpu_of p.out plug_work)
-	awk -v n="${plug:-0}" -v c="$plug_ms" 'BEGIN { exit !(n >= 0.5 * c && n <= 1.1 * c + 2) }' ||
+	# and above, three standard deviations of a count of c expected (+-sqrt(c)):
+	# 153 samples for 134 ms was seen once under load.
+	awk -v n="${plug:-0}" -v c="$plug_ms" 'BEGIN { exit !(n >= 0.5 * c && n <= c + 3 * sqrt(c) + 2) }' ||
 		fail "round $r: plug_leaf has ${plug:-0} samples for $plug_ms ms of CPU in the plugin's calls"
 	grep -q '^libplug.so+0x' flat.csv && fail "round $r: unsymbolized plugin addresses"
 	pass "round $r: 5 valid streams, plug_leaf $plug samples for $plug_ms ms of CPU in the plugin"
