@@ -298,6 +298,7 @@ struct sd_cov_row {
 	enum sd_cov_from cpu_from;  /* END: THREAD_END cpu; FLUSH: its last THREAD_CPU, the
 				     * account runs up to that record (the last flush) */
 	int split;                  /* user_ns and sys_ns are known */
+	int split_rejected;         /* recorded, but not used: less user time than sampled */
 	double cpu_ns, user_ns, sys_ns;
 	double sampled_ns;          /* weight x period of its cpu-time samples (not accounted) */
 	double after_ns;            /* FLUSH: samples after its last THREAD_CPU (not counted) */

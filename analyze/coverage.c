@@ -45,6 +45,7 @@ static int counted(const struct sd_cov_row *c)
 struct cov_sum {
 	struct sd_cov_row tot;
 	uint64_t flush_threads;   /* counted threads whose CPU time is up to the last flush */
+	uint64_t split_rejected;  /* counted threads whose user/sys split was not used */
 	uint64_t unknown;         /* threads of cpu-time streams with no CPU time recorded */
 	double unknown_sampled_ns;
 };
@@ -68,6 +69,7 @@ static void cov_total(const struct sd_profile *p, struct cov_sum *s)
 			continue;
 		t->threads++;
 		t->split &= c->split;
+		s->split_rejected += (uint64_t)c->split_rejected;
 		if (c->cpu_from == SD_COV_FLUSH) {
 			t->cpu_from = SD_COV_FLUSH;
 			s->flush_threads++;
@@ -161,6 +163,11 @@ static void cov_notes(FILE *out, const struct sd_profile *p, const struct cov_su
 			"last flush only (no THREAD_END: the process was killed, data after the last "
 			"flush is lost; %.3f ms sampled after it are not counted)\n",
 			s->flush_threads, s->flush_threads > 1 ? "s" : "", s->tot.after_ns / 1e6);
+	if (s->split_rejected)
+		fprintf(out, "coverage: the kernel's user/sys split of %" PRIu64 " thread%s was not "
+			"used (it gave less user time than the samples stand for: getrusage divides "
+			"CPU time by tick samples); coverage is of all its CPU time\n",
+			s->split_rejected, s->split_rejected > 1 ? "s" : "");
 	if (s->unknown)
 		fprintf(out, "coverage: %" PRIu64 " thread%s with no CPU time recorded left out "
 			"(%.3f ms sampled)\n", s->unknown, s->unknown > 1 ? "s" : "",
@@ -286,6 +293,7 @@ static void json_row(FILE *out, const struct sd_cov_row *c, int total)
 	json_ms(out, c->user_ns, c->split);
 	fputs(",\"sys_ms\":", out);
 	json_ms(out, c->sys_ns, c->split);
+	fprintf(out, ",\"split_rejected\":%s", c->split_rejected ? "true" : "false");
 	fputs(",\"sampled_ms\":", out);
 	json_ms(out, c->sampled_ns, c->computed);
 	fputs(",\"coverage_pct\":", out);

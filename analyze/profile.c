@@ -1434,6 +1434,15 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		}
 		if (!c->computed || c->cpu_from == SD_COV_UNKNOWN)
 			continue;
+		/* The kernel's user/sys split divides the exact CPU time by its tick
+		 * samples (getrusage): a thread of a few hundred ms on a loaded machine
+		 * was seen with all of it as sys while its user-mode samples stood for
+		 * 95 ms. A split that gives less user time than the samples show (by
+		 * more than a fifth and 5 periods) is not used. */
+		if (c->split && c->sampled_ns > c->user_ns + 0.2 * c->cpu_ns + 5 * period) {
+			c->split = 0;
+			c->split_rejected = 1;
+		}
 		/* cpu-time samples user mode only (docs/ENV.md): kernel mode is a known gap */
 		if (c->split)
 			c->kernel_ns = c->sys_ns;

@@ -45,6 +45,14 @@ folded_share() {
 # within A B TOL: |A - B| <= TOL (floats)
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 
+# share_tol N PCT: tolerance in points for a share PCT % measured from N samples:
+# three standard deviations of a binomial share (sampling noise; 6.6 points at
+# 50 % of 520 samples), never under 3 points.
+share_tol() {
+	awk -v n="$1" -v p="$2" 'BEGIN { p /= 100; if (n < 1) n = 1; t = 300 * sqrt(p * (1 - p) / n);
+		printf "%.2f", (t > 3 ? t : 3) }'
+}
+
 # cpu_of FILE NAME: "USER_MS CPU_MS", summed over the lines
 # "cpu NAME cpu_ns N [user_ns N]" that a test program printed about the CPU
 # time it really used (tests/workloads/wl_cpu.h). A line without user_ns was

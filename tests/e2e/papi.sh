@@ -46,22 +46,23 @@ expected
 $want"
 }
 
-# split_checked DIR OUT SOURCE LABEL: the split within 3 points of the one
+# split_checked DIR OUT SOURCE LABEL: the split within sampling noise (share_tol) of the one
 # wl_split measured, and as many samples of SOURCE as the CPU time it used
 # stands for (10 %).
 split_checked() {
-	local dir=$1 out=$2 src=$3 label=$4 total leaf want a user_ms cpu_ms
+	local dir=$1 out=$2 src=$3 label=$4 total leaf want a user_ms cpu_ms tol
 	"$SONDE" report --source "$src" --format folded "$dir" >"$dir.$src.folded" || fail "$label: report --source $src failed"
 	total=$(awk '{s += $NF} END {print s + 0}' "$dir.$src.folded")
 	for leaf in leaf_a leaf_b leaf_c leaf_d; do
 		want=$(leaf_share "$out" "$leaf")
 		a=$(awk -v l="$leaf" '{ n = split($1, f, ";"); if (f[n] == l) s += $NF } END {print s + 0}' "$dir.$src.folded")
-		within "$(awk -v a="$a" -v t="$total" 'BEGIN {printf "%.2f", t ? 100 * a / t : 0}')" "$want" 3 ||
-			fail "$label: $leaf $a of $total samples of $src; it took $want % of the leaves' CPU (± 3)"
+		tol=$(share_tol "$total" "$want")
+		within "$(awk -v a="$a" -v t="$total" 'BEGIN {printf "%.2f", t ? 100 * a / t : 0}')" "$want" "$tol" ||
+			fail "$label: $leaf $a of $total samples of $src; it took $want % of the leaves' CPU (± $tol)"
 	done
 	read -r user_ms cpu_ms < <(cpu_of "$out" main)
 	expect_samples "$label: samples of $src" "$total" "$user_ms" "$cpu_ms" 0.10
-	pass "$label: $src split within 3 points, $total samples for $user_ms ms user / $cpu_ms ms CPU"
+	pass "$label: $src split within sampling noise, $total samples for $user_ms ms user / $cpu_ms ms CPU"
 }
 
 # 1. perf::TASK-CLOCK alone.
