@@ -25,19 +25,32 @@ by_attr() {
 }
 
 # 1. The split by phase and by iteration.
-"$P" -i 10 -u 4 >plain.out 2>plain.err; plain_st=$?
-profile p "$P" -i 10 -u 4; st=$?
-[ $st -eq $plain_st ] && cmp -s plain.out p.out || fail "output or status changed under sonde"
+# WL_CPU=1: the program also prints the CPU each phase took ("cpu phase=V cpu_ns N"),
+# which is what the samples are checked against (not the intended 70/20/10: the
+# machine decides the real split), within sampling noise (lib.sh share_tol).
+WL_CPU=1 "$P" -i 10 -u 4 >plain.out 2>plain.err; plain_st=$?
+WL_CPU=1 profile p "$P" -i 10 -u 4; st=$?
+[ $st -eq $plain_st ] && cmp -s <(grep -v '^cpu ' plain.out) <(grep -v '^cpu ' p.out) ||
+	fail "output or status changed under sonde"
+# phase_share V: the percent of the three phases' CPU that phase V took
+phase_share() {
+	awk -v v="phase=$1" '$1 == "cpu" && $2 ~ /^phase=/ { t += $4; if ($2 == v) c = $4 }
+		END { printf "%.2f", t ? 100 * c / t : 0 }' p.out
+}
 [ -s p.err ] && fail "unexpected stderr: $(cat p.err)"
 f=$(ls p/*.sonde)
 valid_stream "$f"
 cp "$T/dump.json" p.json
 by_attr p.json phase >phase.txt
+nph=$(awk '$1 == "solve" || $1 == "exchange" || $1 == "checkpoint" { s += $2 } END { print s + 0 }' phase.txt)
 for pair in solve:70 exchange:20 checkpoint:10; do
-	v=${pair%:*} want=${pair#*:}
+	v=${pair%:*} intended=${pair#*:}
+	want=$(phase_share "$v")
+	tol=$(share_tol "$nph" "$want")
 	got=$(awk -v v="$v" '$1 == v {print $3}' phase.txt)
-	within "${got:-0}" "$want" 3 || fail "phase=$v: ${got:-0} % of samples, expected $want ± 3"
-	pass "phase=$v ${got} % (expected $want)"
+	within "${got:-0}" "$want" "$tol" ||
+		fail "phase=$v: ${got:-0} % of $nph samples, it took $want % of the phases' CPU (± $tol; intended $intended)"
+	pass "phase=$v ${got} % (took $want % of the CPU; intended $intended)"
 done
 by_attr p.json iteration >iter.txt
 [ "$(awk '$1 ~ /^[0-9]+$/' iter.txt | wc -l)" -eq 10 ] || fail "expected 10 iterations: $(cat iter.txt)"
@@ -48,9 +61,12 @@ pass "10 iterations, each $(awk '$1 ~ /^[0-9]+$/ {printf "%s ", $3}' iter.txt | 
 # The same through the report, when it has --group-by.
 if "$SONDE" report --group-by phase --format csv p >gb.csv 2>gb.err; then
 	for pair in solve:70 exchange:20 checkpoint:10; do
-		v=${pair%:*} want=${pair#*:}
+		v=${pair%:*}
+		want=$(phase_share "$v")
+		tol=$(share_tol "$nph" "$want")
 		got=$(awk -F, -v v="$v" '$1 == v {print $3}' gb.csv)
-		within "${got:-0}" "$want" 3 || fail "report --group-by phase: $v ${got:-?} %, expected $want ± 3"
+		within "${got:-0}" "$want" "$tol" ||
+			fail "report --group-by phase: $v ${got:-?} %, it took $want % of the phases' CPU (± $tol)"
 	done
 	"$SONDE" report --where phase=solve --group-by phase --format csv p >w.csv || fail "report --where failed"
 	n_solve=$(awk '$1 == "solve" {print $2}' phase.txt)
