@@ -541,8 +541,6 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	if (t->mult[src] > 1)
 		weight *= t->mult[src];
 	sd_handler_take_sigsafe(t, src, weight, uc);
-	if (src == sd_rt.wall_src) /* elapsed time the writer must not account again */
-		atomic_fetch_add_explicit(&t->ring->wall_periods, weight, memory_order_relaxed);
 	if (!t->busy)
 		throttle_check_sigsafe(t, src, t0);
 out:
@@ -571,6 +569,33 @@ void sd_handler_sigio(int sig, siginfo_t *si, void *ucv)
 	}
 	errno = saved_errno;
 	sd_signal_forward_sigsafe(sig, si, ucv);
+}
+
+/* The primary source's sample rec (committed, weight periods) also counts
+ * toward the derived source: a copy of it (same stack and context, no
+ * counter deltas: those belong to rec) each time the derived period is
+ * reached. The copy is reserved after rec, so rec is intact. async-signal-safe. */
+static void derive_sigsafe(struct sd_thread *t, const struct sd_rec *rec, uint32_t weight)
+{
+	int d = sd_rt.derived_src;
+	uint64_t pd = sd_rt.cfg.sources[d].period_ns;
+	t->derived_acc_ns += (uint64_t)weight * sd_rt.cfg.sources[sd_rt.primary_src].period_ns;
+	if (!pd || t->derived_acc_ns < pd)
+		return;
+	uint64_t k = t->derived_acc_ns / pd;
+	t->derived_acc_ns -= k * pd;
+	struct sd_rec *c = sd_ring_reserve_sigsafe(t->ring);
+	if (!c) {
+		sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
+		return;
+	}
+	memcpy(c, rec, sizeof *rec + rec->depth * sizeof rec->pcs[0]);
+	c->source = (uint8_t)d;
+	c->weight = (uint32_t)(k > UINT32_MAX ? UINT32_MAX : k);
+	c->ncounters = 0;
+	sd_ring_commit_sigsafe(t->ring, c);
+	if (d == sd_rt.wall_src)
+		atomic_fetch_add_explicit(&t->ring->wall_periods, c->weight, memory_order_relaxed);
 }
 
 /* Takes one sample of source `src` on thread t, interrupted at context uc.
@@ -649,6 +674,10 @@ counters:
 		}
 	}
 	sd_ring_commit_sigsafe(t->ring, rec);
+	if (src == sd_rt.wall_src) /* elapsed time the writer must not account again */
+		atomic_fetch_add_explicit(&t->ring->wall_periods, weight, memory_order_relaxed);
+	if (src == sd_rt.primary_src && sd_rt.derived_src >= 0)
+		derive_sigsafe(t, rec, weight);
 	t->busy = 0;
 out:
 	errno = saved_errno;

@@ -42,7 +42,7 @@ static __thread sigset_t fork_saved_mask __attribute__((tls_model("initial-exec"
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t thread_key;
 static struct sd_source_info source_info[SD_MAX_SOURCES];
-static char mechanism[SD_MAX_SOURCES][48];
+static char mechanism[SD_MAX_SOURCES][96];
 
 /* Bitmap of descriptors that are sonde's (perf_event fds, the output file,
  * libunwind's pipe), read by the close/dup2 wrappers without a lock.
@@ -585,11 +585,16 @@ static int start_writer(void)
 										       : s->event;
 		in->spec = s->spec;
 		in->unit = s->kind == SD_SRC_PAPI ? "events" : "ns";
-		snprintf(mechanism[i], sizeof mechanism[i], "%s%s",
-			 s->kind == SD_SRC_PAPI ? "papi:overflow"
-			 : s->use_timer		? "posix-timer:thread-cputime"
-						: "perf_event:task-clock",
-			 s->kind == SD_SRC_WALL ? "+off-cpu" : "");
+		if ((int)i == sd_rt.derived_src)
+			snprintf(mechanism[i], sizeof mechanism[i], "derived:%s%s",
+				 c->sources[sd_rt.primary_src].spec,
+				 s->kind == SD_SRC_WALL ? "+off-cpu" : "");
+		else
+			snprintf(mechanism[i], sizeof mechanism[i], "%s%s",
+				 s->kind == SD_SRC_PAPI ? "papi:overflow"
+				 : s->use_timer		? "posix-timer:thread-cputime"
+							: "perf_event:task-clock",
+				 s->kind == SD_SRC_WALL ? "+off-cpu" : "");
 		if (s->kind == SD_SRC_WALL && sd_rt.wall_src < 0)
 			sd_rt.wall_src = (int)i;
 		in->mechanism = mechanism[i];
@@ -621,6 +626,24 @@ static int start_writer(void)
 	return sd_writer_init(&wc);
 }
 
+/* cpu-time and wall-time on the same mechanism share one clock per thread
+ * (sampler.h: primary/derived). */
+static void pick_shared_clock(const struct sd_config *c)
+{
+	int cpu = -1, wall = -1;
+	for (unsigned i = 0; i < c->nsources; i++) {
+		if (c->sources[i].kind == SD_SRC_CPU && cpu < 0)
+			cpu = (int)i;
+		if (c->sources[i].kind == SD_SRC_WALL && wall < 0)
+			wall = (int)i;
+	}
+	if (cpu < 0 || wall < 0 || c->sources[cpu].use_timer != c->sources[wall].use_timer)
+		return;
+	int cpu_first = c->sources[cpu].period_ns <= c->sources[wall].period_ns;
+	sd_rt.primary_src = cpu_first ? cpu : wall;
+	sd_rt.derived_src = cpu_first ? wall : cpu;
+}
+
 /* Two copies of the runtime in one process (two paths in LD_PRELOAD, or a
  * preloaded program that dlopens libsonde) would each sample every thread.
  * The exported entry points resolve to the first copy loaded: a copy whose
@@ -642,6 +665,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 {
 	sd_interpose_init();
 	sd_rt.wall_src = -1;
+	sd_rt.primary_src = sd_rt.derived_src = -1;
 	if (sd_config_parse(&sd_rt.cfg) != 0)
 		return; /* off: disabled, or no usable signal (already said) */
 	if (another_copy())
@@ -696,6 +720,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	}
 	sd_phdr_snapshot_rebuild();
 	sd_sources_probe(&sd_rt.cfg);
+	pick_shared_clock(&sd_rt.cfg);
 	sd_papi_probe(&sd_rt.cfg);
 	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
 	if (start_writer() != 0)
@@ -805,7 +830,7 @@ void sd_runtime_fd_reopen(void)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 			const struct sd_source *s = &sd_rt.cfg.sources[i];
 			if (t->src_fd[i] >= 0 || (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL) ||
-			    s->use_timer)
+			    s->use_timer || (int)i == sd_rt.derived_src)
 				continue;
 			int fd;
 			if (sd_kernel_clock_open(t->tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,

@@ -102,6 +102,7 @@ struct sd_thread {
 	uint64_t exit_ns;              /* when the last sample handler returned */
 	uint64_t trip_ns;              /* least signal round trip seen, 0: none yet */
 	uint8_t warm;                  /* samples seen, up to 4 (not judged) */
+	uint64_t derived_acc_ns;       /* primary time not yet a derived sample */
 	/* While ovr is set (a pseudo-frame, writer.h SD_PSEUDO_*), samples are
 	 * not unwound: they are charged to ovr under the stack ovr_pcs, taken
 	 * in ordinary context (inside dlopen/dlclose; signals delivered late,
@@ -162,6 +163,14 @@ struct sd_runtime {
 	int sigterm_installed[65];     /* our flush handler holds this signal */
 	int sigio_installed;           /* our SIGIO handler holds SIGIO */
 	int wall_src;                  /* index of the wall-time source, -1 if none */
+	/* cpu-time and wall-time together run on one clock: two task clocks of
+	 * one thread overflow together, and the second signal, due while the
+	 * kernel delivers the first, is lost to exclude_kernel (a wall-time@1ms
+	 * beside cpu-time@1ms left cpu-time 17 samples for 400 ms). The source of
+	 * the shorter period (primary) is signalled; each of its samples also
+	 * counts toward the other (derived), which gets a copy of the sample
+	 * every time its own period is reached. -1: none. */
+	int primary_src, derived_src;
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
 	_Atomic int throttle_said[SD_MAX_SOURCES];

@@ -101,6 +101,10 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			papi++; /* opened by papi.c */
 			continue;
 		}
+		if ((int)i == sd_rt.derived_src) {
+			running++; /* counted from the primary source's samples (handler.c) */
+			continue;
+		}
 		int clocked = s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL;
 		if (clocked && !s->use_timer) {
 			err = sd_kernel_clock_open(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
