@@ -30,7 +30,7 @@ by_attr() {
 # machine decides the real split), within sampling noise (lib.sh share_tol).
 WL_CPU=1 "$P" -i 10 -u 4 >plain.out 2>plain.err; plain_st=$?
 WL_CPU=1 profile p "$P" -i 10 -u 4; st=$?
-[ $st -eq $plain_st ] && cmp -s <(grep -v '^cpu ' plain.out) <(grep -v '^cpu ' p.out) ||
+[ $st -eq $plain_st ] && cmp -s <(grep -Ev '^(cpu|wall) ' plain.out) <(grep -Ev '^(cpu|wall) ' p.out) ||
 	fail "output or status changed under sonde"
 # phase_share V: the percent of the three phases' CPU that phase V took
 phase_share() {
@@ -108,7 +108,7 @@ pass "process scope in every thread (${runs} samples for the workers' $user_ms m
 
 # 3. Exact region timing: N iterations give exactly N begins of each phase
 # and of the nested region, inclusive of the nested inside the parent.
-SONDE_REGIONS=on profile r "$P" -i 7 -u 1 || fail "regions: exit $?"
+SONDE_REGIONS=on WL_CPU=1 profile r "$P" -i 7 -u 1 || fail "regions: exit $?"
 valid_stream "$(ls r/*.sonde)"
 cp "$T/dump.json" r.json
 awk '
@@ -123,15 +123,21 @@ read -r _ s _ e _ c _ m _ forced _ smooth_ns _ solve_ns <regions.txt
 [ "$s" -eq 7 ] && [ "$e" -eq 7 ] && [ "$c" -eq 7 ] && [ "$m" -eq 7 ] ||
 	fail "region begins: $(cat regions.txt) (expected 7 each)"
 [ "$forced" -eq 0 ] || fail "$forced forced ends in a well-nested program"
-awk -v a="$smooth_ns" -v b="$solve_ns" 'BEGIN { exit !(a > 0.4 * b && a < b) }' ||
-	fail "smooth (${smooth_ns} ns) should be about half of solve (${solve_ns} ns)"
+# Against the elapsed time the program measured around the same calls (under
+# load, preemption makes smooth's share of solve anything; the timing must
+# still be the program's own): within 2 % and 0.2 ms per call.
+read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a + 0, b + 0 }' r.out)
+awk -v a="$smooth_ns" -v b="$psmooth" -v c="$solve_ns" -v d="$psolve" \
+	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
+		exit !(ea <= 0.02 * b + 1.4e6 && ec <= 0.02 * d + 1.4e6 && a < c) }' ||
+	fail "regions: smooth ${smooth_ns} ns, solve ${solve_ns} ns; the program measured ${psmooth} and ${psolve}"
 pass "regions: 7 begins per phase and nested region; smooth $((smooth_ns / 1000000)) ms of solve $((solve_ns / 1000000)) ms"
 
 # The same through `sonde report --view regions`: phases repeated in one
 # context (no iteration attribute) give exactly N calls per region path;
 # inclusive >= exclusive; the nested region plus the parent's exclusive time
 # add up to the parent's inclusive time (to 0.01 ms).
-SONDE_REGIONS=on profile rr "$P" -i 9 -u 1 -I || fail "regions -I: exit $?"
+SONDE_REGIONS=on WL_CPU=1 profile rr "$P" -i 9 -u 1 -I || fail "regions -I: exit $?"
 "$SONDE" report --view regions --format csv rr >rr.csv || fail "report --view regions failed"
 for path in phase=solve phase=exchange phase=checkpoint phase=solve/region=smooth; do
 	calls=$(awk -F, -v p="$path" '$1 == p {print $2}' rr.csv)
@@ -142,8 +148,11 @@ read -r s_incl s_excl < <(awk -F, '$1 == "phase=solve" {print $3, $4}' rr.csv)
 m_incl=$(awk -F, '$1 == "phase=solve/region=smooth" {print $3}' rr.csv)
 within "$(awk -v a="$s_excl" -v b="$m_incl" 'BEGIN {print a + b}')" "$s_incl" 0.01 ||
 	fail "solve exclusive $s_excl + smooth $m_incl != solve inclusive $s_incl"
-awk -v a="$m_incl" -v b="$s_incl" 'BEGIN { exit !(a > 0.4 * b && a < 0.6 * b) }' ||
-	fail "smooth $m_incl ms is not about half of solve $s_incl ms"
+read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a / 1e6, b / 1e6 }' rr.out)
+awk -v a="$m_incl" -v b="$psmooth" -v c="$s_incl" -v d="$psolve" \
+	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
+		exit !(ea <= 0.02 * b + 1.8 && ec <= 0.02 * d + 1.8) }' ||
+	fail "regions view: smooth $m_incl ms, solve $s_incl ms; the program measured $psmooth and $psolve ms"
 pass "report --view regions: 9 calls per path, solve $s_incl ms = $s_excl excl + smooth $m_incl"
 
 # A region still open when its thread ends is closed by sonde and flagged.
