@@ -58,7 +58,7 @@ struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name;
 		 /* coverage (coverage.c): cpu-time samples' ns, the kernel's CPU time from
 		  * THREAD_END cpu (end_cpu) or its last THREAD_CPU (flush), and at that
 		  * record the samples and drops so far (snap_*) */
-		 double cov_sampled, snap_sampled;
+		 double cov_sampled, snap_sampled, cov_accounted;
 		 uint64_t snap_drops[SD_COV_NDROP];
 		 int end_cpu, split, has_flush;
 		 uint64_t end_cpu_ns, user_ns, sys_ns, flush_cpu_ns;
@@ -926,8 +926,11 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		t->now += b; /* time advances even for samples filtered out below */
 		/* coverage (no filter applies): signalled samples and the time accounted
 		 * from the thread's own clock while it kept the signal blocked */
-		if ((long)c == st->cpu_src)
+		if ((long)c == st->cpu_src) {
 			t->cov_sampled += (double)e * (double)src->period;
+			if (fl & 16) /* from the thread's clock: user and system time */
+				t->cov_accounted += (double)e * (double)src->period;
+		}
 		if (t->now > t->last_t)
 			t->last_t = t->now;
 		if (p->only_source && (c >= st->nsources || strcmp(src->name, p->only_source)))
@@ -1445,7 +1448,10 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		}
 		/* cpu-time samples user mode only (docs/ENV.md): kernel mode is a known gap */
 		if (c->split)
-			c->kernel_ns = c->sys_ns;
+			/* less the system time already inside accounted samples (taken
+			 * from the thread's CPU clock, user and system alike) */
+			c->kernel_ns = c->cpu_ns > 0 && t->cov_accounted < c->cpu_ns
+					       ? c->sys_ns * (1 - t->cov_accounted / c->cpu_ns) : 0;
 		gaps += c->kernel_ns;
 		if (c->sampled_ns == 0 && ndrops == 0 && c->cpu_ns > gaps)
 			c->not_sampled_ns = c->cpu_ns - gaps;
