@@ -1,7 +1,7 @@
 # A known CPU split over call paths (leaf_a/b/c/d = 50/30/15/5 % of identical
 # work; the split the machine really gave, which wl_split measures, is the
 # reference) is reproduced by `sonde report --format folded` within sampling noise
-# (three binomial standard deviations, at least 3 points: lib.sh share_tol), and
+# (four binomial standard deviations, at least 3 points: lib.sh share_tol), and
 # the stack of every sample reaches main through the whole chain; the number
 # of samples follows the CPU time wl_split says it used (within 10 %).
 . "$(dirname "$0")/lib.sh"
