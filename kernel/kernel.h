@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
+#include <sys/types.h>
 
 /* Opens a task-clock (user time only) event on thread `tid` that overflows
  * every period_ns and delivers signal `signo` to that very thread. The fd is
@@ -22,6 +24,15 @@ int sd_kernel_enable_sigsafe(int fd, int on);
 /* Changes the sampling period of a running event (PERF_EVENT_IOC_PERIOD).
  * 0 or -errno. async-signal-safe (ioctl). */
 int sd_kernel_period_sigsafe(int fd, uint64_t period);
+
+/* The CPU-time clock (user + system) of any thread of this process, by tid
+ * (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)), and its reading in
+ * ns: 0, or -errno (EINVAL: the thread is gone). async-signal-safe. */
+static inline clockid_t sd_kernel_thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+int sd_kernel_thread_cpu_ns(pid_t tid, uint64_t *out);
 
 /* Moves sonde's descriptor fd to at least floor (close-on-exec), out of the
  * program's low range; returns the descriptor to use (fd itself if it cannot

@@ -88,6 +88,15 @@ int sd_kernel_period_sigsafe(int fd, uint64_t period)
 	return 0;
 }
 
+int sd_kernel_thread_cpu_ns(pid_t tid, uint64_t *out)
+{
+	struct timespec ts;
+	if (clock_gettime(sd_kernel_thread_clock(tid), &ts) != 0)
+		return -errno;
+	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
 int sd_kernel_paranoid(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");

@@ -42,34 +42,16 @@ static pid_t gettid_raw_sigsafe(void)
 static unsigned unwind_sigsafe(struct sd_foreign *f, const ucontext_t *uc, uint64_t *pcs,
 			       unsigned max, uint8_t *flags)
 {
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t hi = atomic_load_explicit(&f->stack_hi, memory_order_acquire);
 	uintptr_t lo = atomic_load_explicit(&f->stack_lo, memory_order_relaxed);
-	unsigned n = 0;
-	pcs[n++] = pc;
 	if (!hi || sp < lo || sp >= hi) {
 		atomic_store_explicit(&f->sp, sp, memory_order_relaxed); /* tasks.c finds the mapping */
+		pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 		*flags |= SD_FLAG_PARTIAL;
-		return n;
+		return 1;
 	}
-	while (n < max) {
-		if (fp < sp || fp < lo || fp + 16 > hi || (fp & 7))
-			break;
-		uintptr_t next_fp = ((uintptr_t *)fp)[0];
-		uintptr_t ret = ((uintptr_t *)fp)[1];
-		if (ret < 4096)
-			break;
-		pcs[n++] = ret;
-		if (next_fp <= fp)
-			break;
-		sp = fp + 16;
-		fp = next_fp;
-	}
-	if (n == max)
-		*flags |= SD_FLAG_TRUNCATED;
-	return n;
+	return sd_unwind_fp_sigsafe(uc, lo, hi, pcs, max, flags);
 }
 
 int sd_foreign_sample_sigsafe(const siginfo_t *si, void *ucv)

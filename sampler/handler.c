@@ -169,10 +169,11 @@ static pid_t gettid_sigsafe(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-/* Frame-pointer walk within the thread's stack bounds: every read is between
- * the interrupted sp and the stack top, so it cannot fault. */
-static unsigned unwind_fp_sigsafe(struct sd_thread *t, const ucontext_t *uc, uint64_t *pcs,
-				  unsigned max, uint8_t *flags)
+/* Frame-pointer walk from an interrupted context, every read inside [lo, hi)
+ * (lo 0: only above the interrupted sp) so that none can fault. Also used for
+ * threads sonde found without pthread_create (foreign.c). async-signal-safe. */
+unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *pcs,
+			      unsigned max, uint8_t *flags)
 {
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
@@ -180,7 +181,7 @@ static unsigned unwind_fp_sigsafe(struct sd_thread *t, const ucontext_t *uc, uin
 	unsigned n = 0;
 	pcs[n++] = pc;
 	while (n < max) {
-		if (fp < sp || fp + 16 > t->stack_hi || (fp & 7))
+		if (fp < sp || fp < lo || fp + 16 > hi || (fp & 7))
 			break;
 		uintptr_t next_fp = ((uintptr_t *)fp)[0];
 		uintptr_t ret = ((uintptr_t *)fp)[1];
@@ -253,6 +254,22 @@ static int default_ignores_sigsafe(int sig)
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 }
 
+/* The process dies of sig, as it would without sonde: keep what was recorded
+ * (not from a vfork or CLONE_VM child, which shares our memory: that would
+ * end the parent's stream), restore the default action and send sig again,
+ * same siginfo; it is blocked while we run and acts as we return.
+ * async-signal-safe. */
+static void die_by_default_sigsafe(int sig, siginfo_t *si)
+{
+	if (getpid() == sd_rt.pid)
+		sd_writer_final_flush_sigsafe("signal", sig, 2000);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sd_real_sigaction(sig, &dfl, NULL);
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
+}
+
 void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -269,16 +286,7 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
 	if (!info && act.sa_handler == SIG_DFL) {
 		if (default_ignores_sigsafe(sig))
 			return;
-		/* The program dies of this signal, as it would without sonde: keep
-		 * what was recorded, then let the default action happen on return
-		 * (the signal is blocked while we run). */
-		if (getpid() == sd_rt.pid)
-			sd_writer_final_flush_sigsafe("signal", sig, 2000);
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof dfl);
-		dfl.sa_handler = SIG_DFL;
-		sd_real_sigaction(sig, &dfl, NULL);
-		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
+		die_by_default_sigsafe(sig, si);
 		return;
 	}
 	if (act.sa_flags & SA_RESETHAND) {
@@ -652,7 +660,8 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 		t->in_handler = 0;
 		break;
 	case SD_UNWIND_FP:
-		rec->depth = (uint16_t)unwind_fp_sigsafe(t, uc, rec->pcs, max, &rec->flags);
+		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, 0, t->stack_hi, rec->pcs, max,
+							     &rec->flags);
 		break;
 	default:
 		rec->pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -694,19 +703,23 @@ void sd_handler_warmup(struct sd_thread *t)
 	t->busy = 0;
 }
 
+unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max)
+{
+	if (sd_rt.cfg.unwind != SD_UNWIND_LIBUNWIND)
+		return 0;
+	t->in_handler = 1; /* dl_iterate_phdr from the snapshot, libunwind's pipe ours */
+	int n = unw_backtrace((void **)pcs, (int)max);
+	t->in_handler = 0;
+	return n > 0 ? (unsigned)n : 0;
+}
+
 int sd_handler_ovr_begin(struct sd_thread *t, unsigned pseudo)
 {
 	if (!t || t->ovr || t->busy)
 		return 0;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	int n = 0;
-	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
-		t->in_handler = 1;
-		n = unw_backtrace((void **)t->ovr_pcs, (int)sd_rt.cfg.max_depth - 1);
-		t->in_handler = 0;
-	}
-	t->ovr_depth = n > 0 ? (unsigned)n : 0;
+	t->ovr_depth = sd_handler_stack_here(t, t->ovr_pcs, sd_rt.cfg.max_depth - 1);
 	t->ovr = (sig_atomic_t)pseudo;
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
@@ -724,18 +737,8 @@ void sd_handler_ovr_end(struct sd_thread *t)
  * let the default action happen. async-signal-safe. */
 void sd_flush_handler(int sig, siginfo_t *si, void *uc)
 {
-	(void)si;
 	(void)uc;
 	int saved_errno = errno;
-	/* A vfork or CLONE_VM child shares our memory: flushing from it would
-	 * end the parent's stream. */
-	if (getpid() == sd_rt.pid)
-		sd_writer_final_flush_sigsafe("signal", sig, 2000);
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sd_real_sigaction(sig, &dfl, NULL);
-	/* Blocked while we run; delivered with the default action on return. */
-	syscall(SYS_tgkill, getpid(), gettid_sigsafe(), sig);
+	die_by_default_sigsafe(sig, si);
 	errno = saved_errno;
 }

@@ -842,10 +842,8 @@ static int blk_enter(void *ra, void *fp)
 	if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp) {
 		t->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);
-		int n = sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND
-				? unw_backtrace((void **)r->blk_pcs, SD_BLK_MAX)
-				: 0;
-		if (n <= 0) {
+		unsigned n = sd_handler_stack_here(t, r->blk_pcs, SD_BLK_MAX);
+		if (!n) {
 			r->blk_pcs[0] = (uintptr_t)ra;
 			n = 1;
 		}

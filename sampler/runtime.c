@@ -327,13 +327,7 @@ void sd_thread_pause(struct sd_thread *t, void *ra, void *fp)
 	atomic_signal_fence(memory_order_seq_cst);
 	sources_enable(t, 0);
 	if (t->pause_key_ra != (uintptr_t)ra || t->pause_key_fp != (uintptr_t)fp) {
-		int n = 0;
-		if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
-			t->in_handler = 1;
-			n = unw_backtrace((void **)t->pause_pcs, (int)sd_rt.cfg.max_depth - 1);
-			t->in_handler = 0;
-		}
-		t->pause_depth = n > 0 ? (unsigned)n : 0;
+		t->pause_depth = sd_handler_stack_here(t, t->pause_pcs, sd_rt.cfg.max_depth - 1);
 		t->pause_key_ra = (uintptr_t)ra;
 		t->pause_key_fp = (uintptr_t)fp;
 	}

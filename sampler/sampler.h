@@ -250,6 +250,13 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 void sd_handler_warmup(struct sd_thread *t);
+/* The calling thread's stack here, innermost first, at most max frames (0
+ * without libunwind). Ordinary context; the caller holds t->busy. */
+unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max);
+/* Frame-pointer walk of an interrupted context within [lo, hi).
+ * async-signal-safe. */
+unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *pcs,
+			      unsigned max, uint8_t *flags);
 /* Charges the calling thread's samples to pseudo-frame `pseudo` under its
  * current stack (unwound here, ordinary context) until sd_handler_ovr_end().
  * Returns 0 when an override was already in place (nothing to end). */

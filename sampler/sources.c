@@ -56,13 +56,6 @@ void sd_sources_probe(struct sd_config *cfg)
 	}
 }
 
-/* The CPU-time clock of any thread of this process, by tid (the kernel's
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
-static clockid_t thread_cpu_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 6u);
-}
-
 static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t tid)
 {
 	struct sigevent sev;
@@ -117,7 +110,7 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 				/* Out of descriptors: a POSIX timer needs none. Tick-bound,
 				 * but weighted by its overruns, so totals stay right. */
 				static _Atomic int said;
-				err = timer_open(t, i, thread_cpu_clock(tid), tid);
+				err = timer_open(t, i, sd_kernel_thread_clock(tid), tid);
 				if (err == 0 && !atomic_exchange(&said, 1))
 					sd_msg("sonde: %s: no file descriptor left for a perf_event task clock "
 					       "(RLIMIT_NOFILE); threads from now on may sample with a POSIX "
@@ -126,7 +119,7 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 		} else {
 			/* cpu-time, and the on-CPU half of wall-time (its off-CPU half
 			 * is accounted by the writer, never signalled). */
-			err = timer_open(t, i, thread_cpu_clock(tid), tid);
+			err = timer_open(t, i, sd_kernel_thread_clock(tid), tid);
 		}
 		if (err)
 			last_err = err;

@@ -202,22 +202,6 @@ void sd_tasks_forget_stale(struct sd_thread *t)
 	forget_counters(t);
 }
 
-/* The CPU-time clock of any thread of this process, by tid (the kernel's
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
-static clockid_t thread_cpu_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 6u);
-}
-
-static int cpu_ns_of(pid_t tid, uint64_t *out)
-{
-	struct timespec ts;
-	if (clock_gettime(thread_cpu_clock(tid), &ts) != 0)
-		return -errno;
-	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return 0;
-}
-
 /* Sampling for source i of thread t again: a new perf_event task clock for
  * its tid, or a POSIX timer on its CPU clock. 0 or -errno. */
 static int rearm(struct sd_thread *t, unsigned i)
@@ -245,7 +229,7 @@ static int rearm(struct sd_thread *t, unsigned i)
 	sev.sigev_notify_thread_id = t->tid;
 	/* wall-time's signalled half runs on the thread's CPU clock too (its
 	 * blocked half is accounted by the writer: writer/offcpu.c) */
-	clockid_t clock = thread_cpu_clock(t->tid);
+	clockid_t clock = sd_kernel_thread_clock(t->tid);
 	if (timer_create(clock, &sev, &t->src_timer[i]) != 0)
 		return -errno;
 	struct itimerspec its = {
@@ -275,7 +259,7 @@ static void audit_thread(struct sd_thread *t, void *arg)
 	if (!a->all && (pos < a->from || pos >= a->from + a->n))
 		return;
 	uint64_t cpu = 0;
-	int have_cpu = cpu_ns_of(t->tid, &cpu) == 0;
+	int have_cpu = sd_kernel_thread_cpu_ns(t->tid, &cpu) == 0;
 	unsigned lost = forget_sources(t);
 	if (forget_counters(t))
 		a->counters_lost++;
@@ -530,7 +514,7 @@ static void adopt_foreign(pid_t tid)
 	atomic_store(&f->stack_hi, 0);
 	atomic_store(&f->sp, 0);
 	sd_runtime_registry_add(t);
-	cpu_ns_of(tid, &f->cpu_ns);
+	sd_kernel_thread_cpu_ns(tid, &f->cpu_ns);
 	atomic_fetch_add(&sd_rt.nforeign, 1);
 	atomic_store_explicit(&f->tid, tid, memory_order_release); /* its handler may run now */
 	/* Not sampled: all of its time; sampled: the time before it was found. */
@@ -605,7 +589,7 @@ static void scan_threads(int update)
 		pid_t tid = atomic_load(&f->tid);
 		if (!tid)
 			continue;
-		if (!listed(tid) || cpu_ns_of(tid, &f->cpu_ns) != 0) {
+		if (!listed(tid) || sd_kernel_thread_cpu_ns(tid, &f->cpu_ns) != 0) {
 			end_foreign(f);
 			continue;
 		}

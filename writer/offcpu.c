@@ -30,16 +30,6 @@
 
 #include "writer/writer_int.h"
 
-static int thread_cpu_ns(pid_t tid, uint64_t *out)
-{
-	struct timespec ts;
-	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6u);
-	if (clock_gettime(clk, &ts) != 0)
-		return -1;
-	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return 0;
-}
-
 /* Copies the blocked thread's entry stack if it is inside a call now and
  * the copy is consistent; returns its depth, 0 otherwise. */
 static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs)
@@ -62,7 +52,7 @@ void sd_offcpu_tick(struct sd_ring *r)
 	if (src < 0 || !period || !r->idx)
 		return;
 	uint64_t now = sd_now_ns_sigsafe(), cpu;
-	if (thread_cpu_ns(r->tid, &cpu) != 0)
+	if (sd_kernel_thread_cpu_ns(r->tid, &cpu) != 0)
 		return; /* the thread is gone: its tail (under a tick) is not counted */
 	uint64_t periods = atomic_load_explicit(&r->wall_periods, memory_order_relaxed);
 	if (!r->wall_init) {

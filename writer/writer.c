@@ -394,15 +394,6 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
 	}
 }
 
-/* Thread CPU clock of any thread of this process, by tid. */
-static int thread_cpu_of(pid_t tid, uint64_t *out)
-{
-	struct timespec ts;
-	if (clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6u), &ts) != 0)
-		return -1;
-	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return 0;
-}
 
 void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n)
 {
@@ -491,14 +482,14 @@ static void drain(int final)
 			sd_offcpu_tick(r);
 			uint64_t now_ns = sd_now_ns_sigsafe(), cpu;
 			if (r->idx && now_ns - r->cpu_written_ns >= sd_w.cfg.flush_ms * 1000000ull &&
-			    thread_cpu_of(r->tid, &cpu) == 0) {
+			    sd_kernel_thread_cpu_ns(r->tid, &cpu) == 0) {
 				sd_stream_thread_cpu(r, now_ns, cpu);
 				r->cpu_written_ns = now_ns;
 			}
 		}
 		emit_unsampled(r);
 		if (closed || final) {
-			if (!closed && !r->cpu_known && thread_cpu_of(r->tid, &r->cpu_ns) == 0)
+			if (!closed && !r->cpu_known && sd_kernel_thread_cpu_ns(r->tid, &r->cpu_ns) == 0)
 				r->cpu_known = 1;
 			if (!closed) {
 				char path[64];
