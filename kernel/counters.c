@@ -46,29 +46,31 @@ static int perf_open_ev(const struct sd_counter *c, pid_t tid, int group_fd)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Opens the event on this thread, does something that must count, and
- * reads it: 1 = counts, 0 = opens but reads 0, -errno = cannot open. */
-static int probe_one(uint64_t config, int exclude_kernel)
+/* Opening the event for this thread is the proof that it counts (opening
+ * with kernel-side counting is allowed exactly when the kernel counts for
+ * this user). The descriptor is kept open until the first thread's own
+ * counters are (sd_kernel_counters_probe_release): closing the last event
+ * of a kind makes the kernel patch its code on every CPU, and opening the
+ * next one patches it again (about 0.1 ms each here). 0 or -errno. */
+static int probe_one(struct sd_counters *out, uint64_t config, int exclude_kernel)
 {
 	struct sd_counter ev = {.type = PERF_TYPE_SOFTWARE, .config = config,
 				.exclude_kernel = exclude_kernel};
 	int fd = perf_open_ev(&ev, 0, -1);
 	if (fd < 0)
 		return fd;
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	for (int i = 0; i < 20; i++) {
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-		sched_yield();
-	}
-	static char page_touch[3 * 4096];
-	for (size_t i = 0; i < sizeof page_touch; i += 4096)
-		((volatile char *)page_touch)[i] = 1;
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	uint64_t v[2] = {0, 0};
-	ssize_t n = read(fd, v, sizeof v);
-	close(fd);
-	return n == (ssize_t)sizeof v && v[1] > 0 ? 1 : 0;
+	if (out->nprobe_fd < SD_MAX_COUNTERS)
+		out->probe_fd[out->nprobe_fd++] = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+void sd_kernel_counters_probe_release(struct sd_counters *out)
+{
+	for (unsigned i = 0; i < out->nprobe_fd; i++)
+		close(out->probe_fd[i]);
+	out->nprobe_fd = 0;
 }
 
 static void add(struct sd_counters *out, const char *name, const char *group, const char *source,
@@ -125,15 +127,13 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 {
 	char src[48], reason[128];
 	/* Best: the perf event with kernel-side counting. */
-	/* Opening with kernel-side counting is the proof: the event counts (a
-	 * migration may simply not happen during the probe). */
-	int r0 = probe_one(k->config, 0);
+	int r0 = probe_one(out, k->config, 0);
 	if (r0 >= 0) {
 		snprintf(src, sizeof src, "perf_event:%s", k->perf_name);
 		add(out, k->name, k->name, src, SD_CTR_PERF, k->config, 0);
 		return;
 	}
-	int r1 = probe_one(k->config, 1);
+	int r1 = k->kernel_side ? -EACCES : probe_one(out, k->config, 1);
 	if (!k->kernel_side && r1 >= 0) {
 		snprintf(src, sizeof src, "perf_event:%s", k->perf_name);
 		add(out, k->name, k->name, src, SD_CTR_PERF, k->config, 1);
@@ -175,13 +175,19 @@ static void probe_papi(const char *tok, struct sd_counters *out, void (*say)(con
 	if (!strncmp(tok, "PAPI_", 5)) {
 		int code;
 		PAPI_event_info_t info;
-		if (PAPI_is_initialized() == PAPI_NOT_INITED &&
-		    PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
+		const char *why = NULL;
+		const struct sd_papi_lib *P = sd_kernel_papi_lib(&why);
+		if (!P) {
+			snprintf(reason, sizeof reason, "PAPI cannot be loaded: %.100s", why);
+			goto unavailable;
+		}
+		if (P->PAPI_is_initialized() == PAPI_NOT_INITED &&
+		    P->PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
 			snprintf(reason, sizeof reason, "PAPI cannot be initialised");
 			goto unavailable;
 		}
-		if (PAPI_event_name_to_code(tok, &code) != PAPI_OK ||
-		    PAPI_get_event_info(code, &info) != PAPI_OK) {
+		if (P->PAPI_event_name_to_code(tok, &code) != PAPI_OK ||
+		    P->PAPI_get_event_info(code, &info) != PAPI_OK) {
 			snprintf(reason, sizeof reason, "unknown PAPI event");
 			goto unavailable;
 		}
@@ -196,7 +202,13 @@ static void probe_papi(const char *tok, struct sd_counters *out, void (*say)(con
 		}
 		snprintf(native, sizeof native, "%.120s", info.name[0]);
 	}
-	if (pfm_initialize() != PFM_SUCCESS) {
+	const char *why = NULL;
+	const struct sd_pfm_lib *F = sd_kernel_pfm_lib(&why);
+	if (!F) {
+		snprintf(reason, sizeof reason, "libpfm4 cannot be loaded: %.100s", why);
+		goto unavailable;
+	}
+	if (F->pfm_initialize() != PFM_SUCCESS) {
 		snprintf(reason, sizeof reason, "libpfm4 cannot be initialised");
 		goto unavailable;
 	}
@@ -206,9 +218,9 @@ static void probe_papi(const char *tok, struct sd_counters *out, void (*say)(con
 	memset(&arg, 0, sizeof arg);
 	arg.attr = &attr;
 	arg.size = sizeof arg;
-	int r = pfm_get_os_event_encoding(native, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
+	int r = F->pfm_get_os_event_encoding(native, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
 	if (r != PFM_SUCCESS) {
-		snprintf(reason, sizeof reason, "%s", pfm_strerror(r));
+		snprintf(reason, sizeof reason, "%s", F->pfm_strerror(r));
 		goto unavailable;
 	}
 	struct sd_counter probe = {.type = attr.type, .config = attr.config,

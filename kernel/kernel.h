@@ -77,6 +77,8 @@ struct sd_counters {
 	unsigned nunavail;
 	char unavail_name[SD_MAX_COUNTERS][32];
 	char unavail_reason[SD_MAX_COUNTERS][128];
+	int probe_fd[SD_MAX_COUNTERS]; /* kept open until the first thread's are */
+	unsigned nprobe_fd;
 };
 
 /* Every counter descriptor carries this F_SETSIG value as a mark (never
@@ -103,6 +105,9 @@ struct sd_counters_thread {
  * out->unavail_*. Ordinary context. */
 void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 			      void (*say)(const char *fmt, ...));
+/* Closes the descriptors the probe kept open (call once the first thread's
+ * counters are open). */
+void sd_kernel_counters_probe_release(struct sd_counters *out);
 
 /* Opens the perf group of thread tid (its own thread, or an adopted one),
  * descriptors close-on-exec and at or above fd_floor; reads the starting
@@ -118,5 +123,35 @@ void sd_kernel_counters_close(struct sd_counters_thread *t);
  * move its file offset), nor another thread's group that took the number. Returns 0, or -1 if they cannot be read. async-signal-safe. */
 int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
 				    uint64_t *now);
+
+/* PAPI and libpfm4 are loaded on first use (papi_dl.c): the functions sonde
+ * calls, as one table each. Visible to files that include papi.h (and
+ * perfmon/pfmlib_perf_event.h) before this header. NULL and *why (dlerror's
+ * reason) when the library cannot be loaded. Ordinary context. */
+#ifdef PAPI_VER_CURRENT
+#define SD_PAPI_FUNCTIONS(X)                                                              \
+	X(PAPI_library_init) X(PAPI_thread_init) X(PAPI_is_initialized) X(PAPI_shutdown)  \
+	X(PAPI_strerror) X(PAPI_event_name_to_code) X(PAPI_get_event_info)                \
+	X(PAPI_get_event_component) X(PAPI_get_component_index) X(PAPI_num_components)    \
+	X(PAPI_get_component_info) X(PAPI_create_eventset) X(PAPI_add_event)              \
+	X(PAPI_overflow) X(PAPI_get_overflow_event_index) X(PAPI_start) X(PAPI_stop)      \
+	X(PAPI_cleanup_eventset) X(PAPI_destroy_eventset) X(PAPI_register_thread)         \
+	X(PAPI_unregister_thread)
+struct sd_papi_lib {
+#define X(f) __typeof__(f) *f;
+	SD_PAPI_FUNCTIONS(X)
+#undef X
+};
+const struct sd_papi_lib *sd_kernel_papi_lib(const char **why);
+#endif
+#ifdef __PFMLIB_PERF_EVENTS_H__
+#define SD_PFM_FUNCTIONS(X) X(pfm_initialize) X(pfm_get_os_event_encoding) X(pfm_strerror)
+struct sd_pfm_lib {
+#define X(f) __typeof__(f) *f;
+	SD_PFM_FUNCTIONS(X)
+#undef X
+};
+const struct sd_pfm_lib *sd_kernel_pfm_lib(const char **why);
+#endif
 
 #endif

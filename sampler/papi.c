@@ -18,11 +18,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel/kernel.h"
 #include "sampler/sampler.h"
 
 extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
 
 static int papi_on; /* PAPI initialised and at least one PAPI source kept */
+static const struct sd_papi_lib *P; /* loaded when a PAPI source is asked for */
 
 static unsigned long thread_id(void)
 {
@@ -42,7 +44,7 @@ static void on_overflow(int es, void *address, long long vector, void *context)
 	int src = t->papi_src[0];
 	if (t->papi_src[1] >= 0) {
 		int idx[SD_MAX_SOURCES], n = SD_MAX_SOURCES;
-		if (PAPI_get_overflow_event_index(es, vector, idx, &n) == PAPI_OK && n > 0 &&
+		if (P->PAPI_get_overflow_event_index(es, vector, idx, &n) == PAPI_OK && n > 0 &&
 		    idx[0] >= 0 && idx[0] < SD_MAX_SOURCES && t->papi_src[idx[0]] >= 0)
 			src = t->papi_src[idx[0]];
 	}
@@ -71,10 +73,10 @@ static int event_component(const char *event)
 	if (!sep && (sep = strstr(event, "::")))
 		plen = (size_t)(sep - event), pmu = 1;
 	if (!sep)
-		return PAPI_get_component_index("perf_event");
-	int n = PAPI_num_components();
+		return P->PAPI_get_component_index("perf_event");
+	int n = P->PAPI_num_components();
 	for (int c = 0; c < n; c++) {
-		const PAPI_component_info_t *ci = PAPI_get_component_info(c);
+		const PAPI_component_info_t *ci = P->PAPI_get_component_info(c);
 		if (!ci)
 			continue;
 		if ((strlen(ci->short_name) == plen && !strncmp(ci->short_name, event, plen)) ||
@@ -93,13 +95,13 @@ static int event_component(const char *event)
 static int component_disabled(const char *event, int code, int have_code, char *why,
 			      size_t len)
 {
-	int c = have_code ? PAPI_get_event_component(code) : -1;
+	int c = have_code ? P->PAPI_get_event_component(code) : -1;
 	if (c < 0)
 		c = event_component(event);
-	const PAPI_component_info_t *ci = c >= 0 ? PAPI_get_component_info(c) : NULL;
+	const PAPI_component_info_t *ci = c >= 0 ? P->PAPI_get_component_info(c) : NULL;
 	if (!ci || !ci->disabled)
 		return 0;
-	const char *reason = ci->disabled_reason[0] ? ci->disabled_reason : PAPI_strerror(ci->disabled);
+	const char *reason = ci->disabled_reason[0] ? ci->disabled_reason : P->PAPI_strerror(ci->disabled);
 	if (!strncmp(reason, "Error ", 6)) /* PAPI's reasons often start so */
 		reason += 6;
 	snprintf(why, len, "PAPI's %s component is disabled: %s", ci->name, reason);
@@ -110,21 +112,21 @@ static int component_disabled(const char *event, int code, int have_code, char *
 static int check_event(int code, uint64_t threshold, char *why, size_t len)
 {
 	int es = PAPI_NULL, r;
-	if ((r = PAPI_create_eventset(&es)) != PAPI_OK)
+	if ((r = P->PAPI_create_eventset(&es)) != PAPI_OK)
 		goto out;
-	if ((r = PAPI_add_event(es, code)) != PAPI_OK)
+	if ((r = P->PAPI_add_event(es, code)) != PAPI_OK)
 		goto out_es;
-	if ((r = PAPI_overflow(es, code, (int)threshold, 0, on_overflow)) != PAPI_OK)
+	if ((r = P->PAPI_overflow(es, code, (int)threshold, 0, on_overflow)) != PAPI_OK)
 		goto out_es;
-	if ((r = PAPI_start(es)) == PAPI_OK)
-		PAPI_stop(es, NULL);
-	PAPI_overflow(es, code, 0, 0, on_overflow);
+	if ((r = P->PAPI_start(es)) == PAPI_OK)
+		P->PAPI_stop(es, NULL);
+	P->PAPI_overflow(es, code, 0, 0, on_overflow);
 out_es:
-	PAPI_cleanup_eventset(es);
-	PAPI_destroy_eventset(&es);
+	P->PAPI_cleanup_eventset(es);
+	P->PAPI_destroy_eventset(&es);
 out:
 	if (r != PAPI_OK)
-		snprintf(why, len, "%s", PAPI_strerror(r));
+		snprintf(why, len, "%s", P->PAPI_strerror(r));
 	return r;
 }
 
@@ -135,10 +137,19 @@ void sd_papi_probe(struct sd_config *cfg)
 		any |= cfg->sources[i].kind == SD_SRC_PAPI;
 	if (!any)
 		return;
-	int r = PAPI_library_init(PAPI_VER_CURRENT);
-	if (r != PAPI_VER_CURRENT || PAPI_thread_init(thread_id) != PAPI_OK) {
+	const char *why_not = NULL;
+	if (!(P = sd_kernel_papi_lib(&why_not))) {
+		sd_msg("sonde: PAPI: cannot load the library: %s (PAPI sources dropped; install "
+		       "libpapi7.0 or sample with cpu-time)", why_not);
+		for (unsigned i = cfg->nsources; i-- > 0;)
+			if (cfg->sources[i].kind == SD_SRC_PAPI)
+				drop_source(cfg, i);
+		goto check_left;
+	}
+	int r = P->PAPI_library_init(PAPI_VER_CURRENT);
+	if (r != PAPI_VER_CURRENT || P->PAPI_thread_init(thread_id) != PAPI_OK) {
 		sd_msg("sonde: PAPI: cannot initialise: %s (PAPI sources dropped; see 'sonde events')",
-		       r < 0 ? PAPI_strerror(r) : "version mismatch");
+		       r < 0 ? P->PAPI_strerror(r) : "version mismatch");
 		for (unsigned i = cfg->nsources; i-- > 0;)
 			if (cfg->sources[i].kind == SD_SRC_PAPI)
 				drop_source(cfg, i);
@@ -150,7 +161,7 @@ void sd_papi_probe(struct sd_config *cfg)
 		if (s->kind != SD_SRC_PAPI)
 			continue;
 		char why[2 * PAPI_HUGE_STR_LEN];
-		int known = PAPI_event_name_to_code(s->event, &s->papi_code) == PAPI_OK;
+		int known = P->PAPI_event_name_to_code(s->event, &s->papi_code) == PAPI_OK;
 		if (component_disabled(s->event, s->papi_code, known, why, sizeof why)) {
 			sd_msg("sonde: %s: %s (sample with cpu-time@1ms; see 'sonde events')", s->event,
 			       why);
@@ -191,27 +202,27 @@ int sd_papi_thread_open(struct sd_thread *t)
 	if (!papi_on)
 		return 0;
 	int es = PAPI_NULL, r, n = 0;
-	if ((r = PAPI_register_thread()) != PAPI_OK || (r = PAPI_create_eventset(&es)) != PAPI_OK)
+	if ((r = P->PAPI_register_thread()) != PAPI_OK || (r = P->PAPI_create_eventset(&es)) != PAPI_OK)
 		goto fail;
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
 		if (s->kind != SD_SRC_PAPI)
 			continue;
-		if ((r = PAPI_add_event(es, s->papi_code)) != PAPI_OK ||
-		    (r = PAPI_overflow(es, s->papi_code, (int)s->period_ns, 0, on_overflow)) != PAPI_OK)
+		if ((r = P->PAPI_add_event(es, s->papi_code)) != PAPI_OK ||
+		    (r = P->PAPI_overflow(es, s->papi_code, (int)s->period_ns, 0, on_overflow)) != PAPI_OK)
 			goto fail;
 		t->papi_src[n++] = (int)i;
 	}
 	t->papi_es = es;
-	if ((r = PAPI_start(es)) != PAPI_OK) {
+	if ((r = P->PAPI_start(es)) != PAPI_OK) {
 		t->papi_es = PAPI_NULL;
 		goto fail;
 	}
 	return 0;
 fail:
 	if (es != PAPI_NULL) {
-		PAPI_cleanup_eventset(es);
-		PAPI_destroy_eventset(&es);
+		P->PAPI_cleanup_eventset(es);
+		P->PAPI_destroy_eventset(&es);
 	}
 	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
 		t->papi_src[i] = -1;
@@ -219,7 +230,7 @@ fail:
 	if (!atomic_exchange(&said, 1))
 		sd_msg("sonde: thread %d: PAPI sampling not started: %s (this thread has no PAPI "
 		       "samples; PAPI limits such as too many events are reported here)",
-		       (int)t->tid, PAPI_strerror(r));
+		       (int)t->tid, P->PAPI_strerror(r));
 	return -1;
 }
 
@@ -229,10 +240,10 @@ void sd_papi_thread_close(struct sd_thread *t)
 		return;
 	int es = t->papi_es;
 	t->papi_es = PAPI_NULL;
-	PAPI_stop(es, NULL);
-	PAPI_cleanup_eventset(es);
-	PAPI_destroy_eventset(&es);
-	PAPI_unregister_thread();
+	P->PAPI_stop(es, NULL);
+	P->PAPI_cleanup_eventset(es);
+	P->PAPI_destroy_eventset(&es);
+	P->PAPI_unregister_thread();
 }
 
 /* exec: stop the calling thread's counters (their descriptors would
@@ -242,9 +253,9 @@ void sd_papi_exec_prepare(struct sd_thread *t, int stop)
 	if (!papi_on || !t || t->papi_es == PAPI_NULL)
 		return;
 	if (stop)
-		PAPI_stop(t->papi_es, NULL);
+		P->PAPI_stop(t->papi_es, NULL);
 	else
-		PAPI_start(t->papi_es);
+		P->PAPI_start(t->papi_es);
 }
 
 /* In a forked child, PAPI's state describes the parent's threads: start over
@@ -253,9 +264,9 @@ void sd_papi_fork_child(void)
 {
 	if (!papi_on)
 		return;
-	PAPI_shutdown();
-	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
-	    PAPI_thread_init(thread_id) != PAPI_OK) {
+	P->PAPI_shutdown();
+	if (P->PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
+	    P->PAPI_thread_init(thread_id) != PAPI_OK) {
 		papi_on = 0;
 		return;
 	}
@@ -263,7 +274,7 @@ void sd_papi_fork_child(void)
 	 * again. */
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		struct sd_source *s = &sd_rt.cfg.sources[i];
-		if (s->kind == SD_SRC_PAPI && PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK)
+		if (s->kind == SD_SRC_PAPI && P->PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK)
 			papi_on = 0;
 	}
 }

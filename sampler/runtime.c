@@ -655,6 +655,12 @@ static int another_copy(void)
 	return 1;
 }
 
+static void probes_release(void)
+{
+	sd_sources_probe_release();
+	sd_kernel_counters_probe_release(&sd_rt.counters);
+}
+
 __attribute__((constructor)) static void sd_runtime_init(void)
 {
 	sd_interpose_init();
@@ -717,17 +723,21 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	pick_shared_clock(&sd_rt.cfg);
 	sd_papi_probe(&sd_rt.cfg);
 	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
-	if (start_writer() != 0)
+	if (start_writer() != 0) {
+		probes_release();
 		return; /* said why; the program runs on unprofiled */
+	}
 	atomic_store(&sd_rt.state, SD_ARMED);
 	pid_t self = gettid_();
 	adopt_existing_threads(self); /* before the writer thread exists */
 	if (sd_writer_start() != 0) {
 		atomic_store(&sd_rt.state, SD_OFF);
+		probes_release();
 		return;
 	}
 	atomic_store(&sd_rt.state, SD_RUNNING);
 	sd_thread_begin();
+	probes_release(); /* after the first thread's own are open */
 	sd_annotate_start(sd_rt.cfg.regions ? region_event : NULL);
 	pthread_atfork(sd_runtime_fork_prepare, sd_runtime_fork_parent, sd_runtime_fork_child);
 	install_flush_handlers();

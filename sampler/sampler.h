@@ -229,6 +229,7 @@ void sd_sources_close(struct sd_thread *t);
 void sd_sources_disable(struct sd_thread *t);
 /* Decides each source's mechanism once at start (probing perf_event). */
 void sd_sources_probe(struct sd_config *cfg);
+void sd_sources_probe_release(void);
 
 /* papi.c: PAPI overflow sources. */
 void sd_papi_probe(struct sd_config *cfg);

@@ -29,8 +29,13 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
+static int probe_fd = -1;
+
 /* Decides, once per process, whether cpu-time can use perf_event, by opening
- * (and closing) one event on the calling thread. */
+ * one event on the calling thread. The event stays open until the first
+ * thread's sources are (sd_sources_probe_release): closing the last
+ * per-task event makes the kernel patch its code on every CPU, and the
+ * next open patches it back. */
 void sd_sources_probe(struct sd_config *cfg)
 {
 	for (unsigned i = 0; i < cfg->nsources; i++) {
@@ -40,7 +45,10 @@ void sd_sources_probe(struct sd_config *cfg)
 		int fd = -1;
 		int err = sd_kernel_clock_open(0, s->period_ns, cfg->signo, 0, &fd);
 		if (err == 0) {
-			sd_real_close(fd);
+			if (probe_fd < 0)
+				probe_fd = fd;
+			else
+				sd_real_close(fd);
 			s->use_timer = 0;
 			continue;
 		}
@@ -54,6 +62,13 @@ void sd_sources_probe(struct sd_config *cfg)
 		       "lower kernel.perf_event_paranoid for exact rates)",
 		       s->spec, strerror(-err), paranoid);
 	}
+}
+
+void sd_sources_probe_release(void)
+{
+	if (probe_fd >= 0)
+		sd_real_close(probe_fd);
+	probe_fd = -1;
 }
 
 static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t tid)

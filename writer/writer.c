@@ -24,13 +24,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "writer/writer_int.h"
 
-struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER};
+struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER, .out_fd = -1, .reserve_fd = -1};
 
 static const char *final_reason = "exit";
 
@@ -147,16 +149,55 @@ void sd_writer_fd_closed(int fd)
 		atomic_store(&sd_w.out_fd_dead, 1);
 }
 
-/* Creates a new file for this process: <exe>.<host>.<pid>[.<seq>].sonde. */
-static int create_file(void)
+/* One descriptor number kept for the stream file, which is made lazily
+ * (flush_file_at): a program that uses up RLIMIT_NOFILE before its first
+ * sample still gets its stream. The reserve is a memfd of its own (unique
+ * device and inode): closed only if the number still names it, never when a
+ * raw close_range took it and the program reused the number. */
+static void reserve_take(void)
+{
+	if (sd_w.reserve_fd >= 0)
+		return;
+	int fd = memfd_create("sonde-reserve", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	fstat(fd, &st);
+	sd_w.reserve_dev = st.st_dev;
+	sd_w.reserve_ino = st.st_ino;
+	sd_w.reserve_fd = adopt_fd(fd);
+}
+
+static void reserve_release(void)
+{
+	int fd = sd_w.reserve_fd;
+	if (fd < 0)
+		return;
+	sd_w.reserve_fd = -1;
+	if (sd_w.cfg.fd_track)
+		sd_w.cfg.fd_track(fd, 0);
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_dev == sd_w.reserve_dev && st.st_ino == sd_w.reserve_ino)
+		close(fd);
+}
+
+/* The output directory, made (or checked) when the runtime starts, so that a
+ * bad SONDE_OUTPUT is said at once even though the file comes later. */
+static int prepare_dir(void)
 {
 	int err = mkdir_p(sd_w.dir);
-	if (err) {
+	if (err)
 		say("sonde: SONDE_OUTPUT: cannot create directory '%s': %s "
 		    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
 		    sd_w.dir, strerror(-err));
-		return err;
-	}
+	return err;
+}
+
+/* Creates a new file for this process: <exe>.<host>.<pid>[.<seq>].sonde. */
+static int create_file(void)
+{
+	int err = 0;
+	reserve_release();
 	char host[256] = "host";
 	gethostname(host, sizeof host - 1);
 	for (int seq = 0; seq < 1000; seq++) {
@@ -190,6 +231,8 @@ static int create_file(void)
 		atomic_store(&sd_w.out_fd_dead, 0);
 		atomic_store(&sd_w.out_fd, adopt_fd(fd));
 		sd_w.file_ok = 1;
+		if (sd_w.cfg.verbose)
+			say("sonde: profiling to %s%s", sd_w.path, "");
 		return 0;
 	}
 	say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
@@ -286,9 +329,31 @@ static int output_fd(void)
 	return fd;
 }
 
-/* Appends the encoded records to the file. Writer lock held. */
-static void flush_file(void)
+/* The stream file is made lazily: records are kept in memory until the
+ * process has a sample, or has lived one flush period, or has buffered
+ * SD_LAZY_BYTES, or ends (exit, signal). A process that execs before any of
+ * these (the child of a fork-then-exec, typically) leaves no file: the new
+ * image writes the stream of its pid. So a short command costs one small
+ * stream, not two, and nothing is created for a child that only execs. */
+#define SD_LAZY_BYTES (64u << 10)
+
+static int file_due(void)
 {
+	return sd_w.n_samples > 0 || sd_w.sbuf.size >= SD_LAZY_BYTES ||
+	       sd_now_ns_sigsafe() - sd_w.t0_mono >= sd_w.cfg.flush_ms * 1000000ull;
+}
+
+/* Appends the encoded records to the file (made first if it is due, or if
+ * final). Writer lock held. */
+static void flush_file_at(int final)
+{
+	if (sd_w.file_pending) {
+		if (!final && !file_due())
+			return; /* keep buffering */
+		sd_w.file_pending = 0;
+		if (create_file() != 0)
+			sd_w.file_ok = 0;
+	}
 	sd_w.last_flush_ns = sd_now_ns_sigsafe();
 	if (!sd_w.sbuf.size)
 		return;
@@ -333,6 +398,11 @@ static void flush_file(void)
 	}
 	sd_w.n_bytes += sd_w.sbuf.size;
 	msgpack_sbuffer_clear(&sd_w.sbuf);
+}
+
+static void flush_file(void)
+{
+	flush_file_at(0);
 }
 
 /* ---- rings -------------------------------------------------------------- */
@@ -531,17 +601,36 @@ static void finish(const char *reason, int signo)
 {
 	if (atomic_exchange(&sd_w.ended, 1))
 		return;
+	if (sd_w.file_pending && !strcmp(reason, "exec")) {
+		drain(0);
+		if (!file_due())
+			return; /* no file: the new image writes this pid's stream (if
+				 * exec fails, buffering simply goes on) */
+	}
 	drain(1);
 	sd_stream_end(reason, signo);
-	flush_file();
+	flush_file_at(1);
 }
 
 /* ---- the thread --------------------------------------------------------- */
 
+/* The writer sleeps on a futex word for one tick; a stop or final-flush
+ * request bumps the word and wakes it at once, so an exiting or exec'ing
+ * process never waits for the rest of a tick. */
 static void sleep_ms(unsigned ms)
 {
+	unsigned seen = atomic_load(&sd_w.wake_seq);
+	if (atomic_load(&sd_w.stop_req) || atomic_load(&sd_w.final_req))
+		return;
 	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
+	syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+/* async-signal-safe: one atomic and one system call. */
+static void wake_writer_sigsafe(void)
+{
+	atomic_fetch_add(&sd_w.wake_seq, 1);
+	syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void *writer_main(void *unused)
@@ -652,15 +741,15 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
 	if (!sd_w.tmp_nodes)
 		return -ENOMEM;
-	int err = create_file();
+	int err = prepare_dir();
 	if (err)
 		return err;
+	sd_w.file_pending = 1;
+	reserve_take();
 	pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);
 	atomic_store(&sd_w.inited, 1);
-	if (cfg->verbose)
-		say("sonde: profiling to %s%s", sd_w.path, "");
 	return 0;
 }
 
@@ -675,6 +764,7 @@ void sd_writer_stop(const char *reason, int signo)
 		return;
 	if (atomic_load(&sd_w.thread_running)) {
 		atomic_store(&sd_w.stop_req, 1);
+		wake_writer_sigsafe();
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 5;
@@ -712,6 +802,7 @@ int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeou
 	final_reason = reason;
 	atomic_store(&sd_w.final_signo, signo);
 	atomic_store(&sd_w.final_req, 1);
+	wake_writer_sigsafe();
 	for (unsigned waited = 0; waited < timeout_ms; waited++) {
 		if (atomic_load(&sd_w.final_done))
 			return 1;
@@ -765,6 +856,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	if (!keep) {
 		sd_modules_free();
 		drop_fd(1);
+		reserve_release();
 		atomic_store(&sd_w.inited, 0);
 		return 0;
 	}
@@ -795,10 +887,8 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	sd_w.reopened = sd_w.lost_pending = 0;
 	sd_w.file_ok = 0;
 	drop_fd(1); /* the parent's file */
-	if (create_file() != 0) {
-		atomic_store(&sd_w.inited, 0);
-		return -EIO;
-	}
+	sd_w.file_pending = 1; /* made lazily: a child that only execs leaves none */
+	reserve_take();        /* the parent's, if it had one, is ours here too */
 	pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);

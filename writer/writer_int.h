@@ -38,6 +38,7 @@ struct sd_writer {
 	_Atomic int thread_running;
 	_Atomic int ended;          /* END written */
 	_Atomic int final_signo;
+	_Atomic unsigned wake_seq;  /* futex word the writer sleeps on */
 	_Atomic uint64_t global_drops[SD_DROP_NREASONS];
 	uint64_t global_drops_sent[SD_DROP_NREASONS];
 	char notes[SD_NOTES][256];
@@ -60,6 +61,10 @@ struct sd_writer {
 	int reopened;               /* said once: reopened after a raw close */
 	uint64_t out_bytes;         /* size of the file we wrote */
 	int file_ok;
+	int file_pending;           /* not made yet (flush_file_at) */
+	int reserve_fd;             /* a number kept for it (reserve_take) */
+	dev_t reserve_dev;
+	ino_t reserve_ino;
 	int seq;
 	pid_t fork_of;
 	uint64_t t0_mono, t0_real;

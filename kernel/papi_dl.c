@@ -1,0 +1,85 @@
+/* papi_dl.c - PAPI and libpfm4, loaded only when a PAPI event is asked for.
+ *
+ * libsonde is not linked against them: loading and relocating both costs
+ * about 0.3 ms of CPU in every process (libpfm4 alone maps 2.7 MB with
+ * a large relocated table), and most processes ask for no PAPI event. The
+ * first caller that needs them (a PAPI sampling source, a PAPI or libpfm
+ * counter) loads them with dlopen and resolves every function sonde calls
+ * into one table; a library that cannot be loaded is said once by the
+ * caller, with dlerror's reason. Ordinary context; the table is read in
+ * signal context afterwards (PAPI's overflow dispatch), never changed.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <papi.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "kernel/kernel.h"
+
+static struct sd_papi_lib papi_lib;
+static struct sd_pfm_lib pfm_lib;
+static char papi_err[256], pfm_err[256];
+static int papi_state, pfm_state; /* 0 not tried, 1 loaded, -1 failed */
+static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Resolves n names from handle into fns; the name that is missing, or NULL. */
+static const char *resolve(void *h, const char *const *names, void **fns, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!(fns[i] = dlsym(h, names[i])))
+			return names[i];
+	return NULL;
+}
+
+static int load(const char *soname, const char *const *names, void **fns, unsigned n,
+		char *err, size_t errlen)
+{
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : soname);
+		return -1;
+	}
+	const char *missing = resolve(h, names, fns, n);
+	if (missing) {
+		snprintf(err, errlen, "%s: no symbol %s", soname, missing);
+		return -1;
+	}
+	return 1;
+}
+
+const struct sd_papi_lib *sd_kernel_papi_lib(const char **why)
+{
+	static const char *const names[] = {
+#define X(f) #f,
+		SD_PAPI_FUNCTIONS(X)
+#undef X
+	};
+	pthread_mutex_lock(&dl_lock);
+	if (!papi_state)
+		papi_state = load(SD_PAPI_SONAME, names, (void **)&papi_lib,
+				  sizeof names / sizeof names[0], papi_err, sizeof papi_err);
+	pthread_mutex_unlock(&dl_lock);
+	if (papi_state < 0 && why)
+		*why = papi_err;
+	return papi_state > 0 ? &papi_lib : NULL;
+}
+
+const struct sd_pfm_lib *sd_kernel_pfm_lib(const char **why)
+{
+	static const char *const names[] = {
+#define X(f) #f,
+		SD_PFM_FUNCTIONS(X)
+#undef X
+	};
+	pthread_mutex_lock(&dl_lock);
+	if (!pfm_state)
+		pfm_state = load(SD_PFM_SONAME, names, (void **)&pfm_lib,
+				 sizeof names / sizeof names[0], pfm_err, sizeof pfm_err);
+	pthread_mutex_unlock(&dl_lock);
+	if (pfm_state < 0 && why)
+		*why = pfm_err;
+	return pfm_state > 0 ? &pfm_lib : NULL;
+}
