@@ -692,8 +692,11 @@ out:
 	errno = saved_errno;
 }
 
-/* Runs the unwinder once in ordinary context so that libunwind's lazy
- * per-thread cache is allocated here, not in the first handler. */
+/* Runs the unwinder once in ordinary context, on the first thread that
+ * begins, so that libunwind's process-wide lazy state (its once-only setup,
+ * the key of its per-thread trace cache, its memory-validation pipe) is
+ * made here, not in a handler. Later threads make their own trace cache in
+ * their first sample (an mmap and a fill, no lock the thread could hold). */
 void sd_handler_warmup(struct sd_thread *t)
 {
 	t->busy = 1;

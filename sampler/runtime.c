@@ -131,9 +131,50 @@ static void drain_pending_samples(struct sd_thread *t)
 	}
 }
 
+/* Records of ended threads (with their buffers), kept for the next ones. */
+#define THREAD_POOL 32
+static struct sd_thread *thread_pool[THREAD_POOL];
+static unsigned thread_pool_n;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* both pools */
+
+static void thread_free(struct sd_thread *t)
+{
+	pthread_mutex_lock(&pool_lock);
+	int kept = thread_pool_n < THREAD_POOL;
+	if (kept)
+		thread_pool[thread_pool_n++] = t;
+	pthread_mutex_unlock(&pool_lock);
+	if (kept)
+		return;
+	free(t->scratch);
+	free(t->ovr_pcs);
+	free(t->pause_pcs);
+	free(t);
+}
+
 static struct sd_thread *thread_new(pid_t tid, const char *name)
 {
-	struct sd_thread *t = calloc(1, sizeof *t);
+	pthread_mutex_lock(&pool_lock);
+	struct sd_thread *t = thread_pool_n ? thread_pool[--thread_pool_n] : NULL;
+	pthread_mutex_unlock(&pool_lock);
+	if (t) {
+		uint64_t *scratch = t->scratch, *ovr = t->ovr_pcs, *pause = t->pause_pcs;
+		memset(t, 0, sizeof *t);
+		t->scratch = scratch, t->ovr_pcs = ovr, t->pause_pcs = pause;
+		t->scratch_len = sd_rt.cfg.max_depth + 32;
+		t->tid = tid;
+		for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
+			t->src_fd[i] = -1;
+			t->mult[i] = atomic_load(&sd_rt.start_mult[i]);
+			if (!t->mult[i])
+				t->mult[i] = 1;
+		}
+		if ((t->ring = sd_writer_ring_new(tid, name)))
+			return t;
+		thread_free(t);
+		return NULL;
+	}
+	t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
 	t->tid = tid;
@@ -175,8 +216,8 @@ static void thread_open_sources(struct sd_thread *t)
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 		t->ctr.fds[i] = -1;
 	if (sd_rt.counters.n) {
-		static _Atomic int said;
 		err = sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor, &t->ctr);
+		static _Atomic int said;
 		if (err && !atomic_exchange(&said, 1))
 			sd_msg("sonde: thread %d: counters unavailable: %s (its samples carry no counter "
 			       "values; check RLIMIT_NOFILE)", (int)t->tid, strerror(-err));
@@ -196,6 +237,30 @@ static void thread_close_sources(struct sd_thread *t)
 	sd_kernel_counters_close(&t->ctr);
 }
 
+/* Alternate stacks of ended threads, kept for the next ones (mapping,
+ * guarding and unmapping one costs about 5 us). */
+#define ALT_POOL 64
+static char *alt_pool[ALT_POOL];
+static unsigned alt_pool_n;
+
+static char *alt_pool_get(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	char *m = alt_pool_n ? alt_pool[--alt_pool_n] : NULL;
+	pthread_mutex_unlock(&pool_lock);
+	return m;
+}
+
+static int alt_pool_put(char *m)
+{
+	pthread_mutex_lock(&pool_lock);
+	int kept = alt_pool_n < ALT_POOL;
+	if (kept)
+		alt_pool[alt_pool_n++] = m;
+	pthread_mutex_unlock(&pool_lock);
+	return kept;
+}
+
 /* Gives the calling thread sonde's alternate signal stack (guard page
  * below), unless the program already set one: samples then never run on a
  * small thread stack. The program's own sigaltstack calls are honoured
@@ -213,14 +278,18 @@ static void altstack_open(struct sd_thread *t)
 	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t bytes = SD_ALTSTACK_BYTES + page;
-	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-		       -1, 0);
-	if (m == MAP_FAILED)
-		return;
-	mprotect(m, page, PROT_NONE);
+	char *m = alt_pool_get();
+	if (!m) {
+		m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+			 -1, 0);
+		if (m == MAP_FAILED)
+			return;
+		mprotect(m, page, PROT_NONE);
+	}
 	stack_t ss = {.ss_sp = m + page, .ss_size = SD_ALTSTACK_BYTES, .ss_flags = 0};
 	if (sd_real_sigaltstack(&ss, NULL) != 0) {
-		munmap(m, bytes);
+		if (!alt_pool_put(m))
+			munmap(m, bytes);
 		return;
 	}
 	t->alt_lo = (uintptr_t)(m + page);
@@ -240,7 +309,8 @@ static void altstack_close(struct sd_thread *t)
 			return; /* running on it: leave it mapped */
 	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	munmap((char *)t->alt_lo - page, t->alt_bytes + page);
+	if (!alt_pool_put((char *)t->alt_lo - page))
+		munmap((char *)t->alt_lo - page, t->alt_bytes + page);
 	t->alt_lo = 0;
 }
 
@@ -270,7 +340,13 @@ struct sd_thread *sd_thread_begin(void)
 	}
 	altstack_open(t);
 	sd_tls_thread = t; /* signals are blocked: no handler sees it yet */
-	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
+	/* libunwind's process-wide state (its once-only setup, the key of its
+	 * per-thread trace cache, its memory-validation pipe) is made here, by
+	 * the first thread. Every later thread's own trace cache (256 KiB,
+	 * about 0.1 ms to fill) is made by its first sample, so a short thread
+	 * that is never sampled never pays for it. */
+	static _Atomic int warmed;
+	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND && !atomic_exchange(&warmed, 1))
 		sd_handler_warmup(t);
 	pthread_mutex_lock(&lock);
 	t->next = sd_rt.threads;
@@ -442,10 +518,7 @@ void sd_thread_end(void)
 	char name[16] = "";
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	sd_writer_ring_close(t->ring, name, final, nfinal);
-	free(t->scratch);
-	free(t->ovr_pcs);
-	free(t->pause_pcs);
-	free(t);
+	thread_free(t);
 	sd_runtime_restore_signals(&old);
 }
 
@@ -928,6 +1001,7 @@ void sd_runtime_fork_child(void)
 		return;
 	sd_annotate_fork_child();
 	pthread_mutex_init(&lock, NULL);
+	pthread_mutex_init(&pool_lock, NULL);
 	struct sd_thread *self = sd_tls_thread;
 	for (struct sd_thread *t = sd_rt.threads, *next; t; t = next) {
 		next = t->next;
@@ -949,12 +1023,8 @@ void sd_runtime_fork_child(void)
 		}
 		t->ctr.group_fd = -1;
 		t->ctr.ok = 0;
-		if (t != self) {
-			free(t->scratch);
-			free(t->ovr_pcs);
-			free(t->pause_pcs);
-			free(t);
-		}
+		if (t != self)
+			thread_free(t);
 	}
 	sd_rt.threads = NULL;
 	atomic_store(&sd_rt.nadopted, 0);

@@ -407,19 +407,39 @@ static void flush_file(void)
 
 /* ---- rings -------------------------------------------------------------- */
 
+static uint32_t ring_max_rec(void)
+{
+	return (uint32_t)((sizeof(struct sd_rec) + (sd_w.cfg.max_depth + 1 + SD_MAX_COUNTERS) * 8 +
+			   7) & ~7ul);
+}
+
 struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 {
 	if (!atomic_load(&sd_w.inited))
 		return NULL;
-	struct sd_ring *r = calloc(1, sizeof *r);
+	pthread_mutex_lock(&sd_w.lock);
+	struct sd_ring *r = sd_w.ring_pool;
+	if (r)
+		sd_w.ring_pool = r->next, sd_w.ring_pool_n--;
+	pthread_mutex_unlock(&sd_w.lock);
+	if (r) { /* a finished thread's: same sizes, contents do not matter */
+		uint8_t *buf = r->buf;
+		uint64_t *pcs = r->prev_pcs;
+		uint32_t *nodes = r->prev_nodes;
+		memset(r, 0, sizeof *r);
+		r->buf = buf, r->prev_pcs = pcs, r->prev_nodes = nodes;
+		r->cap_bytes = sd_w.cfg.ring_bytes;
+		r->max_rec_bytes = ring_max_rec();
+	} else if ((r = calloc(1, sizeof *r))) {
+		r->cap_bytes = sd_w.cfg.ring_bytes;
+		r->max_rec_bytes = ring_max_rec();
+		r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
+		r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
+	}
 	if (!r)
 		return NULL;
-	r->cap_bytes = sd_w.cfg.ring_bytes;
-	r->max_rec_bytes = (uint32_t)((sizeof(struct sd_rec) +
-				       (sd_w.cfg.max_depth + 1 + SD_MAX_COUNTERS) * 8 + 7) & ~7ul);
-	r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
-	r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
 	if (r->buf == MAP_FAILED || !r->prev_pcs || !r->prev_nodes) {
 		if (r->buf != MAP_FAILED)
 			munmap(r->buf, r->cap_bytes);
@@ -500,8 +520,19 @@ static void emit_unsampled(struct sd_ring *r)
 	}
 }
 
+/* Rings of ended threads are kept for the next ones (up to SD_RING_POOL):
+ * mapping and unmapping a ring, and touching its pages again, cost a few
+ * microseconds per thread. Writer lock held. */
+#define SD_RING_POOL 32
+
 static void ring_free(struct sd_ring *r)
 {
+	if (sd_w.ring_pool_n < SD_RING_POOL && r->cap_bytes == sd_w.cfg.ring_bytes) {
+		r->next = sd_w.ring_pool;
+		sd_w.ring_pool = r;
+		sd_w.ring_pool_n++;
+		return;
+	}
 	munmap(r->buf, r->cap_bytes);
 	free(r->prev_pcs);
 	free(r->prev_nodes);

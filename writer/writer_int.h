@@ -74,6 +74,8 @@ struct sd_writer {
 	msgpack_packer pk;
 
 	struct sd_ring *rings;
+	struct sd_ring *ring_pool;  /* ended threads' rings, for reuse */
+	unsigned ring_pool_n;
 	uint32_t next_thread;
 
 	struct sd_module **mods;
