@@ -88,26 +88,6 @@ void sd_writer_drop_global_sigsafe(enum sd_drop why)
 
 /* ---- the file ----------------------------------------------------------- */
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return -errno;
-	struct stat st;
-	if (stat(buf, &st) != 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -147,18 +127,35 @@ void sd_writer_fd_closed(int fd)
 		atomic_store(&sd_w.out_fd_dead, 1);
 }
 
-/* Creates a new file for this process: <exe>.<host>.<pid>[.<seq>].sonde. */
+/* Creates a new file for this process, <exe>.<host>.<pid>[.<seq>].sonde, in
+ * the output directory opened by the rule of outdir.c. sd_w.dir becomes the
+ * directory's absolute path (forked children of a program that changed its
+ * working directory write beside their parent) and sd_w.path the file's, by
+ * which the file is opened again (checked by device and inode). */
 static int create_file(void)
 {
-	int err = mkdir_p(sd_w.dir);
-	if (err) {
-		say("sonde: SONDE_OUTPUT: cannot create directory '%s': %s "
-		    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
-		    sd_w.dir, strerror(-err));
-		return err;
+	mode_t fmode = sd_w.cfg.file_mode ? sd_w.cfg.file_mode : 0600;
+	mode_t dmode = sd_w.cfg.dir_mode ? sd_w.cfg.dir_mode : 0700;
+	struct sd_outdir_why why = {.knob = "SONDE_OUTPUT"};
+	int dirfd = sd_outdir_open(sd_w.dir, dmode, &why);
+	if (dirfd < 0) {
+		say("sonde: SONDE_OUTPUT: %s (%s; this run is not profiled)", why.what, why.hint);
+		return dirfd;
 	}
+	if (sd_w.cfg.fd_floor > 0 && dirfd < sd_w.cfg.fd_floor) {
+		/* Out of the program's low range while it is held (briefly). */
+		int hi = fcntl(dirfd, F_DUPFD_CLOEXEC, sd_w.cfg.fd_floor);
+		if (hi >= 0) {
+			close(dirfd);
+			dirfd = hi;
+		}
+	}
+	char abs[sizeof sd_w.dir];
+	if (sd_outdir_path(dirfd, abs, sizeof abs) == 0)
+		memcpy(sd_w.dir, abs, sizeof abs);
 	char host[256] = "host";
 	gethostname(host, sizeof host - 1);
+	int err = -EEXIST;
 	for (int seq = 0; seq < 1000; seq++) {
 		char suffix[16] = "";
 		if (seq)
@@ -168,19 +165,20 @@ static int create_file(void)
 		if (len < 0 || len >= (int)sizeof sd_w.path) {
 			say("sonde: SONDE_OUTPUT: '%s': path too long%s (use a shorter directory)",
 			    sd_w.dir, "");
-			return -ENAMETOOLONG;
+			err = -ENAMETOOLONG;
+			break;
 		}
-		int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-			      0644);
-		if (fd < 0 && errno == EEXIST)
+		int fd = sd_outdir_create_file(dirfd, base_name(sd_w.path), fmode);
+		if (fd == -EEXIST)
 			continue;
 		if (fd < 0) {
-			err = -errno;
+			err = fd;
 			say("sonde: SONDE_OUTPUT: cannot create a file in '%s': %s "
 			    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
 			    sd_w.dir, strerror(-err));
-			return err;
+			break;
 		}
+		close(dirfd);
 		struct stat st;
 		fstat(fd, &st);
 		sd_w.dev = st.st_dev;
@@ -192,9 +190,11 @@ static int create_file(void)
 		sd_w.file_ok = 1;
 		return 0;
 	}
-	say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
-	    "(clean the directory)", sd_w.dir, "");
-	return -EEXIST;
+	close(dirfd);
+	if (err == -EEXIST)
+		say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
+		    "(clean the directory)", sd_w.dir, "");
+	return err;
 }
 
 /* Is fd still the stream file we created (device and inode)? */
