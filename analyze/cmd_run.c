@@ -9,6 +9,11 @@
  * SIGINT and SIGQUIT so that a ^C reaches CMD and sonde still reports where the profile
  * went. An exec failure is reported through a close-on-exec pipe, so exactly one of
  * "cannot run" (exit 127) or "profile written" is printed.
+ *
+ * The output directory is checked and created before CMD starts, by the runtime's own
+ * rule (writer/outdir.c, docs/ENV.md "Output directory and permissions"): a refusal is
+ * one line and exit 3, CMD never runs. "profile written" means the directory holds more
+ * streams after the run than before (streams are never overwritten).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/analyze.h"
