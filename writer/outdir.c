@@ -239,11 +239,14 @@ int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode)
 
 int sd_outdir_path(int dirfd, char *buf, size_t len)
 {
-	char proc[64];
+	char proc[64], got[4096];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", dirfd);
-	ssize_t n = readlink(proc, buf, len - 1);
-	if (n <= 0 || (size_t)n >= len - 1 || buf[0] != '/')
-		return -ENAMETOOLONG;
+	ssize_t n = readlink(proc, got, sizeof got);
+	if (n < 0)
+		return -errno;
+	if (n == 0 || (size_t)n >= sizeof got || (size_t)n >= len || got[0] != '/')
+		return -ENAMETOOLONG; /* cut short, or not a path ("(deleted)" aside) */
+	memcpy(buf, got, (size_t)n);
 	buf[n] = 0;
 	return 0;
 }

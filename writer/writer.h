@@ -211,7 +211,8 @@ struct sd_source_info {
 enum sd_argv { SD_ARGV_ON, SD_ARGV_OFF, SD_ARGV_REDACT };
 
 struct sd_writer_config {
-	const char *dir;           /* output directory, created if missing */
+	const char *dir;           /* output directory, created if missing, by
+				    * the rule of sd_outdir_open */
 	mode_t file_mode, dir_mode; /* of what is created (SONDE_MODE); 0: private */
 	/* SONDE_ARGV: argv recorded whole, not at all, or with every argument
 	 * argv_redact matches replaced (compiled by the caller, alive as long as
@@ -275,7 +276,8 @@ int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why)
 /* Creates file `name` in directory dirfd: O_CREAT|O_EXCL|O_NOFOLLOW, append
  * only, close-on-exec, file_mode less the umask. fd or -errno. */
 int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode);
-/* The absolute path of directory dirfd (from /proc/self/fd). 0 or -errno. */
+/* The absolute path of directory dirfd (from /proc/self/fd) into buf. 0, or
+ * -errno and buf untouched. */
 int sd_outdir_path(int dirfd, char *buf, size_t len);
 
 /* Creates the output file and writes the header; does not start the thread.

@@ -16,6 +16,7 @@ NAME="libsonde-e2e-secure-$$.so"
 SYSLIB="$SYSDIR/$NAME"
 [ -e "$SYSLIB" ] && skip "$SYSLIB exists"
 trap 'rm -f "$SYSLIB"; rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP # the setuid library never stays behind
 cp "$LIB" "$SYSLIB" && chmod 4755 "$SYSLIB" || skip "cannot install $SYSLIB"
 chmod 755 "$T"
 cp "$B/secureprobe" probe && chown root:root probe && chmod 4755 probe
