@@ -9,10 +9,17 @@
  * SIGINT and SIGQUIT so that a ^C reaches CMD and sonde still reports where the profile
  * went. An exec failure is reported through a close-on-exec pipe, so exactly one of
  * "cannot run" (exit 127) or "profile written" is printed.
+ *
+ * The output directory is checked and created before CMD starts, by the runtime's own
+ * rule (writer/outdir.c, docs/ENV.md "Output directory and permissions"): a refusal is
+ * one line and exit 3, CMD never runs. "profile written" means the directory holds more
+ * streams after the run than before (streams are never overwritten).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/analyze.h"
+#include "writer/writer.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -73,6 +80,27 @@ static int append(char **acc, const char *sep, const char *s)
 	return 0;
 }
 
+/* How many *.sonde files directory dirfd holds (-1: cannot tell). Streams are
+ * never overwritten, so more after the run means the run wrote some. */
+static int count_streams(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		n += len > 6 && !strcmp(e->d_name + len - 6, ".sonde");
+	}
+	closedir(d);
+	return n;
+}
+
 static volatile pid_t child_pid;
 
 static void forward_signal(int sig)
@@ -86,7 +114,7 @@ int sd_cmd_run(int argc, char **argv)
 	char *sample = NULL, *preload = NULL, *outdir = NULL;
 	const char *out = NULL;
 	char lib[PATH_MAX];
-	int i, code = SD_EXIT_USAGE, pfd[2] = { -1, -1 };
+	int i, code = SD_EXIT_USAGE, pfd[2] = { -1, -1 }, dirfd = -1;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
@@ -145,6 +173,20 @@ int sd_cmd_run(int argc, char **argv)
 			goto nomem;
 		out = outdir;
 	}
+	/* The output directory, by the runtime's own rule (writer/outdir.c), before
+	 * the command starts: an unsafe one stops here, not in the program. */
+	mode_t fmode, dmode;
+	if (sd_outdir_mode_parse(getenv("SONDE_MODE"), &fmode, &dmode) != 0)
+		sd_outdir_mode_parse(NULL, &fmode, &dmode); /* the runtime says why */
+	struct sd_outdir_why why = { .knob = "-o" };
+	dirfd = sd_outdir_open(out, dmode, &why);
+	if (dirfd < 0) {
+		fprintf(stderr, "sonde: run: %s (%s; the command was not started)\n", why.what,
+			why.hint);
+		code = SD_EXIT_IO;
+		goto out;
+	}
+	int before = count_streams(dirfd);
 	const char *old = getenv("LD_PRELOAD");
 	if (append(&preload, "", lib) || (old && *old && append(&preload, ":", old)))
 		goto nomem;
@@ -203,17 +245,18 @@ int sd_cmd_run(int argc, char **argv)
 	}
 	code = WIFEXITED(status) ? WEXITSTATUS(status)
 	     : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-	struct stat st;
-	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+	if (count_streams(dirfd) > before)
 		fprintf(stderr, "sonde: profile written to %s (sonde report %s)\n", out, out);
 	else
-		fprintf(stderr, "sonde: %s: no profile was written (is %s static, or does it "
-			"clear LD_PRELOAD?)\n", out, argv[i]);
+		fprintf(stderr, "sonde: %s: no profile was written (is %s static, setuid or "
+			"setgid, or does it clear LD_PRELOAD?)\n", out, argv[i]);
 	goto out;
 nomem:
 	fprintf(stderr, "sonde: run: out of memory\n");
 	code = SD_EXIT_IO;
 out:
+	if (dirfd >= 0)
+		close(dirfd);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (pfd[1] >= 0)

@@ -195,6 +195,32 @@ static int pick_signal(struct sd_config *cfg)
 	return -EBUSY;
 }
 
+/* SONDE_ARGV: on (default), off, or redact:REGEX. A bad value records no
+ * argv at all: what the user meant to hide stays hidden. */
+static void parse_argv(struct sd_config *cfg, const char *v)
+{
+	cfg->argv_mode = SD_ARGV_ON;
+	if (!v || !*v || !strcmp(v, "on"))
+		return;
+	cfg->argv_mode = SD_ARGV_OFF;
+	if (!strcmp(v, "off"))
+		return;
+	if (strncmp(v, "redact:", 7) != 0 || !v[7]) {
+		sd_msg("sonde: SONDE_ARGV: '%s' is not on, off or redact:REGEX (the command line is "
+		       "not recorded)", v);
+		return;
+	}
+	int err = regcomp(&cfg->argv_re, v + 7, REG_EXTENDED | REG_NOSUB);
+	if (err) {
+		char why[128];
+		regerror(err, &cfg->argv_re, why, sizeof why);
+		sd_msg("sonde: SONDE_ARGV: '%s': bad regular expression: %s (a POSIX extended "
+		       "regex; the command line is not recorded)", v + 7, why);
+		return;
+	}
+	cfg->argv_mode = SD_ARGV_REDACT;
+}
+
 static const char *exe_base(char *buf, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
@@ -274,6 +300,13 @@ int sd_config_parse(struct sd_config *cfg)
 			     exe_base(exe, sizeof exe)) >= (int)sizeof cfg->output)
 			snprintf(cfg->output, sizeof cfg->output, "sonde-prog");
 	}
+	v = getenv("SONDE_MODE");
+	if (sd_outdir_mode_parse(v, &cfg->file_mode, &cfg->dir_mode) != 0) {
+		sd_msg("sonde: SONDE_MODE: '%s' is not private, group or world (keeping private: "
+		       "streams 0600, directories 0700)", v);
+		sd_outdir_mode_parse(NULL, &cfg->file_mode, &cfg->dir_mode);
+	}
+	parse_argv(cfg, getenv("SONDE_ARGV"));
 	if (pick_signal(cfg) != 0)
 		return -EBUSY;
 	return 0;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -674,6 +675,10 @@ static int start_writer(void)
 		ring <<= 1;
 	struct sd_writer_config wc = {
 		.dir = c->output,
+		.file_mode = c->file_mode,
+		.dir_mode = c->dir_mode,
+		.argv_mode = c->argv_mode,
+		.argv_redact = c->argv_mode == SD_ARGV_REDACT ? &c->argv_re : NULL,
 		.flush_ms = c->flush_ms,
 		.max_depth = c->max_depth,
 		.unwind = unwind_name(c->unwind),
@@ -739,6 +744,8 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	sd_interpose_init();
 	sd_rt.wall_src = -1;
 	sd_rt.primary_src = sd_rt.derived_src = -1;
+	if (getauxval(AT_SECURE))
+		return; /* setuid/setgid: off, and no SONDE_* is read (docs/ENV.md) */
 	if (sd_config_parse(&sd_rt.cfg) != 0)
 		return; /* off: disabled, or no usable signal (already said) */
 	if (another_copy())

@@ -75,6 +75,9 @@ struct sd_config {
 	int verbose;
 	int follow_fork;
 	int regions;
+	mode_t file_mode, dir_mode; /* SONDE_MODE */
+	enum sd_argv argv_mode;     /* SONDE_ARGV */
+	regex_t argv_re;            /* SONDE_ARGV=redact:REGEX, compiled */
 };
 
 /* Per-thread state. Reached from the handler through an initial-exec TLS

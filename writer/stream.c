@@ -82,10 +82,18 @@ void sd_stream_header(void)
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
 	char cmdline[8192];
-	size_t n = read_small_file("/proc/self/cmdline", cmdline, sizeof cmdline);
+	size_t n = 0;
 	unsigned nargs = 0;
-	for (size_t i = 0; i < n; i++)
-		nargs += cmdline[i] == 0;
+	if (sd_w.cfg.argv_mode != SD_ARGV_OFF) {
+		n = read_small_file("/proc/self/cmdline", cmdline, sizeof cmdline);
+		if (n == sizeof cmdline)
+			cmdline[n - 1] = 0; /* cut short: the last argument ends here */
+		for (size_t i = 0; i < n; i++)
+			nargs += cmdline[i] == 0;
+	}
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		cwd[0] = 0;
 
 	msgpack_pack_array(&sd_w.pk, 4);
 	msgpack_pack_uint8(&sd_w.pk, K_HEADER);
@@ -100,17 +108,30 @@ void sd_stream_header(void)
 		if (v && *v >= '0' && *v <= '9')
 			rank = v;
 	}
-	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0));
+	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0) +
+				       (sd_w.cfg.argv_mode != SD_ARGV_OFF) + (cwd[0] == '/'));
 	if (rank)
 		pack_kv_u64("rank", strtoull(rank, NULL, 10));
 	pack_kv_u64("pid", (uint64_t)getpid());
 	pack_kv_u64("ppid", (uint64_t)getppid());
 	pack_kv_str("host", host);
 	pack_kv_str("exe", sd_w.exe);
-	pack_str("argv");
-	msgpack_pack_array(&sd_w.pk, nargs);
-	for (size_t i = 0; i < n && nargs; i += strlen(cmdline + i) + 1)
-		pack_str(cmdline + i);
+	static const char *const argv_modes[] = {"on", "off", "redact"};
+	pack_kv_str("argv_mode", argv_modes[sd_w.cfg.argv_mode]);
+	if (sd_w.cfg.argv_mode != SD_ARGV_OFF) {
+		/* regexec: ordinary context (the constructor or a forked child's
+		 * start), never a signal handler. */
+		pack_str("argv");
+		msgpack_pack_array(&sd_w.pk, nargs);
+		for (size_t i = 0; i < n && nargs; i += strlen(cmdline + i) + 1) {
+			int hide = sd_w.cfg.argv_mode == SD_ARGV_REDACT &&
+				   (!sd_w.cfg.argv_redact ||
+				    regexec(sd_w.cfg.argv_redact, cmdline + i, 0, NULL, 0) == 0);
+			pack_str(hide ? "[redacted]" : cmdline + i);
+		}
+	}
+	if (cwd[0] == '/')
+		pack_kv_str("cwd", cwd);
 	pack_str("clock");
 	msgpack_pack_map(&sd_w.pk, 2);
 	pack_kv_u64("monotonic_ns", sd_w.t0_mono);

@@ -32,7 +32,7 @@
 
 #include "writer/writer_int.h"
 
-struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER, .out_fd = -1, .reserve_fd = -1};
+struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER, .out_fd = -1, .dir_fd = -1};
 
 static const char *final_reason = "exit";
 
@@ -90,26 +90,6 @@ void sd_writer_drop_global_sigsafe(enum sd_drop why)
 
 /* ---- the file ----------------------------------------------------------- */
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return -errno;
-	struct stat st;
-	if (stat(buf, &st) != 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -149,57 +129,80 @@ void sd_writer_fd_closed(int fd)
 		atomic_store(&sd_w.out_fd_dead, 1);
 }
 
-/* One descriptor number kept for the stream file, which is made lazily
- * (flush_file_at): a program that uses up RLIMIT_NOFILE before its first
- * sample still gets its stream. The reserve is a memfd of its own (unique
- * device and inode): closed only if the number still names it, never when a
- * raw close_range took it and the program reused the number. */
-static void reserve_take(void)
+/* The output directory is opened (made if missing) by the rule of outdir.c
+ * when the runtime starts, so a bad or unsafe SONDE_OUTPUT is said at once
+ * although the stream file is made lazily (flush_file_at). sd_w.dir becomes
+ * the directory's absolute path (a program that changes its working
+ * directory, or its forked children, still write there) and the directory's
+ * descriptor is kept, above the floor, until the file is made in it: it is
+ * also the descriptor number reserved for the file, so a program that uses
+ * up RLIMIT_NOFILE before its first sample still gets its stream. It is
+ * closed only if the number still names the directory (device and inode),
+ * never after a raw close_range took it and the program reused the number. */
+static int prepare_dir(void)
 {
-	if (sd_w.reserve_fd >= 0)
-		return;
-	int fd = memfd_create("sonde-reserve", MFD_CLOEXEC);
-	if (fd < 0)
-		return;
+	mode_t dmode = sd_w.cfg.dir_mode ? sd_w.cfg.dir_mode : 0700;
+	struct sd_outdir_why why = {.knob = "SONDE_OUTPUT"};
+	int dirfd = sd_outdir_open(sd_w.dir, dmode, &why);
+	if (dirfd < 0) {
+		say("sonde: SONDE_OUTPUT: %s (%s; this run is not profiled)", why.what, why.hint);
+		return dirfd;
+	}
+	char abs[sizeof sd_w.dir];
+	if (sd_outdir_path(dirfd, abs, sizeof abs) == 0)
+		memcpy(sd_w.dir, abs, sizeof abs);
 	struct stat st;
-	fstat(fd, &st);
-	sd_w.reserve_dev = st.st_dev;
-	sd_w.reserve_ino = st.st_ino;
-	sd_w.reserve_fd = adopt_fd(fd);
+	fstat(dirfd, &st);
+	sd_w.dir_dev = st.st_dev;
+	sd_w.dir_ino = st.st_ino;
+	sd_w.dir_fd = adopt_fd(dirfd);
+	return 0;
 }
 
-static void reserve_release(void)
+/* Takes the kept directory descriptor (the caller closes it), or opens the
+ * directory again by its absolute path when the descriptor was lost. */
+static int take_dir_fd(void)
 {
-	int fd = sd_w.reserve_fd;
+	int fd = sd_w.dir_fd;
+	sd_w.dir_fd = -1;
+	if (fd >= 0) {
+		if (sd_w.cfg.fd_track)
+			sd_w.cfg.fd_track(fd, 0);
+		struct stat st;
+		if (fstat(fd, &st) == 0 && st.st_dev == sd_w.dir_dev && st.st_ino == sd_w.dir_ino)
+			return fd;
+	}
+	if (prepare_dir() != 0)
+		return -1;
+	return take_dir_fd();
+}
+
+/* Closes the kept directory descriptor, if it still names the directory. */
+static void drop_dir_fd(void)
+{
+	int fd = sd_w.dir_fd;
+	sd_w.dir_fd = -1;
 	if (fd < 0)
 		return;
-	sd_w.reserve_fd = -1;
 	if (sd_w.cfg.fd_track)
 		sd_w.cfg.fd_track(fd, 0);
 	struct stat st;
-	if (fstat(fd, &st) == 0 && st.st_dev == sd_w.reserve_dev && st.st_ino == sd_w.reserve_ino)
+	if (fstat(fd, &st) == 0 && st.st_dev == sd_w.dir_dev && st.st_ino == sd_w.dir_ino)
 		close(fd);
 }
 
-/* The output directory, made (or checked) when the runtime starts, so that a
- * bad SONDE_OUTPUT is said at once even though the file comes later. */
-static int prepare_dir(void)
-{
-	int err = mkdir_p(sd_w.dir);
-	if (err)
-		say("sonde: SONDE_OUTPUT: cannot create directory '%s': %s "
-		    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
-		    sd_w.dir, strerror(-err));
-	return err;
-}
-
-/* Creates a new file for this process: <exe>.<host>.<pid>[.<seq>].sonde. */
+/* Creates a new file for this process, <exe>.<host>.<pid>[.<seq>].sonde, in
+ * the output directory (prepare_dir); sd_w.path is the file's absolute path,
+ * by which it is opened again (checked by device and inode). */
 static int create_file(void)
 {
-	int err = 0;
-	reserve_release();
+	mode_t fmode = sd_w.cfg.file_mode ? sd_w.cfg.file_mode : 0600;
+	int dirfd = take_dir_fd();
+	if (dirfd < 0)
+		return -ENOENT;
 	char host[256] = "host";
 	gethostname(host, sizeof host - 1);
+	int err = -EEXIST;
 	for (int seq = 0; seq < 1000; seq++) {
 		char suffix[16] = "";
 		if (seq)
@@ -209,19 +212,29 @@ static int create_file(void)
 		if (len < 0 || len >= (int)sizeof sd_w.path) {
 			say("sonde: SONDE_OUTPUT: '%s': path too long%s (use a shorter directory)",
 			    sd_w.dir, "");
-			return -ENAMETOOLONG;
+			err = -ENAMETOOLONG;
+			break;
 		}
-		int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-			      0644);
-		if (fd < 0 && errno == EEXIST)
+		int fd = dirfd >= 0 ? sd_outdir_create_file(dirfd, base_name(sd_w.path), fmode)
+				    : sd_outdir_create_file(AT_FDCWD, sd_w.path, fmode);
+		if (fd == -EMFILE && dirfd >= 0) {
+			/* Out of descriptors: the directory's number was the one kept
+			 * for the file. Same directory, by its absolute path. */
+			close(dirfd);
+			dirfd = -1;
+			fd = sd_outdir_create_file(AT_FDCWD, sd_w.path, fmode);
+		}
+		if (fd == -EEXIST)
 			continue;
 		if (fd < 0) {
-			err = -errno;
+			err = fd;
 			say("sonde: SONDE_OUTPUT: cannot create a file in '%s': %s "
 			    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
 			    sd_w.dir, strerror(-err));
-			return err;
+			break;
 		}
+		if (dirfd >= 0)
+			close(dirfd);
 		struct stat st;
 		fstat(fd, &st);
 		sd_w.dev = st.st_dev;
@@ -235,9 +248,12 @@ static int create_file(void)
 			say("sonde: profiling to %s%s", sd_w.path, "");
 		return 0;
 	}
-	say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
-	    "(clean the directory)", sd_w.dir, "");
-	return -EEXIST;
+	if (dirfd >= 0)
+		close(dirfd);
+	if (err == -EEXIST)
+		say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
+		    "(clean the directory)", sd_w.dir, "");
+	return err;
 }
 
 /* Is fd still the stream file we created (device and inode)? */
@@ -776,7 +792,6 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 	if (err)
 		return err;
 	sd_w.file_pending = 1;
-	reserve_take();
 	pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);
@@ -887,7 +902,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	if (!keep) {
 		sd_modules_free();
 		drop_fd(1);
-		reserve_release();
+		drop_dir_fd();
 		atomic_store(&sd_w.inited, 0);
 		return 0;
 	}
@@ -919,7 +934,10 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	sd_w.file_ok = 0;
 	drop_fd(1); /* the parent's file */
 	sd_w.file_pending = 1; /* made lazily: a child that only execs leaves none */
-	reserve_take();        /* the parent's, if it had one, is ours here too */
+	if (sd_w.dir_fd < 0 && prepare_dir() != 0) { /* the parent's, if kept, is ours too */
+		atomic_store(&sd_w.inited, 0);
+		return -EIO;
+	}
 	pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);

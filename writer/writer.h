@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -207,8 +208,17 @@ struct sd_source_info {
 	int signo;
 };
 
+enum sd_argv { SD_ARGV_ON, SD_ARGV_OFF, SD_ARGV_REDACT };
+
 struct sd_writer_config {
-	const char *dir;           /* output directory, created if missing */
+	const char *dir;           /* output directory, created if missing, by
+				    * the rule of sd_outdir_open */
+	mode_t file_mode, dir_mode; /* of what is created (SONDE_MODE); 0: private */
+	/* SONDE_ARGV: argv recorded whole, not at all, or with every argument
+	 * argv_redact matches replaced (compiled by the caller, alive as long as
+	 * the writer). */
+	enum sd_argv argv_mode;
+	const regex_t *argv_redact;
 	unsigned flush_ms;
 	unsigned max_depth;
 	const char *unwind;        /* "libunwind", "fp", "none" */
@@ -241,6 +251,34 @@ struct sd_writer_config {
 	 * gone too). May be NULL. */
 	void (*tick)(int stream_fd_lost);
 };
+
+/* --- output directory: ordinary context; shared with `sonde run` -------- */
+
+/* Why sd_outdir_open refused, for the caller's `sonde:` line: `what`
+ * ("'DIR' is a symbolic link") and `hint`, which names `knob` (set by the
+ * caller: "SONDE_OUTPUT" when NULL, "-o" for `sonde run`). */
+struct sd_outdir_why {
+	const char *knob;
+	char what[4400];
+	char hint[200];
+};
+/* SONDE_MODE: NULL, "" or "private" 0600/0700; "group" 0640/0750; "world"
+ * 0644/0755 (both less the umask when used). 0, or -EINVAL and the outputs
+ * untouched. */
+int sd_outdir_mode_parse(const char *v, mode_t *file_mode, mode_t *dir_mode);
+/* Opens (creating what is missing, with dir_mode less the umask) the output
+ * directory `path` by the rule in outdir.c and docs/ENV.md: no symbolic link
+ * as the directory or planted by another user on the way, the directory owned
+ * by the effective user and not writable by others unless sticky. Returns an
+ * O_PATH descriptor (close-on-exec) for the *at calls, or -errno with *why
+ * filled. Any thread, ordinary context. */
+int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why);
+/* Creates file `name` in directory dirfd: O_CREAT|O_EXCL|O_NOFOLLOW, append
+ * only, close-on-exec, file_mode less the umask. fd or -errno. */
+int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode);
+/* The absolute path of directory dirfd (from /proc/self/fd) into buf. 0, or
+ * -errno and buf untouched. */
+int sd_outdir_path(int dirfd, char *buf, size_t len);
 
 /* Creates the output file and writes the header; does not start the thread.
  * Returns 0 or -errno; on failure it has printed one `sonde:` line. */

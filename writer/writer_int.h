@@ -62,9 +62,9 @@ struct sd_writer {
 	uint64_t out_bytes;         /* size of the file we wrote */
 	int file_ok;
 	int file_pending;           /* not made yet (flush_file_at) */
-	int reserve_fd;             /* a number kept for it (reserve_take) */
-	dev_t reserve_dev;
-	ino_t reserve_ino;
+	int dir_fd;                 /* output directory, kept until the file is made */
+	dev_t dir_dev;
+	ino_t dir_ino;
 	int seq;
 	pid_t fork_of;
 	uint64_t t0_mono, t0_real;
