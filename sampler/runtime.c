@@ -793,6 +793,13 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		if (sd_real_sigaction(SIGIO, &sa, NULL) == 0)
 			sd_rt.sigio_installed = 1;
 	}
+	/* The output directory first, before the probes hold descriptors: with
+	 * a low RLIMIT_NOFILE its walk is what may not fit. */
+	struct sd_writer_config dc = {.dir = sd_rt.cfg.output, .dir_mode = sd_rt.cfg.dir_mode,
+				      .fd_floor = sd_rt.fd_floor,
+				      .fd_track = sd_runtime_fd_track_sigsafe};
+	if (sd_writer_open_dir(&dc) != 0)
+		return; /* said why; the program runs on unprofiled */
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
 		atomic_store(&sd_rt.unwind_init, 1);
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);

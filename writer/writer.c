@@ -777,18 +777,30 @@ static void begin_stream(void)
 	flush_file();
 }
 
+int sd_writer_open_dir(const struct sd_writer_config *cfg)
+{
+	sd_w.cfg = *cfg;
+	snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
+	return prepare_dir();
+}
+
 int sd_writer_init(const struct sd_writer_config *cfg)
 {
+	char dir[sizeof sd_w.dir];
+	memcpy(dir, sd_w.dir, sizeof dir); /* absolute, if opened already */
 	sd_w.cfg = *cfg;
 	if (sd_w.cfg.nsources > 8)
 		sd_w.cfg.nsources = 8;
 	memcpy(sd_w.sources, cfg->sources, sd_w.cfg.nsources * sizeof *sd_w.sources);
-	snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
+	if (sd_w.dir_fd >= 0)
+		memcpy(sd_w.dir, dir, sizeof dir);
+	else
+		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
 	if (!sd_w.tmp_nodes)
 		return -ENOMEM;
-	int err = prepare_dir();
+	int err = sd_w.dir_fd >= 0 ? 0 : prepare_dir();
 	if (err)
 		return err;
 	sd_w.file_pending = 1;

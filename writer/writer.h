@@ -280,6 +280,10 @@ int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode);
  * -errno and buf untouched. */
 int sd_outdir_path(int dirfd, char *buf, size_t len);
 
+/* Opens (makes) the output directory cfg->dir with cfg->dir_mode, fd_floor
+ * and fd_track, before anything else holds descriptors; sd_writer_init then
+ * uses it. 0, or -errno after one `sonde:` line. Optional. */
+int sd_writer_open_dir(const struct sd_writer_config *cfg);
 /* Creates the output file and writes the header; does not start the thread.
  * Returns 0 or -errno; on failure it has printed one `sonde:` line. */
 int sd_writer_init(const struct sd_writer_config *cfg);
