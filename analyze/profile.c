@@ -106,6 +106,7 @@ struct sstate {
 	char **unames, **ureasons; size_t nun;         /* HEADER counters_unavailable */
 	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */
 	char *exe;                                     /* HEADER exe (empty MODULE paths) */
+	char *cwd;                                     /* HEADER cwd (relative MODULE paths) */
 	int ended;                                     /* the last known record was END */
 	char *end_reason;                              /* of the last END (NULL: none) */
 	uint64_t end_signal;                           /* its stats `signal` */
@@ -238,6 +239,7 @@ static void sstate_fini(struct sstate *st)
 	free(st->ureasons);
 	free(st->aggcnt);
 	free(st->exe);
+	free(st->cwd);
 	free(st->end_reason);
 	for (size_t i = 0; i <= st->nsources && st->sources; i++) {
 		struct ssource *s = &st->sources[i];
@@ -386,6 +388,7 @@ static int on_header(struct sstate *st, const struct sd_record *r, struct sd_str
 	st->exe = strdup_or(sd_map_get(info, "exe"), "[unknown module]");
 	if (!st->host || !st->exe)
 		return -ENOMEM;
+	st->cwd = sd_obj_strdup(sd_map_get(info, "cwd")); /* NULL: none (or no memory) */
 	uint64_t rank;
 	st->rank = sd_obj_u64(sd_map_get(info, "rank"), &rank) == 0 && rank <= INT64_MAX
 		   ? (int64_t)rank : -1;
@@ -1768,7 +1771,8 @@ int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 			st->mods[i] = -2;
 			continue;
 		}
-		int h = sd_sym_module(p->sym, st->modpath[i], st->modbid[i], st->modbidlen[i]);
+		int h = sd_sym_module(p->sym, st->modpath[i], st->cwd, st->modbid[i],
+				      st->modbidlen[i]);
 		if (h < 0)
 			r = h;
 		else

@@ -2,11 +2,37 @@
  * symbols.c: offline symbolization for `sonde report`, with elfutils (libdwfl).
  *
  * A module is an ELF file named by a stream's MODULE record, identified by (path,
- * build-id) so that the many processes of one run share one opened file. Each module
- * gets its own Dwfl, reported at base 0 with add_p_vaddr=true, which makes the module's
- * addresses equal to ELF virtual addresses (bias 0, also for prelinked objects): FRAME
- * addrs are ELF vaddrs already and are looked up unchanged. Separate debug info is found
- * the standard way (dwfl_standard_find_debuginfo: .gnu_debuglink, /usr/lib/debug, build-id).
+ * build-id) so that the many processes of one run share one module. A relative path (a
+ * plugin dlopen()ed as "./libplug.so") is taken relative to the directory the program
+ * ran in (HEADER `cwd`); without one the module is not symbolized, with a warning.
+ *
+ * Files. A module's file is opened only if it is a regular file with the ELF magic,
+ * checked on the descriptor: an O_PATH descriptor first (which opens no device), then
+ * O_RDONLY|O_NONBLOCK (a FIFO swapped in cannot block) with the same inode, never a file
+ * of /proc or /sys (/proc/PID/mem is "regular"). The descriptor is handed to elfutils.
+ * Every module with the same build-id (or, without one, the same file identity) shares
+ * one struct symfile: its Dwfl, its sorted symbol table and its raw locations
+ * (symcache.c), loaded once per report whatever number of streams and paths name it.
+ * Each symfile gets its own Dwfl, reported at base 0 with add_p_vaddr=true, which makes
+ * the module's addresses equal to ELF virtual addresses (bias 0, also for prelinked
+ * objects): FRAME addrs are ELF vaddrs already and are looked up unchanged. Separate
+ * debug info is found the standard way (dwfl_standard_find_debuginfo: .gnu_debuglink,
+ * /usr/lib/debug, build-id).
+ *
+ * Symbol table. dwfl_module_addrinfo scans every symbol per lookup (cc1: 29,000 symbols
+ * for each of thousands of addresses); the symbols are read once into an array sorted by
+ * address instead, with the running maximum of their ends, so that a lookup is a binary
+ * search and a short scan back. The choice is elfutils' own: the closest symbol at or
+ * below the address whose size covers it (global over weak over local at one address),
+ * else the closest sizeless one above every sized symbol's end (an assembly label).
+ *
+ * Symbol cache. Raw locations (symcache.c) are kept across reports in the cache
+ * directory (SONDE_CACHE, default $XDG_CACHE_HOME/sonde or ~/.cache/sonde), one file per
+ * build-id. A cache is used when it was made from a file of the same identity (device,
+ * inode, size, mtime, ctime) or when the file's build-id, read again, is the one
+ * recorded; else it is not. A file is opened with elfutils only when an address is not
+ * in its cache, so a second report of the same binaries reads no ELF or DWARF at all.
+ * Caches that gained addresses are written at sd_sym_finish and sd_sym_free.
  *
  * Files are opened lazily, at the first lookup. A module that cannot be symbolized (the
  * vDSO, a missing file, a file whose build-id differs from the one recorded, a stripped
@@ -28,28 +54,56 @@
  * Runs in the one thread that merges streams (profile.c); not thread-safe.
  *
  * Invariants: a function id names one (module path, name) pair for the symbolizer's
- * life; a file id one path (0: unknown); each (module, addr) is looked up in elfutils at
- * most once (per-module cache of location ids); a location's frames never change.
+ * life; a file id one path (0: unknown); each (module, addr) is looked up at most once
+ * (per-module cache of location ids) and each (file, addr) in elfutils at most once
+ * across reports (raw locations); a location's frames never change.
  */
+#define _GNU_SOURCE /* O_PATH */
 #include "analyze/analyze.h"
 
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 enum { MOD_NEW, MOD_OPEN, MOD_FALLBACK };
 
-struct symmod {
-	char *path, *base;
-	uint8_t *build_id;
-	size_t build_id_len;
-	int state;
+/* One symbol of a file's table, sorted by (addr, preference). */
+struct fsym {
+	uint64_t addr, size;
+	const char *name;  /* in the Dwfl's string table */
+	uint32_t rank;     /* binding (global 3, weak 2, local 1) << 24 | symbol-order tiebreak */
+};
+
+/* One ELF file (a build-id, or an identity without one), shared by its modules. */
+struct symfile {
+	char *path;                  /* the path it is opened by */
+	struct sd_fileid id;         /* build-id as recorded (and checked) and identity */
+	int fd;                      /* O_RDONLY, until handed to elfutils; -1 after */
+	int opened, ok;              /* elfutils tried; and usable */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct sd_u64map cache; /* addr -> location id */
+	struct fsym *syms; size_t nsyms;
+	uint64_t *maxend;            /* maxend[i]: max addr + size of syms[0..i] */
+	struct sd_symcache *cache;   /* raw locations, never NULL once registered */
+	char *cache_name;            /* its file in the cache directory; NULL: not kept */
+};
+
+struct symmod {
+	char *path, *base;           /* path made absolute against cwd when relative */
+	uint8_t *build_id;
+	size_t build_id_len;
+	int rel_nocwd;               /* relative path and no cwd recorded */
+	int state;
+	uint32_t file;               /* MOD_OPEN: index in sy->sfiles */
+	struct sd_u64map cache;      /* addr -> location id */
 };
 
 /* libstdc++'s demangler (the analyzer links libstdc++ for it). */
@@ -64,6 +118,10 @@ struct sd_symbolizer {
 	struct symmod *mods;
 	size_t nmods, capmods;
 	struct sd_strmap modkeys;  /* path \0 build-id -> module handle */
+	struct symfile *sfiles; size_t nsfiles, capsfiles;
+	struct sd_strmap sfilekeys; /* build-id, or "noid" + identity -> symfile */
+	int cachefd;               /* cache directory: >= 0, -1 none, -2 not opened yet */
+	char *cachedir;
 	struct sd_u64map raw, unknown; /* caches for module 0 and undefined module ids */
 	struct sd_func *funcs;
 	size_t nfuncs, capfuncs;
@@ -106,6 +164,8 @@ struct sd_symbolizer *sd_sym_new(int flags)
 	sy->inl = !(flags & SD_SYM_NO_INLINE);
 	sy->demangle = !(flags & SD_SYM_NO_DEMANGLE);
 	sy->lines = !!(flags & SD_SYM_LINES);
+	sy->cachefd = -2;
+	elf_version(EV_CURRENT); /* libelf, before has_build_id's elf_begin */
 	if (grow(&sy->files, &sy->capfiles, 1, sizeof(*sy->files)) || !(sy->files[0] = strdup(""))) {
 		free(sy->files);
 		free(sy);
@@ -119,19 +179,37 @@ struct sd_symbolizer *sd_sym_new(int flags)
 	return sy;
 }
 
+static void save_caches(struct sd_symbolizer *sy);
+
 void sd_sym_free(struct sd_symbolizer *sy)
 {
 	if (!sy)
 		return;
+	save_caches(sy);
 	for (size_t i = 0; i < sy->nmods; i++) {
 		struct symmod *m = &sy->mods[i];
-		if (m->dwfl)
-			dwfl_end(m->dwfl);
 		free(m->path);
 		free(m->build_id);
 		sd_u64map_fini(&m->cache);
 	}
 	free(sy->mods);
+	for (size_t i = 0; i < sy->nsfiles; i++) {
+		struct symfile *f = &sy->sfiles[i];
+		if (f->dwfl)
+			dwfl_end(f->dwfl);
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->path);
+		free(f->syms);
+		free(f->maxend);
+		sd_symcache_free(f->cache);
+		free(f->cache_name);
+	}
+	free(sy->sfiles);
+	sd_strmap_fini(&sy->sfilekeys);
+	if (sy->cachefd >= 0)
+		close(sy->cachefd);
+	free(sy->cachedir);
 	for (size_t i = 0; i < sy->nfuncs; i++) {
 		free(sy->funcs[i].name);
 		free(sy->funcs[i].module);
@@ -151,22 +229,42 @@ void sd_sym_free(struct sd_symbolizer *sy)
 	free(sy);
 }
 
-int sd_sym_module(struct sd_symbolizer *sy, const char *path, const uint8_t *build_id,
-		  size_t build_id_len)
+/* A path the loader gives for something that is not a file: "[vdso]", "" (taken as
+ * `exe` by the reader before it gets here). */
+static int pseudo_path(const char *path)
 {
-	size_t plen = strlen(path);
-	char *key = malloc(plen + 1 + build_id_len);
-	uint32_t id;
-	int err = -ENOMEM;
+	return !path[0] || path[0] == '[';
+}
 
-	if (!key)
-		return -ENOMEM;
+int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
+		  const uint8_t *build_id, size_t build_id_len)
+{
+	char *full = NULL, *key = NULL;
+	uint32_t id;
+	int err = -ENOMEM, rel = path[0] != '/' && !pseudo_path(path);
+
+	if (build_id_len > SD_BUILD_ID_MAX)
+		build_id_len = 0; /* not a GNU build-id: the file is matched by path alone */
+	if (rel && cwd && cwd[0] == '/') {
+		size_t cl = strlen(cwd);
+		const char *p = path;
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		if (!(full = malloc(cl + strlen(p) + 2)))
+			return -ENOMEM;
+		sprintf(full, "%s%s%s", cwd, cl && cwd[cl - 1] == '/' ? "" : "/", p);
+		path = full;
+		rel = 0;
+	}
+	size_t plen = strlen(path);
+	if (!(key = malloc(plen + 1 + build_id_len)))
+		goto out;
 	memcpy(key, path, plen + 1);
 	if (build_id_len)
 		memcpy(key + plen + 1, build_id, build_id_len);
 	if (sd_strmap_get(&sy->modkeys, key, plen + 1 + build_id_len, &id)) {
-		free(key);
-		return (int)id;
+		err = (int)id;
+		goto out;
 	}
 	if (sy->nmods == sy->capmods) {
 		size_t cap = sy->capmods ? sy->capmods * 2 : 16;
@@ -189,6 +287,7 @@ int sd_sym_module(struct sd_symbolizer *sy, const char *path, const uint8_t *bui
 		memcpy(m->build_id, build_id, build_id_len);
 	m->build_id_len = build_id_len;
 	m->base = (char *)basename_of(m->path);
+	m->rel_nocwd = rel;
 	if (sd_strmap_put(&sy->modkeys, key, plen + 1 + build_id_len, (uint32_t)sy->nmods)) {
 		free(m->path);
 		free(m->build_id);
@@ -197,59 +296,238 @@ int sd_sym_module(struct sd_symbolizer *sy, const char *path, const uint8_t *bui
 	err = (int)sy->nmods++;
 out:
 	free(key);
+	free(full);
 	return err;
 }
 
-/* Open module m for lookups, or decide it falls back to module+offset names. */
-static void mod_open(struct sd_symbolizer *sy, struct symmod *m)
-{
-	struct stat st;
-	const unsigned char *bits;
-	GElf_Addr vaddr;
+/* ---- opening files ------------------------------------------------------------------ */
 
-	m->state = MOD_FALLBACK;
-	if (sy->addresses || m->path[0] != '/')   /* [vdso], [unknown], "" */
-		return;
-	int bad = stat(m->path, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? -1 : 0;
-	if (bad) {
-		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", m->path,
-			bad > 0 ? strerror(bad) : "not a regular file", m->base);
+/* Open path for reading if it is a regular ELF file on disk: an fd (O_CLOEXEC) and *st,
+ * or -1 with the reason in *why. Nothing but a regular file is ever opened for reading:
+ * the type is checked on an O_PATH descriptor (opening no device, waiting for no FIFO
+ * writer), then on the O_RDONLY|O_NONBLOCK one, which must be the same inode. */
+static int open_elf(const char *path, struct stat *st, const char **why)
+{
+	struct stat st2;
+	struct statfs sfs;
+	unsigned char magic[4];
+	int fd = -1, pfd = open(path, O_PATH | O_CLOEXEC);
+
+	if (pfd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	*why = "not a regular file";
+	if (fstat(pfd, st) < 0 || !S_ISREG(st->st_mode))
+		goto bad;
+	if (fstatfs(pfd, &sfs) == 0 && (sfs.f_type == PROC_SUPER_MAGIC ||
+					sfs.f_type == SYSFS_MAGIC)) {
+		*why = "a file of /proc or /sys, not an object file";
+		goto bad;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		goto bad;
+	}
+	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_dev != st->st_dev ||
+	    st2.st_ino != st->st_ino) {
+		*why = "replaced while being opened";
+		goto bad;
+	}
+	*st = st2;
+	if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, "\177ELF", 4)) {
+		*why = "not an ELF file";
+		goto bad;
+	}
+	close(pfd);
+	return fd;
+bad:
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
+	return -1;
+}
+
+static void fileid_of(struct sd_fileid *id, const struct stat *st, const uint8_t *bid,
+		      size_t bid_len)
+{
+	memset(id, 0, sizeof(*id));
+	memcpy(id->bid, bid, bid_len);
+	id->bid_len = (uint32_t)bid_len;
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_s = st->st_mtim.tv_sec;
+	id->mtime_ns = st->st_mtim.tv_nsec;
+	id->ctime_s = st->st_ctim.tv_sec;
+	id->ctime_ns = st->st_ctim.tv_nsec;
+}
+
+static int same_identity(const struct sd_fileid *a, const struct sd_fileid *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns &&
+	       a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns;
+}
+
+/* 1 if the ELF file open on fd has GNU build-id bid, 0 if not (another or none). */
+static int has_build_id(int fd, const uint8_t *bid, size_t len)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *p;
+	ssize_t n = e ? dwelf_elf_gnu_build_id(e, &p) : -1;
+	int same = n == (ssize_t)len && !memcmp(p, bid, len);
+
+	if (e)
+		elf_end(e);
+	return same;
+}
+
+/* The cache directory, opened on first use: fd >= 0, or -1 (off, or unusable: one
+ * warning). SONDE_CACHE: "off" (none), a directory, or unset/empty (the default). */
+static int cache_dir(struct sd_symbolizer *sy)
+{
+	const char *env = getenv("SONDE_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	char why[160];
+
+	if (sy->cachefd != -2)
+		return sy->cachefd;
+	sy->cachefd = -1;
+	if (env && !strcmp(env, "off"))
+		return -1;
+	size_t l = 64 + (env ? strlen(env) : 0) + (xdg ? strlen(xdg) : 0) +
+		   (home ? strlen(home) : 0);
+	if (!(sy->cachedir = malloc(l)))
+		return -1;
+	if (env && env[0])
+		snprintf(sy->cachedir, l, "%s", env);
+	else if (xdg && xdg[0] == '/')
+		snprintf(sy->cachedir, l, "%s/sonde", xdg);
+	else if (home && home[0] == '/')
+		snprintf(sy->cachedir, l, "%s/.cache/sonde", home);
+	else
+		return -1;
+	sy->cachefd = sd_symcache_dir_open(sy->cachedir, why, sizeof(why));
+	/* the default place goes unused quietly where it cannot be made (no home: a
+	 * daemon's user); a place that is there but unsafe, or one asked for, is said */
+	if (sy->cachefd < 0 && (env && env[0] ? 1 : errno != ENOENT && errno != EACCES &&
+				errno != EROFS && errno != ENOTDIR))
+		fprintf(stderr, "sonde: %s: symbol cache not used: %s (set SONDE_CACHE to "
+			"another directory, or to off)\n", sy->cachedir, why);
+	return sy->cachefd;
+}
+
+/* Name of f's cache file into buf: the build-id in hex and the size (a stripped copy of
+ * a file has its build-id, not its symbols), else a hash of the path and identity (a
+ * file without build-id is known by those alone). */
+static void cache_name(const struct symfile *f, char *buf, size_t len)
+{
+	if (f->id.bid_len) {
+		size_t o = 0;
+		for (uint32_t i = 0; i < f->id.bid_len && o + 3 < len; i++)
+			o += (size_t)snprintf(buf + o, len - o, "%02x", f->id.bid[i]);
+		snprintf(buf + o, len - o, "-%" PRIx64 ".sym", f->id.size);
 		return;
 	}
-	m->dwfl = dwfl_begin(&sy->cb);
-	if (m->dwfl)
-		m->mod = dwfl_report_elf(m->dwfl, m->base, m->path, -1, 0, true);
-	if (m->dwfl)
-		dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod) {
-		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", m->path,
-			dwfl_errmsg(-1), m->base);
-		return;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const uint8_t *p = (const uint8_t *)f->path;
+	for (; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	p = (const uint8_t *)&f->id.dev;
+	for (size_t i = 0; i < sizeof(f->id) - offsetof(struct sd_fileid, dev); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	snprintf(buf, len, "noid-%016" PRIx64 ".sym", h);
+}
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank; /* best last: met first going down */
+}
+
+static int bind_rank(const GElf_Sym *s)
+{
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
 	}
-	if (m->build_id_len) {
-		int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
-		if (n != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
-			fprintf(stderr, "sonde: %s: build-id differs from the profiled file (it "
-				"was rebuilt or replaced since the run; showing %s+0xADDR)\n",
-				m->path, m->base);
-			return;
-		}
-	}
-	/* a stripped file: no defined function symbol in .symtab or .dynsym */
-	int nsyms = dwfl_module_getsymtab(m->mod), funcs = 0;
-	for (int i = 1; i < nsyms && !funcs; i++) {
+}
+
+/* Read f's symbols into the sorted table: 1 if it has a defined function symbol, 0 if
+ * not (stripped), -ENOMEM. */
+static int load_symtab(struct symfile *f)
+{
+	int nsyms = dwfl_module_getsymtab(f->mod), funcs = 0;
+	size_t n = 0;
+
+	if (nsyms <= 1)
+		return 0;
+	if (!(f->syms = malloc((size_t)nsyms * sizeof(*f->syms))))
+		return -ENOMEM;
+	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Word shndx;
-		if (dwfl_module_getsym(m->mod, i, &sym, &shndx) &&
-		    GELF_ST_TYPE(sym.st_info) == STT_FUNC && shndx != SHN_UNDEF)
+		const char *name = dwfl_module_getsym(f->mod, i, &sym, &shndx);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		if (type == STT_FUNC)
 			funcs = 1;
+		/* symbols read first win ties, as in elfutils: globals come after locals in
+		 * a table, so the order counts down from the end */
+		f->syms[n++] = (struct fsym){ sym.st_value, sym.st_size, name,
+			(uint32_t)bind_rank(&sym) << 24 | (uint32_t)(0xffffff - (i & 0xffffff)) };
 	}
-	if (!funcs) {
-		fprintf(stderr, "sonde: %s: no symbols (stripped?; showing %s+0xADDR)\n", m->path,
-			m->base);
-		return;
+	f->nsyms = n;
+	if (!n)
+		return funcs;
+	qsort(f->syms, n, sizeof(*f->syms), fsym_cmp);
+	if (!(f->maxend = malloc(n * sizeof(*f->maxend))))
+		return -ENOMEM;
+	uint64_t mx = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e = f->syms[i].addr + f->syms[i].size;
+		mx = e > mx ? e : mx;
+		f->maxend[i] = mx;
 	}
-	m->state = MOD_OPEN;
+	return funcs;
+}
+
+/* The symbol table's name for addr (NULL: none), as dwfl_module_addrinfo chooses it. */
+static const char *symtab_name(const struct symfile *f, uint64_t addr)
+{
+	size_t lo = 0, hi = f->nsyms;
+
+	while (lo < hi) { /* first symbol above addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* the closest sized symbol that covers addr: only symbols whose running maximum
+	 * end is above addr can (at one address the best is met first) */
+	for (size_t i = lo; i-- > 0 && f->maxend[i] > addr;) {
+		const struct fsym *s = &f->syms[i];
+		if (s->size && addr - s->addr < s->size)
+			return s->name;
+	}
+	/* else the closest sizeless label at or above the end of every symbol below */
+	uint64_t min_label = f->maxend[lo - 1];
+	for (size_t i = lo; i-- > 0 && f->syms[i].addr >= min_label;)
+		if (!f->syms[i].size)
+			return f->syms[i].name;
+	return NULL;
 }
 
 /* Function id for (module path, name), created on first use. */
@@ -347,6 +625,171 @@ out:
 	return r;
 }
 
+
+/* Hand f's descriptor to elfutils and read its symbol table (at the first address not in
+ * its cache). f->ok tells whether it can be used; a warning names the module path. */
+static void file_open(struct sd_symbolizer *sy, struct symfile *f, const char *base)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+
+	if (f->opened)
+		return;
+	f->opened = 1;
+	f->ok = 0;
+	if (f->fd < 0)
+		return;
+	f->dwfl = dwfl_begin(&sy->cb);
+	if (f->dwfl)
+		f->mod = dwfl_report_elf(f->dwfl, base, f->path, f->fd, 0, true);
+	if (f->mod)
+		f->fd = -1; /* the Dwfl's now */
+	if (f->dwfl)
+		dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!f->mod) {
+		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", f->path,
+			dwfl_errmsg(-1), base);
+		return;
+	}
+	if (f->id.bid_len) {
+		int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
+		if (n != (int)f->id.bid_len || memcmp(bits, f->id.bid, f->id.bid_len)) {
+			fprintf(stderr, "sonde: %s: build-id differs from the profiled file (it "
+				"was rebuilt or replaced since the run; showing %s+0xADDR)\n",
+				f->path, base);
+			return;
+		}
+	}
+	int r = load_symtab(f);
+	if (r == 0)
+		fprintf(stderr, "sonde: %s: no symbols (stripped?; showing %s+0xADDR)\n", f->path,
+			base);
+	f->ok = r > 0;
+}
+
+/* The symfile of a module whose file is open on fd (taken), registered if new: its index,
+ * or -1 (the module falls back: a build-id that differs, no memory). */
+static long file_of(struct sd_symbolizer *sy, struct symmod *m, int fd, const struct stat *st)
+{
+	struct sd_fileid id;
+	char key[16 + sizeof(id)], name[2 * SD_BUILD_ID_MAX + 32];
+	size_t klen;
+	uint32_t idx;
+	int same = 0;
+	struct sd_symcache *c = NULL;
+
+	fileid_of(&id, st, m->build_id, m->build_id_len);
+	if (id.bid_len) { /* and size: a stripped copy keeps its build-id */
+		memcpy(key, id.bid, id.bid_len);
+		memcpy(key + id.bid_len, &id.size, sizeof(id.size));
+		klen = id.bid_len + sizeof(id.size);
+	} else { /* its identity: hard links to one file share it */
+		memcpy(key, "noid", 4);
+		memcpy(key + 4, &id.dev, sizeof(id) - offsetof(struct sd_fileid, dev));
+		klen = 4 + sizeof(id) - offsetof(struct sd_fileid, dev);
+	}
+	if (sd_strmap_get(&sy->sfilekeys, key, klen, &idx)) {
+		struct symfile *f = &sy->sfiles[idx];
+		/* another path (or the same one, replaced) with this build-id and size: its
+		 * own file must have the build-id too */
+		if (id.bid_len && !same_identity(&id, &f->id) && !has_build_id(fd, id.bid, id.bid_len))
+			goto differs;
+		close(fd);
+		return idx;
+	}
+	struct symfile nf = { .fd = fd, .id = id };
+	nf.path = strdup(m->path);
+	if (!nf.path)
+		goto nomem;
+	int cfd = cache_dir(sy);
+	if (cfd >= 0) {
+		cache_name(&nf, name, sizeof(name));
+		int r = sd_symcache_load(cfd, name, &id, &c, &same);
+		if (r == -EINVAL)
+			fprintf(stderr, "sonde: %s/%s: not a valid symbol cache file (ignored; it "
+				"will be rewritten)\n", sy->cachedir, name);
+		if (!(nf.cache_name = strdup(name)))
+			goto nomem;
+		if (!id.bid_len && c && !same) { /* identity is all a file without build-id has */
+			sd_symcache_free(c);
+			c = NULL;
+		}
+	}
+	/* the recorded build-id is checked unless a cache made from this very file says so */
+	if (id.bid_len && !(c && same) && !has_build_id(fd, id.bid, id.bid_len)) {
+		free(nf.path);
+		free(nf.cache_name);
+		sd_symcache_free(c);
+		goto differs;
+	}
+	if (c && !same)
+		sd_symcache_touch(c); /* same build-id, another file: save its identity */
+	nf.cache = c ? c : sd_symcache_new();
+	if (!nf.cache || grow(&sy->sfiles, &sy->capsfiles, sy->nsfiles + 1, sizeof(nf)) ||
+	    sd_strmap_put(&sy->sfilekeys, key, klen, (uint32_t)sy->nsfiles)) {
+		free(nf.path);
+		free(nf.cache_name);
+		sd_symcache_free(nf.cache);
+		goto nomem;
+	}
+	sy->sfiles[sy->nsfiles] = nf;
+	return (long)sy->nsfiles++;
+differs:
+	fprintf(stderr, "sonde: %s: build-id differs from the profiled file (it was rebuilt or "
+		"replaced since the run; showing %s+0xADDR)\n", m->path, m->base);
+	close(fd);
+	return -1;
+nomem:
+	close(fd);
+	return -1;
+}
+
+/* Decide whether module m is symbolized (MOD_OPEN, with its symfile) or falls back to
+ * module+offset names (with one warning, unless it is no file: [vdso]). */
+static void mod_open(struct sd_symbolizer *sy, struct symmod *m)
+{
+	struct stat st;
+	const char *why;
+
+	m->state = MOD_FALLBACK;
+	if (sy->addresses || pseudo_path(m->path))
+		return;
+	if (m->rel_nocwd) {
+		fprintf(stderr, "sonde: %s: relative module path and no working directory in the "
+			"stream (the runtime that wrote it did not record `cwd`; showing %s+0xADDR)\n",
+			m->path, m->base);
+		return;
+	}
+	int fd = open_elf(m->path, &st, &why);
+	if (fd < 0) {
+		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", m->path,
+			why, m->base);
+		return;
+	}
+	long f = file_of(sy, m, fd, &st);
+	if (f < 0)
+		return;
+	m->file = (uint32_t)f;
+	m->state = MOD_OPEN;
+}
+
+/* Write every cache that gained addresses (one warning for the first failure). */
+static void save_caches(struct sd_symbolizer *sy)
+{
+	int warned = 0;
+
+	for (size_t i = 0; i < sy->nsfiles; i++) {
+		struct symfile *f = &sy->sfiles[i];
+		if (!f->cache_name || sy->cachefd < 0 || !sd_symcache_dirty(f->cache))
+			continue;
+		int r = sd_symcache_save(sy->cachefd, f->cache_name, f->cache, &f->id);
+		if (r && !warned++)
+			fprintf(stderr, "sonde: %s/%s: cannot write the symbol cache: %s (set "
+				"SONDE_CACHE to another directory, or to off)\n", sy->cachedir,
+				f->cache_name, strerror(-r));
+	}
+}
+
 /* Name of a subprogram or inlined-subroutine DIE: linkage name, else DW_AT_name. */
 static const char *die_name(Dwarf_Die *d)
 {
@@ -359,7 +802,63 @@ static const char *die_name(Dwarf_Die *d)
 }
 
 /* Up to this many inlined frames per address are kept (the outermost ones dropped). */
-enum { MAX_INLINE = 64 };
+enum { MAX_INLINE = SD_SYM_MAX_INLINE };
+
+/* The raw location of addr in open file f, with elfutils, into *l (whose strings point
+ * into f's Dwfl or into symbuf). */
+static void raw_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l,
+			char *symbuf, size_t symlen)
+{
+	Dwarf_Die *scopes = NULL;
+	int line = 0;
+
+	l->sym = symtab_name(f, addr);
+	/* drop the symbol version ("memcpy@@GLIBC_2.14"): one function, one row */
+	const char *at = l->sym ? strchr(l->sym, '@') : NULL;
+	if (at && at > l->sym) {
+		snprintf(symbuf, symlen, "%.*s", (int)(at - l->sym), l->sym);
+		l->sym = symbuf;
+	}
+	l->outer = NULL;
+	l->ninl = 0;
+	Dwfl_Line *dl = dwfl_module_getsrc(f->mod, addr);
+	l->file = dl ? dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL) : NULL;
+	l->line = l->file && line > 0 ? (uint32_t)line : 0;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(f->mod, addr, &bias);
+	int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	if (ns > 0) {
+		/* the DIE chain from the innermost scope: concrete inlined instances nest in
+		 * their callers, up to the subprogram */
+		Dwarf_Die inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		ns = dwarf_getscopes_die(&inner, &scopes);
+	}
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	if (ns > 0 && dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	for (int i = 0; i < ns; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram) {
+			l->outer = die_name(&scopes[i]);
+			break;
+		}
+		if (tag != DW_TAG_inlined_subroutine || l->ninl == MAX_INLINE)
+			continue;
+		/* the caller is at the call site */
+		Dwarf_Attribute a;
+		Dwarf_Word cf = 0, cl = 0;
+		const char *fname = NULL;
+		if (files && !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf))
+			fname = dwarf_filesrc(files, cf, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) || cl > UINT32_MAX)
+			cl = 0;
+		l->inl[l->ninl++] = (struct sd_rawinl){ die_name(&scopes[i]), fname, (uint32_t)cl };
+	}
+	free(scopes);
+}
 
 /* Append the frames of (m, addr) to sy->frames, outermost first; *n gets their number.
  * m is NULL for addresses outside every module. 0 or -ENOMEM. */
@@ -367,71 +866,41 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 		   uint32_t *n)
 {
 	struct inl { const char *name; int file, line; } in[MAX_INLINE]; /* innermost first */
+	struct sd_rawinl rawinl[MAX_INLINE];
+	struct sd_rawloc l = { .inl = rawinl };
 	size_t nin = 0;
-	char buf[512];
-	const char *name = NULL, *modpath = "", *outer = NULL;
-	int file = 0, line = 0, r;
-	Dwarf_Die *scopes = NULL;
+	char buf[512], symbuf[1024];
+	const char *name = NULL, *modpath = "";
+	int file = 0, line = 0, r, have = 0;
 
 	if (m && m->state == MOD_OPEN) {
-		GElf_Off off;
-		GElf_Sym sym;
-		name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
-		/* drop the symbol version ("memcpy@@GLIBC_2.14"): one function, one row */
-		const char *at = name ? strchr(name, '@') : NULL;
-		if (at && at > name) {
-			snprintf(buf, sizeof(buf), "%.*s", (int)(at - name), name);
-			name = buf;
-		}
-		Dwfl_Line *l = dwfl_module_getsrc(m->mod, addr);
-		const char *f = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
-		if ((file = file_id(sy, f)) < 0)
-			return -ENOMEM;
-		if (!f)
-			line = 0;
-		Dwarf_Addr bias = 0;
-		Dwarf_Die *cu = sy->inl ? dwfl_module_addrdie(m->mod, addr, &bias) : NULL;
-		int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-		if (ns > 0) {
-			/* the DIE chain from the innermost scope: concrete inlined instances
-			 * nest in their callers, up to the subprogram */
-			Dwarf_Die inner = scopes[0];
-			free(scopes);
-			scopes = NULL;
-			ns = dwarf_getscopes_die(&inner, &scopes);
-		}
-		Dwarf_Files *files = NULL;
-		size_t nfiles = 0;
-		if (ns > 0 && dwarf_getsrcfiles(cu, &files, &nfiles))
-			files = NULL;
-		for (int i = 0; i < ns; i++) {
-			int tag = dwarf_tag(&scopes[i]);
-			if (tag == DW_TAG_subprogram) {
-				outer = die_name(&scopes[i]);
-				break;
+		struct symfile *f = &sy->sfiles[m->file];
+		have = sd_symcache_get(f->cache, addr, &l);
+		if (!have) {
+			file_open(sy, f, m->base);
+			if (f->ok) {
+				raw_resolve(f, addr, &l, symbuf, sizeof(symbuf));
+				if (sd_symcache_put(f->cache, addr, &l))
+					return -ENOMEM;
+				have = 1;
 			}
-			if (tag != DW_TAG_inlined_subroutine)
-				continue;
-			const char *iname = die_name(&scopes[i]);
-			if (iname && nin < MAX_INLINE)
-				in[nin++] = (struct inl){ iname, file, line };
-			/* the caller is at the call site */
-			Dwarf_Attribute a;
-			Dwarf_Word cf = 0, cl = 0;
-			const char *fname = NULL;
-			if (files && !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf))
-				fname = dwarf_filesrc(files, cf, NULL, NULL);
-			if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl))
-				cl = 0;
-			if ((file = file_id(sy, fname)) < 0)
-				goto nomem;
-			line = file ? (int)cl : 0;
 		}
+	}
+	if (have) {
+		if ((file = file_id(sy, l.file)) < 0)
+			return -ENOMEM;
+		line = file ? (int)l.line : 0;
+		for (uint32_t i = 0; sy->inl && i < l.ninl; i++) {
+			if (l.inl[i].name)
+				in[nin++] = (struct inl){ l.inl[i].name, file, line };
+			if ((file = file_id(sy, l.inl[i].file)) < 0)
+				return -ENOMEM;
+			line = file ? (int)l.inl[i].line : 0;
+		}
+		name = l.sym ? l.sym : sy->inl ? l.outer : NULL;
 	}
 	if (m) {
 		modpath = m->path;
-		if (!name)
-			name = outer;
 		if (!name) {
 			snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, m->base, addr);
 			name = buf;
@@ -443,23 +912,19 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 		name = buf;
 	}
 	if (grow(&sy->frames, &sy->capframes, sy->nframes + nin + 1, sizeof(*sy->frames)))
-		goto nomem;
+		return -ENOMEM;
 	if ((r = func_named(sy, modpath, name, file, line)) < 0)
-		goto nomem;
+		return -ENOMEM;
 	sy->frames[sy->nframes] = (struct sd_frame){ (uint32_t)r, (uint32_t)file, (uint32_t)line };
 	for (size_t k = 0; k < nin; k++) {
 		const struct inl *e = &in[nin - 1 - k];
 		if ((r = func_named(sy, modpath, e->name, e->file, e->line)) < 0)
-			goto nomem;
+			return -ENOMEM;
 		sy->frames[sy->nframes + 1 + k] = (struct sd_frame){
-			(uint32_t)r, (uint32_t)in[nin - 1 - k].file, (uint32_t)in[nin - 1 - k].line };
+			(uint32_t)r, (uint32_t)e->file, (uint32_t)e->line };
 	}
 	*n = (uint32_t)nin + 1;
-	free(scopes);
 	return 0;
-nomem:
-	free(scopes);
-	return -ENOMEM;
 }
 
 const char *sd_pseudo_frame_name(uint64_t addr)
@@ -532,6 +997,8 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 {
 	struct sd_strmap count = { 0 };
 	int err = 0;
+
+	save_caches(sy);
 
 	/* Functions are unique per (module, name): a name seen twice is in two modules. */
 	for (size_t i = 0; i < sy->nfuncs && !err; i++) {

@@ -7,7 +7,8 @@
  *
  * Prints the stream's size, or for corrupt/cycle the offset of the bad record.
  * usage: mkstream SCENARIO OUT [--pid N] [--count N] [--bad-build-id] [--missing-module] [--no-end]
- *                 [--swap-ids] [--rank N] [--end-signal N]
+ *                 [--swap-ids] [--rank N] [--end-signal N] [--cwd DIR] [--module PATH]...
+ *                 [--dup-path PATH]
  * --no-end leaves the END record out (an incomplete stream); --end-signal N writes END with
  * reason `signal` and stats `signal` N.
  * The scenarios and their exact counts are listed with each function; the shell tests
@@ -79,6 +80,7 @@ static void kv_u64(const char *k, uint64_t v) { str(k); u64(v); }
 static int with_counters; /* header(): add `counters` and `counters_unavailable` */
 static int papi_source;   /* header(): one PAPI source (perf::TASK-CLOCK) instead */
 static long long rank = -1; /* header(): `rank` when >= 0 (--rank N) */
+static const char *cwd_arg;  /* header(): `cwd` when given (--cwd DIR) */
 
 static void counter(const char *name, const char *group, const char *source)
 {
@@ -91,9 +93,11 @@ static void header(uint64_t pid)
 {
 	msgpack_pack_array(&pk, 4);
 	u64(1); str("sonde"); u64(1);
-	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0));
+	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0) + (cwd_arg != NULL));
 	if (rank >= 0)
 		kv_u64("rank", (uint64_t)rank);
+	if (cwd_arg)
+		kv_str("cwd", cwd_arg);
 	if (with_counters) {
 		str("counters"); msgpack_pack_array(&pk, 3);
 		counter("context-switches.voluntary", "context-switches", "getrusage:ru_nvcsw");
@@ -287,7 +291,8 @@ int main(int argc, char **argv)
 {
 	struct mod self = { .name = "" }, dup = { .name = "libmkdup.so" };
 	uint64_t pid = 4242, count = 1000000;
-	int bad_bid = 0, missing = 0, no_end = 0, swap = 0;
+	int bad_bid = 0, missing = 0, no_end = 0, swap = 0, nmods = 0;
+	const char *mods[16], *dup_path = NULL;
 	if (argc < 3) {
 		fprintf(stderr, "usage: mkstream flat|edge|dup|big|corrupt|cycle OUT [--pid N] "
 			"[--count N] [--bad-build-id] [--missing-module] [--no-end]\n");
@@ -310,6 +315,12 @@ int main(int argc, char **argv)
 			rank = strtoll(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--end-signal") && i + 1 < argc)
 			end_signal = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--cwd") && i + 1 < argc)
+			cwd_arg = argv[++i];
+		else if (!strcmp(argv[i], "--module") && i + 1 < argc && nmods < 16)
+			mods[nmods++] = argv[++i];
+		else if (!strcmp(argv[i], "--dup-path") && i + 1 < argc)
+			dup_path = argv[++i];
 		else {
 			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
 			return 2;
@@ -442,6 +453,22 @@ int main(int argc, char **argv)
 		samples(b2 ? 44 : 30, 1, 0, 4, 1);
 		if (b2)
 			samples(10, 1, 0, 5, 1);
+	} else if (!strcmp(argv[1], "modpaths")) {
+		/* modules named by the command line: each --module PATH (no build-id) gets one
+		 * frame at 0x1000 + 0x10 k and one sample; --dup-path PATH is libmkdup.so
+		 * under that path (its build-id), with 3 samples in its mk_alpha */
+		thread(1, pid, 0, "main");
+		for (int k = 0; k < nmods; k++) {
+			module(2 + (uint64_t)k, mods[k], NULL, 0, 0);
+			frame(1 + (uint64_t)k, 0, 2 + (uint64_t)k, 0x1000 + 0x10 * (uint64_t)k);
+			samples(1, 1, 0, 1 + (uint64_t)k, 1);
+		}
+		if (dup_path) {
+			module(2 + (uint64_t)nmods, dup_path, dup.bid, dup.bid_len, dup.bias);
+			frame(1 + (uint64_t)nmods, 0, 2 + (uint64_t)nmods,
+			      (uint64_t)((uintptr_t)mk_dup_alpha_addr() - dup.bias));
+			samples(3, 1, 0, 1 + (uint64_t)nmods, 1);
+		}
 	} else if (!strcmp(argv[1], "stats")) {
 		/* for --stats: three threads, K = --count; T1 (tid pid) main, T2 (tid pid+1)
 		 * worker, T3 (tid pid+2) idle (no samples); cpu-time, weight 1:
