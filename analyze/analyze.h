@@ -273,6 +273,7 @@ struct sd_crow {
 				     * unknown), from the stream node's address */
 	int64_t rank;               /* HEADER rank of its stream, -1 without one */
 	uint32_t host;              /* HEADER host of its stream: index into value_strs */
+	uint32_t stream;            /* index into sd_profile.sinfo */
 	int thread_end;             /* 1: the THREAD_END deltas of its thread (what the
 				     * counters advanced after its last sample): no sample,
 				     * no source (`source` is not an index), no context; cnode
@@ -292,6 +293,19 @@ struct sd_stream_info {
 	uint64_t samples_dropped;   /* DROPS of reasons that count samples */
 	uint64_t regions;           /* REGION records it holds */
 	uint64_t regions_dropped;   /* DROPS of reasons `region_*` (region events) */
+	/* the process image (--view processes, --group-by process; docs/REPORT.md) */
+	char *name;                 /* basename of argv[0], else of exe, else "?" */
+	char *label;                /* "NAME[PID]" */
+	char *command;              /* argv joined with spaces; NULL: no argv in the header */
+	char *exe;                  /* HEADER exe; NULL: none */
+	uint64_t ppid; int has_ppid;
+	uint64_t origin_ns; int has_clock; /* HEADER clock monotonic_ns: when it began */
+	uint64_t last_ns;           /* the latest t of its records (ns after origin) */
+	double cpu_ns;              /* CPU time of its threads whose CPU time is known
+				     * (THREAD_END cpu, else the last THREAD_CPU) */
+	uint64_t cpu_threads;       /* threads with a known CPU time */
+	uint64_t cpu_flush;         /* of them, known up to the last flush only */
+	uint64_t threads;           /* threads it defined */
 };
 
 /* ---- coverage.c: the CPU time the kernel measured against what the samples stand for ---- */
@@ -355,6 +369,7 @@ struct sd_region_row {
 	uint64_t pid, tid;
 	const char *tname;
 	uint64_t calls, incl_ns, excl_ns, min_ns, max_ns, forced;
+	uint32_t stream;            /* index into sd_profile.sinfo */
 	uint64_t *counts;           /* inclusive counter deltas (REGION counts), by
 				     * sd_profile.counters index; owned; NULL if none */
 	uint32_t ncounts;
@@ -455,7 +470,7 @@ void sd_filters_fini(struct sd_filters *f);
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
-	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE };
+	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES };
 
 struct sd_report_opts {
 	enum sd_format format;
@@ -518,6 +533,9 @@ void sd_csv_str(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);
+
+/* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
+int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 
 /* ---- view_stats.c: --stats KEY, a row's spread across threads, processes or ranks ---- */
 

@@ -25,7 +25,7 @@
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
-	"                           coverage]\n"
+	"                           coverage|processes]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
@@ -183,11 +183,11 @@ int sd_cmd_report(int argc, char **argv)
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 					     "counters", "callers", "callees", "streams", "coverage",
-					     NULL };
+					     "processes", NULL };
 	static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
 						 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
 						 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
-						 SD_VIEW_COVERAGE };
+						 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES };
 	struct sd_filters filters = { 0 };
 	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
 	struct sd_report_opts o = { .min_percent = 0.5 };
