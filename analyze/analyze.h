@@ -73,20 +73,33 @@ enum sd_kind {
 #define SD_ERR_FOREIGN (-EPROTO)  /* first record is not a sonde HEADER */
 #define SD_ERR_EMPTY  (-ENODATA)  /* zero bytes */
 #define SD_ERR_VERSION (-EPROTONOSUPPORT) /* a sonde HEADER of another format version */
+#define SD_ERR_NOTREG (-EMEDIUMTYPE) /* not a regular file (FIFO, device, socket) */
+
+/* The reader's bounds (docs/FORMAT.md, "Size"): the window a file is read through, the
+ * window's low-water mark, and the largest record it accepts, in bytes and in values
+ * (every array element or map key and value, nested ones included). */
+#define SD_WINDOW_BYTES (1u << 20)
+#define SD_REFILL_BYTES (64u << 10)
+#define SD_MAX_RECORD_BYTES (16u << 20)
+#define SD_MAX_RECORD_VALUES (1u << 20)
 
 /* A reader over one stream. Fields are read-only for callers. */
 struct sd_stream {
 	const char *name;        /* for messages; not owned */
-	const uint8_t *data;     /* whole file (mmap'ed or malloc'ed) */
-	size_t len_bytes;
-	int owned;               /* 1: munmap, 2: free, 0: caller's memory */
+	const uint8_t *data;     /* the window: bytes [base, base + have) of the stream (a
+				  * file: buf; memory: the caller's, all of it) */
+	size_t len_bytes;        /* size of the stream (a file: fstat at open) */
+	size_t base, have;
+	uint8_t *buf;            /* a file's window (owned), cap bytes */
+	size_t cap;
+	int fd;                  /* a file's descriptor, -1 for memory */
+	unsigned mode;           /* st_mode of the file opened (SD_ERR_NOTREG says which) */
 	size_t off;              /* byte offset of the next record */
 	uint64_t nrecords;       /* records returned so far */
 	size_t err_off;          /* offset of the record that failed (after an error) */
 	const char *err_why;     /* what was wrong with it (static string) */
 	uint64_t version;        /* from the HEADER */
 	msgpack_unpacked up;     /* storage of the last record returned */
-	size_t released;         /* bytes before this were given back (madvise) */
 	msgpack_object fast[16]; /* the last record, when decoded on the fast path */
 	msgpack_object fastn[16];
 	char why_buf[160];       /* err_why when it names a field (profile.c) */
@@ -100,11 +113,14 @@ struct sd_record {
 	uint32_t n;              /* number of elements */
 };
 
-/* Open `path` (regular file: mmap; other files: read whole). 0 or -errno. */
+/* Open `path` without blocking (O_NONBLOCK) and check the descriptor: a regular file is
+ * read through a bounded window; a directory is -EISDIR and anything else SD_ERR_NOTREG
+ * (s->mode says what it is). 0 or -errno. Call sd_stream_close in every case. */
 int sd_stream_open(struct sd_stream *s, const char *path);
 /* Read from caller memory `data` (kept, not copied). Never fails. */
 void sd_stream_init_mem(struct sd_stream *s, const char *name, const void *data, size_t len);
-/* Next record: 1 and *rec filled, 0 at a clean end, SD_ERR_TRUNC, SD_ERR_CORRUPT.
+/* Next record: 1 and *rec filled, 0 at a clean end, SD_ERR_TRUNC, SD_ERR_CORRUPT (also a
+ * record past SD_MAX_RECORD_BYTES or SD_MAX_RECORD_VALUES), -errno (read error, ENOMEM).
  * After an error the stream stays at the failing record (err_off). */
 int sd_stream_next(struct sd_stream *s, struct sd_record *rec);
 /* Read the first record and check it is a sonde HEADER: 0, SD_ERR_EMPTY, SD_ERR_FOREIGN,
@@ -114,6 +130,9 @@ void sd_stream_close(struct sd_stream *s);
 /* Print `sonde: NAME: <why> (<hint>)` for an open/header/next error other than
  * truncation, and return the exit code that goes with it. */
 int sd_stream_perror(const struct sd_stream *s, const char *name, int err);
+/* Print `sonde: NAME: not a regular file (<what it is>; <hint>)` for a file of st_mode
+ * `mode`; returns SD_EXIT_BADINPUT. */
+int sd_notreg_perror(const char *name, unsigned mode);
 
 /* Field accessors: 0 and *out set if element i exists with the right type, else -EINVAL. */
 int sd_rec_u64_slow(const struct sd_record *r, uint32_t i, uint64_t *out);
@@ -301,6 +320,7 @@ struct sd_crow {
 				     * unknown), from the stream node's address */
 	int64_t rank;               /* HEADER rank of its stream, -1 without one */
 	uint32_t host;              /* HEADER host of its stream: index into value_strs */
+	uint32_t stream;            /* index into sd_profile.sinfo */
 	int thread_end;             /* 1: the THREAD_END deltas of its thread (what the
 				     * counters advanced after its last sample): no sample,
 				     * no source (`source` is not an index), no context; cnode
@@ -320,6 +340,19 @@ struct sd_stream_info {
 	uint64_t samples_dropped;   /* DROPS of reasons that count samples */
 	uint64_t regions;           /* REGION records it holds */
 	uint64_t regions_dropped;   /* DROPS of reasons `region_*` (region events) */
+	/* the process image (--view processes, --group-by process; docs/REPORT.md) */
+	char *name;                 /* basename of argv[0], else of exe, else "?" */
+	char *label;                /* "NAME[PID]" */
+	char *command;              /* argv joined with spaces; NULL: no argv in the header */
+	char *exe;                  /* HEADER exe; NULL: none */
+	uint64_t ppid; int has_ppid;
+	uint64_t origin_ns; int has_clock; /* HEADER clock monotonic_ns: when it began */
+	uint64_t last_ns;           /* the latest t of its records (ns after origin) */
+	double cpu_ns;              /* CPU time of its threads whose CPU time is known
+				     * (THREAD_END cpu, else the last THREAD_CPU) */
+	uint64_t cpu_threads;       /* threads with a known CPU time */
+	uint64_t cpu_flush;         /* of them, known up to the last flush only */
+	uint64_t threads;           /* threads it defined */
 };
 
 /* ---- coverage.c: the CPU time the kernel measured against what the samples stand for ---- */
@@ -383,6 +416,7 @@ struct sd_region_row {
 	uint64_t pid, tid;
 	const char *tname;
 	uint64_t calls, incl_ns, excl_ns, min_ns, max_ns, forced;
+	uint32_t stream;            /* index into sd_profile.sinfo */
 	uint64_t *counts;           /* inclusive counter deltas (REGION counts), by
 				     * sd_profile.counters index; owned; NULL if none */
 	uint32_t ncounts;
@@ -483,7 +517,7 @@ void sd_filters_fini(struct sd_filters *f);
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
-	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE };
+	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES };
 
 struct sd_report_opts {
 	enum sd_format format;
@@ -546,6 +580,9 @@ void sd_csv_str(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);
+
+/* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
+int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 
 /* ---- view_stats.c: --stats KEY, a row's spread across threads, processes or ranks ---- */
 

@@ -7,7 +7,11 @@
  * file (unreadable, foreign, corrupt) is reported on stderr and skipped, or fatal with
  * --strict; a truncated stream is a warning and its valid prefix is used; a stream without
  * an END record is said before the view's rows (fatal with --strict). When no file could
- * be used the exit code is 4.
+ * be used the exit code is 4. Only regular files are read: a PATH that is a FIFO, a device
+ * or a socket is a bad file like the others (one line, skipped; stream.c opens it without
+ * blocking and checks the descriptor), and a directory's *.sonde entry that is not a
+ * regular file (a symlink to /dev/zero) is named and skipped without being opened, with
+ * or without --strict.
  */
 #include "analyze/analyze.h"
 
@@ -21,7 +25,7 @@
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
-	"                           coverage]\n"
+	"                           coverage|processes]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
@@ -72,8 +76,11 @@ static int is_stream_name(const char *n)
 	return l > 6 && !strcmp(n + l - 6, ".sonde");
 }
 
-/* Add the *.sonde files of dir (and, when depth > 0, of its subdirectories). */
-static int scan_dir(struct files *f, const char *dir, int depth)
+/* Add the *.sonde files of dir (and, when depth > 0, of its subdirectories). An entry
+ * whose name ends in .sonde but that is (or, through a symlink, leads to) anything but a
+ * regular file or a directory, such as a FIFO or a device, is named on stderr and skipped,
+ * never opened (sd_stream_open checks the descriptor again). */
+static int scan_dir(struct files *f, const char *dir, int depth, size_t *skipped)
 {
 	struct files sub = { 0 };
 	DIR *d = opendir(dir);
@@ -92,15 +99,17 @@ static int scan_dir(struct files *f, const char *dir, int depth)
 			continue;
 		if (S_ISDIR(st.st_mode) && depth > 0)
 			err = add_file(&sub, dir, e->d_name);
-		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name))
+		else if (S_ISREG(st.st_mode) && is_stream_name(e->d_name))
 			err = add_file(f, dir, e->d_name);
+		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name))
+			sd_notreg_perror(path, (unsigned)st.st_mode), (*skipped)++;
 	}
 	closedir(d);
 	if (sub.n > 1)
 		qsort(sub.v, sub.n, sizeof(*sub.v), cmp_str);
 	for (size_t i = 0; i < sub.n; i++) {
 		if (!err)
-			err = scan_dir(f, sub.v[i], depth - 1);
+			err = scan_dir(f, sub.v[i], depth - 1, skipped);
 		free(sub.v[i]);
 	}
 	free(sub.v);
@@ -124,12 +133,18 @@ static int expand(struct files *f, char *const *paths, size_t npaths)
 				return -ENOMEM;
 			continue;
 		}
-		int err = scan_dir(f, paths[i], 1);
+		size_t skipped = 0;
+		int err = scan_dir(f, paths[i], 1, &skipped);
 		if (err == -ENOMEM)
 			return -ENOMEM;
 		if (err) {
 			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(-err));
 			return SD_EXIT_IO;
+		}
+		if (f->n == before && skipped) {
+			fprintf(stderr, "sonde: %s: none of its .sonde entries is a regular file "
+				"(nothing to read; see the lines above)\n", paths[i]);
+			return SD_EXIT_BADINPUT;
 		}
 		if (f->n == before) {
 			fprintf(stderr, "sonde: %s: no .sonde files in this directory (give the output "
@@ -168,11 +183,11 @@ int sd_cmd_report(int argc, char **argv)
 	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 	static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 					     "counters", "callers", "callees", "streams", "coverage",
-					     NULL };
+					     "processes", NULL };
 	static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
 						 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
 						 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
-						 SD_VIEW_COVERAGE };
+						 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES };
 	struct sd_filters filters = { 0 };
 	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
 	struct sd_report_opts o = { .min_percent = 0.5 };

@@ -961,6 +961,8 @@ static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_o
 	}
 	if (o->view == SD_VIEW_COVERAGE)
 		return sd_out_coverage(out, p, o);
+	if (o->view == SD_VIEW_PROCESSES)
+		return sd_out_processes(out, p, o);
 	if (o->view == SD_VIEW_GROUP)
 		return sd_out_group(out, p, o);
 	if (o->view == SD_VIEW_TREE)

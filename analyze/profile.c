@@ -45,6 +45,7 @@
  */
 #include "analyze/analyze.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,12 @@ struct sstate {
 	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */
 	char *exe;                                     /* HEADER exe (empty MODULE paths) */
 	char *cwd;                                     /* HEADER cwd (relative MODULE paths) */
+	int has_exe, has_ppid, has_clock;              /* HEADER exe, ppid, clock present */
+	uint64_t ppid, origin_ns;                      /* HEADER ppid, clock monotonic_ns */
+	char *name, *command;                          /* process name; argv joined (or NULL) */
+	uint64_t max_t;                                /* latest t of its records */
+	double cpu_ns;                                 /* its threads' CPU time (coverage) */
+	uint64_t cpu_threads, cpu_flush, nthreads_def; /* threads with it; from a flush; all */
 	int ended;                                     /* the last known record was END */
 	char *end_reason;                              /* of the last END (NULL: none) */
 	uint64_t end_signal;                           /* its stats `signal` */
@@ -188,7 +195,9 @@ void sd_profile_fini(struct sd_profile *p)
 	free(p->unavail);
 	free(p->where);
 	for (size_t i = 0; i < p->nsinfo; i++) {
-		free(p->sinfo[i].file), free(p->sinfo[i].host), free(p->sinfo[i].end);
+		struct sd_stream_info *si = &p->sinfo[i];
+		free(si->file), free(si->host), free(si->end);
+		free(si->name), free(si->label), free(si->command), free(si->exe);
 	}
 	free(p->sinfo);
 	free(p->cov.rows);
@@ -198,6 +207,7 @@ void sd_profile_fini(struct sd_profile *p)
 
 static void sstate_fini(struct sstate *st)
 {
+	free(st->name), free(st->command);
 	free(st->nodes);
 	for (size_t i = 0; i < st->nmods; i++) {
 		free(st->modpath ? st->modpath[i] : NULL);
@@ -370,6 +380,59 @@ static char *dupn(const char *p, size_t len)
 	return d;
 }
 
+/* The process name of a HEADER (docs/REPORT.md, "Processes"): the basename of argv[0],
+ * else of exe, else "?"; control characters become '?' (it labels text tables). */
+static char *process_name(const msgpack_object *argv, const msgpack_object *exe)
+{
+	const msgpack_object *o = argv && argv->via.array.size ? &argv->via.array.ptr[0] : NULL;
+	const char *p = NULL;
+	size_t len = 0;
+
+	for (int k = 0; k < 2 && !len; k++, o = exe) {
+		if (!o || o->type != MSGPACK_OBJECT_STR)
+			continue;
+		p = o->via.str.ptr;
+		len = o->via.str.size;
+		while (len && p[len - 1] == '/')
+			len--;
+		for (size_t i = len; i-- > 0;)
+			if (p[i] == '/') {
+				p += i + 1;
+				len -= i + 1;
+				break;
+			}
+	}
+	char *n = len ? dupn(p, len) : strdup("?");
+	for (char *c = n; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return n;
+}
+
+/* argv joined with spaces (NULL without argv). */
+static char *join_argv(const msgpack_object *argv)
+{
+	size_t len = 1;
+
+	if (!argv)
+		return NULL;
+	for (uint32_t i = 0; i < argv->via.array.size; i++)
+		len += argv->via.array.ptr[i].via.str.size + 1;
+	char *j = malloc(len), *q = j;
+	if (!j)
+		return NULL;
+	for (uint32_t i = 0; i < argv->via.array.size; i++) {
+		const msgpack_object_str *a = &argv->via.array.ptr[i].via.str;
+		if (i)
+			*q++ = ' ';
+		if (a->size)
+			memcpy(q, a->ptr, a->size);
+		q += a->size;
+	}
+	*q = 0;
+	return j;
+}
+
 static int on_header(struct sstate *st, const struct sd_record *r, struct sd_stream *strm)
 {
 	const msgpack_object *info = r->n > 3 ? &r->v[3] : NULL;
@@ -389,6 +452,14 @@ static int on_header(struct sstate *st, const struct sd_record *r, struct sd_str
 	if (!st->host || !st->exe)
 		return -ENOMEM;
 	st->cwd = sd_obj_strdup(sd_map_get(info, "cwd")); /* NULL: none (or no memory) */
+	const msgpack_object *argv = sd_map_get(info, "argv");
+	st->has_exe = sd_map_get(info, "exe") != NULL;
+	st->has_ppid = sd_obj_u64(sd_map_get(info, "ppid"), &st->ppid) == 0;
+	st->has_clock = sd_obj_u64(sd_map_get(sd_map_get(info, "clock"), "monotonic_ns"),
+				   &st->origin_ns) == 0;
+	if (!(st->name = process_name(argv, sd_map_get(info, "exe"))) ||
+	    (argv && !(st->command = join_argv(argv))))
+		return -ENOMEM;
 	uint64_t rank;
 	st->rank = sd_obj_u64(sd_map_get(info, "rank"), &rank) == 0 && rank <= INT64_MAX
 		   ? (int64_t)rank : -1;
@@ -754,8 +825,17 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	long i;
 	const char *why = generic;
 
+	/* where `t` is in the records that have one (SAMPLE: its thread's time, below) */
+	static const uint8_t t_index[SD_K_UNSAMPLED + 1] = {
+		[SD_K_MODULE] = 2, [SD_K_MODULE_END] = 2, [SD_K_THREAD] = 3, [SD_K_THREAD_END] = 2,
+		[SD_K_END] = 1, [SD_K_NOTE] = 1, [SD_K_REGION] = 2, [SD_K_THREAD_CPU] = 2,
+		[SD_K_UNSAMPLED] = 2 };
+
 	if (r->kind != SD_K_END && r->kind <= SD_K_UNSAMPLED)
 		st->ended = 0; /* records after an END (a failed exec): not the end yet */
+	if (r->kind <= SD_K_UNSAMPLED && t_index[r->kind] &&
+	    !sd_rec_u64(r, t_index[r->kind], &a) && a > st->max_t)
+		st->max_t = a;
 	switch (r->kind) {
 	case SD_K_MODULE: {
 		const msgpack_object *bid = r->n > 4 ? &r->v[4] : NULL;
@@ -1408,6 +1488,7 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		c->name = tr->name;
 		c->threads = 1;
 		c->computed = cs != NULL;
+		st->nthreads_def++;
 		/* the kernel's CPU time: at the thread's end, else at the last flush */
 		c->sampled_ns = t->cov_sampled;
 		thread_drops(st, i, drops);
@@ -1430,6 +1511,11 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 			c->cpu_from = SD_COV_END;
 			c->cpu_ns = (double)t->un_clone_vm;
 			c->split = 0;
+		}
+		if (c->cpu_from != SD_COV_UNKNOWN) { /* the process's CPU time (processes view) */
+			st->cpu_ns += c->cpu_ns;
+			st->cpu_threads++;
+			st->cpu_flush += c->cpu_from == SD_COV_FLUSH;
 		}
 		double gaps = 0;
 		uint64_t ndrops = 0;
@@ -1636,8 +1722,24 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 	si->file = strdup(name ? name : "?");
 	si->host = strdup(st->host ? st->host : "?");
 	si->end = st->ended && st->end_reason ? strdup(st->end_reason) : NULL;
-	if (!si->file || !si->host || (st->ended && st->end_reason && !si->end)) {
+	si->ppid = st->ppid, si->has_ppid = st->has_ppid;
+	si->origin_ns = st->origin_ns, si->has_clock = st->has_clock;
+	for (size_t i = 1; i < st->nthreads; i++)
+		if (st->threads[i].last_t > st->max_t)
+			st->max_t = st->threads[i].last_t;
+	si->last_ns = st->max_t;
+	si->cpu_ns = st->cpu_ns, si->cpu_threads = st->cpu_threads, si->cpu_flush = st->cpu_flush;
+	si->threads = st->nthreads_def;
+	si->name = st->name, st->name = NULL; /* moved */
+	si->command = st->command, st->command = NULL;
+	si->exe = st->has_exe ? strdup(st->exe) : NULL;
+	size_t ll = strlen(si->name ? si->name : "?") + 32;
+	if ((si->label = malloc(ll)))
+		snprintf(si->label, ll, "%s[%" PRIu64 "]", si->name ? si->name : "?", st->pid);
+	if (!si->file || !si->host || (st->ended && st->end_reason && !si->end) || !si->name ||
+	    !si->label || (st->has_exe && !si->exe)) {
 		free(si->file), free(si->host), free(si->end);
+		free(si->name), free(si->label), free(si->command), free(si->exe);
 		goto out;
 	}
 	p->nsinfo++;
@@ -1678,7 +1780,8 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 			.file = a->node && a->node != UINT32_MAX ? st->nodes[a->node].file : 0,
 			.line = a->node && a->node != UINT32_MAX ? st->nodes[a->node].line : 0,
 			.tname = tr->name, .samples = a->samples, .weight = a->weight,
-			.rank = st->rank, .host = (uint32_t)st->host_id };
+			.rank = st->rank, .host = (uint32_t)st->host_id,
+			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
 	/* one row per thread with THREAD_END deltas, under the pseudo function [thread end] */
 	for (size_t i = 1; keep_ends && i < st->nthreads; i++) {
@@ -1698,7 +1801,8 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		p->rows[p->nrows++] = (struct sd_crow){
 			.counts = cnt, .ncounts = (uint32_t)p->ncounters, .cnode = c,
 			.source = UINT32_MAX, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
-			.rank = st->rank, .host = (uint32_t)st->host_id, .thread_end = 1 };
+			.rank = st->rank, .host = (uint32_t)st->host_id, .thread_end = 1,
+			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
 	for (size_t i = 0; i < st->nregs; i++) {
 		const struct sreg *g = &st->regs[i];
@@ -1715,7 +1819,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
 			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
 			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
-			.max_ns = g->max, .forced = g->forced };
+			.max_ns = g->max, .forced = g->forced, .stream = (uint32_t)(p->nsinfo - 1) };
 	}
 	p->region_records += st->nregion_records;
 	p->region_counts += st->nregion_counts;

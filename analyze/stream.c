@@ -1,17 +1,27 @@
 /*
  * stream.c: reads a sonde stream (docs/FORMAT.md) one record at a time, for `dump`,
- * `report` and the fuzz target. Runs in the CLI's only thread.
+ * `report`, `diff` and the fuzz target. Runs in the CLI's threads, one stream per thread.
  *
- * The file is mapped (or read whole when it is not a regular file) and each record is
- * first *measured* by span(), a bounds-checked scan that needs O(1) memory, and only then
- * decoded by msgpack_unpack_next() over exactly those bytes. The reason: msgpack-c
- * allocates an array's storage from its declared element count before it has seen the
- * elements, so five hostile bytes (0xdd ff ff ff ff) would ask for 96 GiB. After span()
- * accepted a record, every declared count is backed by at least one byte per element,
- * so decoding memory is bounded by a constant times the record's size.
+ * Only regular files are read: the path is opened O_NONBLOCK (a FIFO without a writer
+ * must not hang the open) and the descriptor, not the name, is checked with fstat; any
+ * other kind of file (FIFO, device, socket) is refused with SD_ERR_NOTREG. A file is read
+ * through a window (pread into a buffer of 1 MiB that grows, for a long record, up to
+ * SD_MAX_RECORD_BYTES), never mapped or read whole: memory does not follow the file's
+ * size, a file truncated while it is read ends the stream (a mapping would SIGBUS), and an
+ * address-space limit does not refuse a large stream. The size is the one fstat gave at
+ * open (a stream still being written is read up to there).
  *
- * Invariants: s->off is always a record boundary; a record is returned only if it is a
- * complete msgpack array whose first element is a positive integer; an error leaves
+ * Each record is first *measured* by span(), a bounds-checked scan that needs O(1) memory,
+ * and only then decoded by msgpack_unpack_next() over exactly those bytes. The reason:
+ * msgpack-c allocates an array's storage from its declared element count before it has
+ * seen the elements, so five hostile bytes (0xdd ff ff ff ff) would ask for 96 GiB. After
+ * span() accepted a record, every declared count is backed by at least one byte per
+ * element and the record holds at most SD_MAX_RECORD_VALUES values, so decoding memory is
+ * bounded by a constant times that.
+ *
+ * Invariants: s->off is always a record boundary; the window holds file bytes
+ * [s->base, s->base + s->have) and s->base <= s->off; a record is returned only if it is
+ * a complete msgpack array whose first element is a positive integer; an error leaves
  * s->off at the failing record and records its offset in s->err_off.
  */
 #include "analyze/analyze.h"
@@ -19,18 +29,24 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* Length of the msgpack value at p[0..len): 0 and *out, SD_ERR_TRUNC if the bytes end
- * inside it, SD_ERR_CORRUPT on a byte that starts no msgpack value (0xc1). */
-static int span(const uint8_t *p, size_t len, size_t *out)
+ * inside it, SD_ERR_CORRUPT (and *why) on a byte that starts no msgpack value (0xc1) or
+ * when the value declares more than SD_MAX_RECORD_VALUES values in all. */
+static int span(const uint8_t *p, size_t len, size_t *out, const char **why)
 {
 	size_t i = 0;
 	uint64_t pending = 1; /* values still to be read */
+	uint64_t declared = 1; /* values declared so far, nested ones included */
 
 	while (pending) {
+		if (declared > SD_MAX_RECORD_VALUES) {
+			*why = "a record declares more than 1048576 values: the reader's limit, "
+			       "docs/FORMAT.md";
+			return SD_ERR_CORRUPT;
+		}
 		if (pending > len - i) /* every value takes at least one byte */
 			return SD_ERR_TRUNC;
 		uint8_t b = p[i++];
@@ -43,10 +59,12 @@ static int span(const uint8_t *p, size_t len, size_t *out)
 			continue;
 		if (b <= 0x8f) {
 			pending += 2u * (b & 0x0f);
+			declared += 2u * (b & 0x0f);
 			continue;
 		}
 		if (b <= 0x9f) {
 			pending += b & 0x0f;
+			declared += b & 0x0f;
 			continue;
 		}
 		if (b <= 0xbf) {
@@ -74,7 +92,9 @@ static int span(const uint8_t *p, size_t len, size_t *out)
 			case 0xdd: lenbytes = 4; mult = 1; break;             /* array32 */
 			case 0xde: lenbytes = 2; mult = 2; break;             /* map16 */
 			case 0xdf: lenbytes = 4; mult = 2; break;             /* map32 */
-			default: return SD_ERR_CORRUPT;                       /* 0xc1 */
+			default:                                              /* 0xc1 */
+				*why = "invalid msgpack";
+				return SD_ERR_CORRUPT;
 			}
 		}
 		if (lenbytes) {
@@ -82,9 +102,10 @@ static int span(const uint8_t *p, size_t len, size_t *out)
 				return SD_ERR_TRUNC;
 			for (int k = 0; k < lenbytes; k++)
 				count = count << 8 | p[i++];
-			if (mult)
+			if (mult) {
 				pending += count * (uint64_t)mult;
-			else
+				declared += count * (uint64_t)mult;
+			} else
 				skip = count + (uint64_t)extra;
 		}
 		if (skip > len - i)
@@ -101,48 +122,73 @@ void sd_stream_init_mem(struct sd_stream *s, const char *name, const void *data,
 	s->name = name;
 	s->data = data;
 	s->len_bytes = len;
+	s->have = len;
+	s->fd = -1;
 	msgpack_unpacked_init(&s->up);
 }
 
-/* Read a non-regular file (pipe, /dev/stdin) whole. */
-static int read_all(int fd, uint8_t **out, size_t *len)
+/* Bytes of the window from the current record on, and where they are. */
+static inline size_t avail(const struct sd_stream *s)
 {
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
+	return s->base + s->have - s->off;
+}
 
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (n == cap) {
-			uint8_t *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
+static inline const uint8_t *at(const struct sd_stream *s)
+{
+	return s->data + (s->off - s->base);
+}
+
+/* Does the window reach the end of the stream? (always, for memory) */
+static inline int all_read(const struct sd_stream *s)
+{
+	return s->fd < 0 || s->base + s->have >= s->len_bytes;
+}
+
+/* Move the current record to the front of the window (growing it to cap_bytes first if
+ * that is larger) and read as much as fits. 0 or -errno. A file that got shorter since
+ * open ends where the data ends. */
+static int refill(struct sd_stream *s, size_t cap_bytes)
+{
+	size_t keep = avail(s);
+
+	if (cap_bytes > s->cap) {
+		uint8_t *nb = malloc(cap_bytes);
+		if (!nb)
+			return -ENOMEM;
+		if (keep)
+			memcpy(nb, at(s), keep);
+		free(s->buf);
+		s->buf = nb;
+		s->cap = cap_bytes;
+	} else if (keep && s->off != s->base) {
+		memmove(s->buf, at(s), keep);
+	}
+	s->data = s->buf;
+	s->base = s->off;
+	s->have = keep;
+	while (s->have < s->cap && s->base + s->have < s->len_bytes) {
+		size_t want = s->cap - s->have;
+		if (want > s->len_bytes - s->base - s->have)
+			want = s->len_bytes - s->base - s->have;
+		ssize_t r = pread(s->fd, s->buf + s->have, want, (off_t)(s->base + s->have));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			int err = -errno;
-			free(buf);
-			return err;
-		}
-		if (r == 0)
+		if (r < 0)
+			return -errno;
+		if (r == 0) { /* truncated under us: the stream ends here */
+			s->len_bytes = s->base + s->have;
 			break;
-		n += (size_t)r;
+		}
+		s->have += (size_t)r;
 	}
-	*out = buf;
-	*len = n;
 	return 0;
 }
 
 int sd_stream_open(struct sd_stream *s, const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO with no writer must not wait for one */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	int err = 0;
 
 	sd_stream_init_mem(s, path, NULL, 0);
@@ -150,47 +196,40 @@ int sd_stream_open(struct sd_stream *s, const char *path)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
-		goto out;
+		goto fail;
 	}
+	s->mode = (unsigned)st.st_mode;
 	if (S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
-		goto out;
+		goto fail;
 	}
-	if (S_ISREG(st.st_mode)) {
-		if (st.st_size > 0) {
-			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-			if (m == MAP_FAILED) {
-				err = -errno;
-				goto out;
-			}
-			s->data = m;
-			s->len_bytes = (size_t)st.st_size;
-			s->owned = 1;
-		}
-	} else {
-		uint8_t *buf = NULL;
-		size_t n = 0;
-		err = read_all(fd, &buf, &n);
-		if (err == 0) {
-			s->data = buf;
-			s->len_bytes = n;
-			s->owned = 2;
-		}
+	if (!S_ISREG(st.st_mode)) {
+		err = SD_ERR_NOTREG;
+		goto fail;
 	}
-out:
+	s->fd = fd;
+	s->len_bytes = (size_t)st.st_size;
+	s->have = 0;
+	err = refill(s, SD_WINDOW_BYTES);
+	if (err)
+		sd_stream_close(s);
+	return err;
+fail:
 	close(fd);
 	return err;
 }
 
 void sd_stream_close(struct sd_stream *s)
 {
-	if (s->owned == 1)
-		munmap((void *)s->data, s->len_bytes);
-	else if (s->owned == 2)
-		free((void *)s->data);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->buf);
 	msgpack_unpacked_destroy(&s->up);
+	msgpack_unpacked_init(&s->up);
+	s->fd = -1;
+	s->buf = NULL;
 	s->data = NULL;
-	s->owned = 0;
+	s->cap = s->have = 0;
 }
 
 static int fail(struct sd_stream *s, int err, const char *why)
@@ -198,19 +237,6 @@ static int fail(struct sd_stream *s, int err, const char *why)
 	s->err_off = s->off;
 	s->err_why = why;
 	return err;
-}
-
-/* A mapped stream is read once, front to back: the pages behind the reader
- * are given back, so memory follows what is kept (the aggregates), not the
- * file's size. Only whole pages well behind the current record. */
-static void release(struct sd_stream *s)
-{
-	size_t page = 4096;
-	size_t upto = (s->off - (1u << 20)) & ~(page - 1);
-	if (upto > s->released) {
-		madvise((void *)(s->data + s->released), upto - s->released, MADV_DONTNEED);
-		s->released = upto;
-	}
 }
 
 /* Reads one msgpack unsigned integer at *p (fixint, uint8/16/32/64). */
@@ -249,7 +275,7 @@ static inline int read_uint(const uint8_t **pp, const uint8_t *end, uint64_t *x)
  * general path, which also reports the errors. */
 static int next_fast(struct sd_stream *s, struct sd_record *rec)
 {
-	const uint8_t *p = s->data + s->off, *end = s->data + s->len_bytes;
+	const uint8_t *p = at(s), *end = p + avail(s);
 	if ((*p & 0xf0) != 0x90)
 		return 0;
 	unsigned n = *p++ & 0x0f, nested = 0;
@@ -280,7 +306,7 @@ static int next_fast(struct sd_stream *s, struct sd_record *rec)
 	rec->kind = s->fast[0].via.u64;
 	rec->v = s->fast;
 	rec->n = n;
-	s->off = (size_t)(p - s->data);
+	s->off += (size_t)(p - at(s));
 	s->nrecords++;
 	return 1;
 }
@@ -288,19 +314,39 @@ static int next_fast(struct sd_stream *s, struct sd_record *rec)
 int sd_stream_next(struct sd_stream *s, struct sd_record *rec)
 {
 	size_t n, used = 0;
+	const char *why = "invalid msgpack";
+	int err;
 
 	if (s->off >= s->len_bytes)
 		return 0;
-	if (s->owned == 1 && s->off - s->released >= (64u << 20))
-		release(s);
+	if (avail(s) < SD_REFILL_BYTES && !all_read(s)) {
+		if ((err = refill(s, s->cap)))
+			return fail(s, err, strerror(-err));
+		if (s->off >= s->len_bytes) /* the file got shorter */
+			return 0;
+	}
 	if (next_fast(s, rec))
 		return 1;
-	int err = span(s->data + s->off, s->len_bytes - s->off, &n);
+	for (;;) {
+		err = span(at(s), avail(s), &n, &why);
+		if (err != SD_ERR_TRUNC || all_read(s))
+			break;
+		/* the record goes on past the window: read on, in a larger one if need be */
+		size_t cap = s->cap;
+		if (avail(s) == cap) {
+			if (cap >= SD_MAX_RECORD_BYTES)
+				return fail(s, SD_ERR_CORRUPT, "a record longer than 16 MiB: the "
+					    "reader's limit, docs/FORMAT.md");
+			cap = cap * 2 > SD_MAX_RECORD_BYTES ? SD_MAX_RECORD_BYTES : cap * 2;
+		}
+		if ((err = refill(s, cap)))
+			return fail(s, err, strerror(-err));
+	}
 	if (err == SD_ERR_TRUNC)
 		return fail(s, err, "the data ends inside a record");
 	if (err)
-		return fail(s, err, "invalid msgpack");
-	if (msgpack_unpack_next(&s->up, (const char *)s->data + s->off, n, &used) !=
+		return fail(s, err, why);
+	if (msgpack_unpack_next(&s->up, (const char *)at(s), n, &used) !=
 	    MSGPACK_UNPACK_SUCCESS || used != n)
 		return fail(s, SD_ERR_CORRUPT, "msgpack nested too deeply");
 	const msgpack_object *o = &s->up.data;
@@ -338,7 +384,7 @@ int sd_stream_header(struct sd_stream *s, struct sd_record *rec)
 	if (s->len_bytes == 0)
 		return fail(s, SD_ERR_EMPTY, "empty file");
 	int r = sd_stream_next(s, rec);
-	if (r == SD_ERR_TRUNC && looks_like_header(s->data, s->len_bytes))
+	if (r == SD_ERR_TRUNC && looks_like_header(s->data, s->have))
 		return r;
 	if (r != 1 || rec->kind != SD_K_HEADER || sd_rec_str(rec, 1, &magic, &mlen) ||
 	    mlen != 5 || memcmp(magic, "sonde", 5) != 0 || sd_rec_u64(rec, 2, &s->version))
@@ -368,6 +414,8 @@ int sd_stream_perror(const struct sd_stream *s, const char *name, int err)
 		fprintf(stderr, "sonde: %s: truncated at byte %zu (no complete HEADER record; the "
 			"process may have died at startup)\n", name, s->err_off);
 		return SD_EXIT_BADINPUT;
+	case SD_ERR_NOTREG:
+		return sd_notreg_perror(name, s->mode);
 	case SD_ERR_CORRUPT:
 		fprintf(stderr, "sonde: %s: corrupt record at byte %zu (%s)\n", name, s->err_off,
 			s->err_why ? s->err_why : "bad record");
@@ -376,6 +424,18 @@ int sd_stream_perror(const struct sd_stream *s, const char *name, int err)
 		fprintf(stderr, "sonde: %s: %s\n", name, strerror(-err));
 		return SD_EXIT_IO;
 	}
+}
+
+int sd_notreg_perror(const char *name, unsigned mode)
+{
+	const char *what = S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+			 : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket"
+			 : S_ISDIR(mode) ? "a directory" : "not a file";
+
+	fprintf(stderr, "sonde: %s: not a regular file (%s; give .sonde files written by "
+		"'sonde run', or their directory; to read a stream from a pipe, save it to a "
+		"file first)\n", name, what);
+	return SD_EXIT_BADINPUT;
 }
 
 int sd_obj_u64(const msgpack_object *o, uint64_t *out)

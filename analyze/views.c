@@ -102,8 +102,11 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 			s = tmp;
 		}
 		break;
-	case K_PROCESS:
-		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->pid);
+	case K_PROCESS: /* NAME[PID]: one row per process image (docs/REPORT.md) */
+		if (r->stream < p->nsinfo && p->sinfo[r->stream].label)
+			s = p->sinfo[r->stream].label;
+		else
+			snprintf(tmp, sizeof(tmp), "?[%" PRIu64 "]", r->pid);
 		break;
 	case K_RANK:
 		if (r->rank >= 0)

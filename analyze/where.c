@@ -114,11 +114,12 @@ static int matches(const struct sd_filter *w, const char *s)
 	return w->is_re ? regexec(&w->re, s, 0, NULL, 0) == 0 : !strcmp(s, w->value);
 }
 
-/* Does filter w hold for a value that is present (s, and alt when not NULL: either may
- * match) or absent (s NULL)? */
-static int holds(const struct sd_filter *w, const char *s, const char *alt)
+/* Does filter w hold for a value that is present (s, and alt and alt2 when not NULL: any
+ * may match) or absent (s NULL)? */
+static int holds3(const struct sd_filter *w, const char *s, const char *alt, const char *alt2)
 {
-	int m = s && w->value && (matches(w, s) || (alt && matches(w, alt)));
+	int m = s && w->value && (matches(w, s) || (alt && matches(w, alt)) ||
+				  (alt2 && matches(w, alt2)));
 
 	switch (w->op) {
 	case SD_WHERE_PRESENT: return s != NULL;
@@ -126,6 +127,22 @@ static int holds(const struct sd_filter *w, const char *s, const char *alt)
 	case SD_WHERE_EQ: return m;
 	default: return !m;
 	}
+}
+
+static int holds(const struct sd_filter *w, const char *s, const char *alt)
+{
+	return holds3(w, s, alt, NULL);
+}
+
+/* process=X: X is the pid, the process name or its NAME[PID] label. */
+static int process_holds(const struct sd_profile *p, const struct sd_filter *w, uint64_t pid,
+			 uint32_t stream)
+{
+	char num[32];
+	const struct sd_stream_info *si = stream < p->nsinfo ? &p->sinfo[stream] : NULL;
+
+	snprintf(num, sizeof(num), "%" PRIu64, pid);
+	return holds3(w, num, si ? si->name : NULL, si ? si->label : NULL);
 }
 
 /* Does attribute filter w hold for contexts (ctx, pctx)? attr: id, or -1 if unknown. */
@@ -160,8 +177,7 @@ static int row_ok(const struct sd_profile *p, const struct sd_filters *f, const 
 			ok = holds(w, num, r->tname);
 			break;
 		case 3:
-			snprintf(num, sizeof(num), "%" PRIu64, r->pid);
-			ok = holds(w, num, NULL);
+			ok = process_holds(p, w, r->pid, r->stream);
 			break;
 		case 4:
 			ok = holds(w, r->thread_end ? "(none)" : p->sources[r->source].name, NULL);
@@ -187,8 +203,7 @@ static int region_ok(const struct sd_profile *p, const struct sd_filters *f, con
 			snprintf(num, sizeof(num), "%" PRIu64, g->tid);
 			ok = holds(w, num, g->tname);
 		} else if (w->builtin == 3) {
-			snprintf(num, sizeof(num), "%" PRIu64, g->pid);
-			ok = holds(w, num, NULL);
+			ok = process_holds(p, w, g->pid, g->stream);
 		} else if (w->builtin < 0) {
 			ok = attr_holds(p, w, attrs[i], g->ctx, 0);
 		}

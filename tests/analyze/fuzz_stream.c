@@ -75,6 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				{ .format = SD_FMT_CSV, .view = SD_VIEW_COVERAGE },
 				{ .format = SD_FMT_JSON, .view = SD_VIEW_COVERAGE },
 				{ .format = SD_FMT_TEXT, .view = SD_VIEW_STREAMS },
+				{ .format = SD_FMT_TEXT, .view = SD_VIEW_PROCESSES },
+				{ .format = SD_FMT_CSV, .view = SD_VIEW_PROCESSES, .top = 1 },
+				{ .format = SD_FMT_JSON, .view = SD_VIEW_PROCESSES },
 			};
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))

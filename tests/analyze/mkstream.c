@@ -81,6 +81,11 @@ static int with_counters; /* header(): add `counters` and `counters_unavailable`
 static int papi_source;   /* header(): one PAPI source (perf::TASK-CLOCK) instead */
 static long long rank = -1; /* header(): `rank` when >= 0 (--rank N) */
 static const char *cwd_arg;  /* header(): `cwd` when given (--cwd DIR) */
+/* header(): argv[0] (--argv0 NAME), no argv (--no-argv, as SONDE_ARGV=off writes), no exe
+ * (--no-exe), ppid (--ppid N), clock monotonic_ns (--clock NS) */
+static const char *argv0 = "mkstream";
+static int no_argv, no_exe;
+static uint64_t ppid = 1, clock_ns = 123456789;
 
 static void counter(const char *name, const char *group, const char *source)
 {
@@ -93,7 +98,8 @@ static void header(uint64_t pid)
 {
 	msgpack_pack_array(&pk, 4);
 	u64(1); str("sonde"); u64(1);
-	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0) + (cwd_arg != NULL));
+	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0) + (cwd_arg != NULL) - no_argv -
+				     no_exe);
 	if (rank >= 0)
 		kv_u64("rank", (uint64_t)rank);
 	if (cwd_arg)
@@ -110,10 +116,13 @@ static void header(uint64_t pid)
 		       "migration happens");
 	}
 	kv_u64("pid", pid);
-	kv_u64("ppid", 1);
+	kv_u64("ppid", ppid);
 	kv_str("host", "testhost");
-	kv_str("exe", "/usr/bin/mkstream-test");
-	str("argv"); msgpack_pack_array(&pk, 2); str("mkstream"); str("a,\"b\"\n");
+	if (!no_exe)
+		kv_str("exe", "/usr/bin/mkstream-test");
+	if (!no_argv) {
+		str("argv"); msgpack_pack_array(&pk, 2); str(argv0); str("a,\"b\"\n");
+	}
 	if (papi_source) {
 		str("sources"); msgpack_pack_array(&pk, 1);
 		msgpack_pack_map(&pk, 6);
@@ -133,7 +142,7 @@ static void header(uint64_t pid)
 	kv_u64("signal", 35);
 clock:
 	str("clock"); msgpack_pack_map(&pk, 2);
-	kv_u64("monotonic_ns", 123456789); kv_u64("realtime_ns", 1700000000000000000ULL);
+	kv_u64("monotonic_ns", clock_ns); kv_u64("realtime_ns", 1700000000000000000ULL);
 }
 
 static void module(uint64_t id, const char *path, const uint8_t *bid, size_t bid_len,
@@ -237,11 +246,12 @@ static void drops(uint64_t thr, uint64_t ring_full, uint64_t busy)
 }
 
 static uint64_t end_signal; /* --end-signal N: END reason "signal" */
+static const char *end_reason = "exit"; /* --end-reason R (exec, _exit, ...) */
 
 static void end(void)
 {
 	msgpack_pack_array(&pk, 4);
-	u64(9); u64(999999999); str(end_signal ? "signal" : "exit");
+	u64(9); u64(999999999); str(end_signal ? "signal" : end_reason);
 	msgpack_pack_map(&pk, end_signal ? 3 : 2);
 	kv_u64("samples", 100); kv_u64("dropped", 4);
 	if (end_signal)
@@ -321,6 +331,18 @@ int main(int argc, char **argv)
 			mods[nmods++] = argv[++i];
 		else if (!strcmp(argv[i], "--dup-path") && i + 1 < argc)
 			dup_path = argv[++i];
+		else if (!strcmp(argv[i], "--argv0") && i + 1 < argc)
+			argv0 = argv[++i];
+		else if (!strcmp(argv[i], "--end-reason") && i + 1 < argc)
+			end_reason = argv[++i];
+		else if (!strcmp(argv[i], "--no-argv"))
+			no_argv = 1;
+		else if (!strcmp(argv[i], "--no-exe"))
+			no_exe = 1;
+		else if (!strcmp(argv[i], "--ppid") && i + 1 < argc)
+			ppid = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--clock") && i + 1 < argc)
+			clock_ns = strtoull(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
 			return 2;

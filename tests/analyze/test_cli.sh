@@ -430,8 +430,8 @@ EOF
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["group_by"] == ["run", "process", "module", "source"] and d["samples"] == 100, d
-assert d["rows"] == [{"values": ["big", "4242", "mkstream", "cpu-time"], "samples": 90, "percent": 90.0},
-                     {"values": ["(none)", "4242", "mkstream", "cpu-time"], "samples": 10, "percent": 10.0}], d
+assert d["rows"] == [{"values": ["big", "mkstream[4242]", "mkstream", "cpu-time"], "samples": 90, "percent": 90.0},
+                     {"values": ["(none)", "mkstream[4242]", "mkstream", "cpu-time"], "samples": 10, "percent": 10.0}], d
 EOF
 	run "$SONDE" report --group-by iteration --metric weight --format csv --top 1 c.sonde
 	expect_file "$T/out" <<'EOF'
@@ -477,7 +477,7 @@ report_where)
 		if [ "$n" -eq 0 ]; then
 			[ "$(cat "$T/out")" = "process,samples,percent" ] || fail "where $spec: $(cat "$T/out")"
 		else
-			[ "$(sed -n 2p "$T/out")" = "4242,$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
+			[ "$(sed -n 2p "$T/out")" = "mkstream[4242],$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
 		fi
 		run "$SONDE" report "${args[@]}" c.sonde
 		grep -qx "samples: $n  streams: 1  processes: 1  threads: 2" "$T/out" || fail "flat where $spec"
@@ -1149,6 +1149,8 @@ report_where_regex)
 	mk ctx c.sonde
 	for spec in "phase~^(solve|inner)$:60" "phase~e:75" "phase!~^s:50" "phase~zzz:0" \
 		    "nosuch~.:0" "nosuch!~.:100" "process=4242:100" "process!=4242:0" \
+		    "process=mkstream:100" "process=mkstream[4242]:100" "process=mkstream[1]:0" \
+		    "process~^mk:100" "process!=mkstream:0" \
 		    "thread=4243:35" "thread=worker:35" "thread~^main$:65" "source=cpu-time:100" \
 		    "function=mk_beta:50" "function~^mk_(beta|gamma)$:75" "module=mkstream:100" \
 		    "function~a,phase=solve:50" "!function:0" "phase~o=x:0"; do
@@ -1161,7 +1163,7 @@ report_where_regex)
 		if [ "$n" -eq 0 ]; then
 			[ "$(cat "$T/out")" = "process,samples,percent" ] || fail "where $spec: $(cat "$T/out")"
 		else
-			[ "$(sed -n 2p "$T/out")" = "4242,$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
+			[ "$(sed -n 2p "$T/out")" = "mkstream[4242],$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
 		fi
 		run "$SONDE" report "${args[@]}" c.sonde
 		grep -qx "samples: $n  streams: 1  processes: 1  threads: 2" "$T/out" || fail "flat where $spec"
@@ -1334,10 +1336,10 @@ EOF
 	run "$SONDE" report --stats rank --group-by process --format csv $P
 	expect_file "$T/out" <<'EOF'
 process,samples,percent,min,mean,max,stddev,n
-400,90,37.50,0,30.000,90,42.426,3
-300,70,29.17,0,23.333,70,32.998,3
-200,50,20.83,0,16.667,50,23.570,3
-100,30,12.50,0,10.000,30,14.142,3
+mkstream[400],90,37.50,0,30.000,90,42.426,3
+mkstream[300],70,29.17,0,23.333,70,32.998,3
+mkstream[200],50,20.83,0,16.667,50,23.570,3
+mkstream[100],30,12.50,0,10.000,30,14.142,3
 EOF
 	run "$SONDE" report --stats process --group-by function --format json $P
 	expect_file "$T/out" <<'EOF'
@@ -1474,6 +1476,11 @@ docs)
 		"$SONDE" report $args v.sonde >>all.txt 2>&1 || fail "report $args (coverage)"
 	done
 	"$SONDE" report pa.sonde >>all.txt 2>&1 || fail "report papi"
+	mk coverage pv1.sonde --pid 100 --no-argv --clock 2000000000
+	mk flat pv2.sonde --pid 200 --no-argv --no-exe --clock 2500000000 --end-reason exec
+	for args in "--view processes" "--view processes --format csv"; do
+		"$SONDE" report $args pv1.sonde pv2.sonde >>all.txt 2>&1 || fail "report $args"
+	done
 	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
 		grep -v '^{"offset"' >examples.txt
 	[ "$(wc -l <examples.txt)" -ge 50 ] || fail "examples not found in REPORT.md"
@@ -1618,7 +1625,7 @@ EOF
 	run "$SONDE" report --metric context-switches --group-by process --format csv c.sonde
 	expect_file "$T/out" <<'EOF'
 process,context-switches,percent
-4242,516,100.00
+mkstream[4242],516,100.00
 EOF
 	run "$SONDE" report --view counters --format csv c.sonde
 	[ "$(awk -F, '$2 == "context-switches" { s += $5 } END { print s }' "$T/out")" -eq 516 ] ||
@@ -1799,6 +1806,207 @@ empty_module)
 	expect_file "$T/out" <<'EOF'
 mkstream-test+0x10 2
 EOF
+	;;
+nonregular)
+	# Inputs that are not regular files are refused with one line, never read and never
+	# waited on: a FIFO without a writer (open() used to block forever), /dev/zero (read
+	# whole, it grew to 24 GB), /dev/null, and a directory whose .sonde entry is a symlink
+	# to /dev/zero. Each command runs under an address-space limit, so that reading such
+	# a file into memory fails at once instead of filling the machine, and under timeout,
+	# so that a hang fails instead of stalling the suite (neither is a timing assertion).
+	mk flat a.sonde
+	mkfifo fifo.sonde
+	mkdir zdir && ln -s /dev/zero zdir/z.sonde
+	LIM=(prlimit --as=$((1 << 30)))
+	# sanitizer builds reserve terabytes of address space: there the limit is left out
+	"${LIM[@]}" "$SONDE" --help >/dev/null 2>&1 ||
+		{ echo "note: sonde does not start under prlimit --as (sanitizer build): no limit"; LIM=(); }
+	guard() { run timeout 60 "${LIM[@]}" "$SONDE" "$@"; [ "$rc" -ne 124 ] || fail "hung: sonde $*"; }
+	NOTREG="give .sonde files written by 'sonde run', or their directory; to read a stream from a pipe, save it to a file first"
+	for cmd in report dump diff; do
+		for f in fifo.sonde /dev/zero /dev/null zdir; do
+			case $f in
+			fifo.sonde) line="sonde: $f: not a regular file (a FIFO; $NOTREG)" ;;
+			zdir) line="sonde: zdir/z.sonde: not a regular file (a character device; $NOTREG)" ;;
+			*) line="sonde: $f: not a regular file (a character device; $NOTREG)" ;;
+			esac
+			[ "$cmd" = dump ] && [ "$f" = zdir ] && continue # dump reads one file
+			if [ "$cmd" = diff ]; then guard diff "$f" a.sonde; else guard "$cmd" "$f"; fi
+			expect_rc 4 "$cmd $f"
+			expect_err_line "$line"
+			[ ! -s "$T/out" ] || fail "$cmd $f printed $(head -c 200 "$T/out")"
+		done
+	done
+	guard report zdir
+	expect_err_line "sonde: zdir: none of its .sonde entries is a regular file (nothing to read; see the lines above)"
+	guard dump zdir/z.sonde
+	expect_rc 4 "dump through a symlink to /dev/zero"
+	expect_err_line "sonde: zdir/z.sonde: not a regular file (a character device; $NOTREG)"
+	# among good inputs a bad one is named and skipped; the report is made of the rest
+	cp a.sonde zdir/a.sonde
+	guard report fifo.sonde /dev/zero zdir
+	expect_rc 0 "bad inputs beside a good one"
+	expect_err_line "sonde: fifo.sonde: not a regular file (a FIFO; $NOTREG)"
+	expect_err_line "sonde: /dev/zero: not a regular file (a character device; $NOTREG)"
+	expect_err_line "sonde: zdir/z.sonde: not a regular file (a character device; $NOTREG)"
+	[ "$(wc -l <"$T/err")" -eq 3 ] || { cat "$T/err" >&2; fail "one line per bad input"; }
+	grep -qx 'samples: 100  streams: 1  processes: 1  threads: 2' "$T/out" || fail "good stream reported"
+	guard diff zdir a.sonde
+	expect_rc 0 "diff of a directory with a bad entry"
+	expect_err_line "sonde: zdir/z.sonde: not a regular file (a character device; $NOTREG)"
+	# --strict makes a bad PATH fatal, as any other bad file
+	guard report --strict /dev/null a.sonde
+	expect_rc 4 "--strict"
+	# a FIFO with a writer holding it open is refused just the same, without reading it
+	sleep 120 >fifo.sonde &
+	wpid=$!
+	guard report fifo.sonde a.sonde
+	kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
+	expect_rc 0 "FIFO with a writer"
+	expect_err_line "sonde: fifo.sonde: not a regular file (a FIFO; $NOTREG)"
+	;;
+huge_inputs)
+	# Regular files that are huge or garbage: a clear line and bounded memory (peak RSS
+	# from /usr/bin/time; a memory bound, not a timing one). The reader goes through a
+	# window and refuses records past 16 MiB or 2^20 values (docs/FORMAT.md, "Size").
+	[ -x /usr/bin/time ] || { echo "SKIP: no /usr/bin/time (GNU time) to measure peak RSS"; exit 77; }
+	LIM=(prlimit --as=$((1 << 30)))
+	"${LIM[@]}" "$SONDE" --help >/dev/null 2>&1 ||
+		{ echo "note: sonde does not start under prlimit --as (sanitizer build): no limit"; LIM=(); }
+	MAXKB=$((200 * 1024))
+	# rss CMD...: run under the limits; $rc, $T/out, $T/err; fails above MAXKB
+	rss() {
+		timeout 120 /usr/bin/time -f %M -o rss.txt "${LIM[@]}" "$SONDE" "$@" >"$T/out" 2>"$T/err"
+		rc=$?
+		[ "$rc" -ne 124 ] || fail "hung: sonde $*"
+		kb=$(tail -n 1 rss.txt)
+		echo "sonde $*: exit $rc, peak RSS $kb kB"
+		[ "$kb" -lt "$MAXKB" ] || fail "sonde $*: peak RSS $kb kB, above $MAXKB kB"
+	}
+	mk flat a.sonde
+	size=$(stat -c %s a.sonde)
+	truncate -s 50G sparse.sonde
+	# a valid stream, then 50 GB of zeros: the first zero is not a record
+	cp a.sonde zeros.sonde && truncate -s 50G zeros.sonde
+	# a valid stream, then a str32 that says it is 4 GiB long (the file holds 50 GB)
+	cp a.sonde longrec.sonde && printf '\x91\xdb\xff\xff\xff\xff' >>longrec.sonde && truncate -s 50G longrec.sonde
+	# a valid stream, then an array32 of 2^32 - 1 elements
+	cp a.sonde manyvals.sonde && printf '\xdd\xff\xff\xff\xff' >>manyvals.sonde && truncate -s 50G manyvals.sonde
+	# 64 MiB of (seeded) random bytes, alone and after a valid stream
+	python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(9).randbytes(64 << 20))' >rand.sonde
+	cat a.sonde rand.sonde >tailrand.sonde
+	for cmd in report dump; do
+		rss "$cmd" sparse.sonde
+		expect_rc 4 "$cmd sparse"
+		expect_err_line "sonde: sparse.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+		rss "$cmd" rand.sonde
+		expect_rc 4 "$cmd random"
+		expect_err_line "sonde: rand.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+		rss "$cmd" zeros.sonde
+		expect_rc 4 "$cmd zeros"
+		expect_err_line "sonde: zeros.sonde: corrupt record at byte $size (not an array starting with a record kind)"
+		rss "$cmd" longrec.sonde
+		expect_rc 4 "$cmd long record"
+		expect_err_line "sonde: longrec.sonde: corrupt record at byte $size (a record longer than 16 MiB: the reader's limit, docs/FORMAT.md)"
+		rss "$cmd" manyvals.sonde
+		expect_rc 4 "$cmd many values"
+		expect_err_line "sonde: manyvals.sonde: corrupt record at byte $size (a record declares more than 1048576 values: the reader's limit, docs/FORMAT.md)"
+		# random bytes after good records: whatever they decode to, one line names the
+		# file, and the process neither crashes nor grows
+		rss "$cmd" tailrand.sonde
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || fail "$cmd random tail: exit $rc"
+		grep -q "^sonde: tailrand.sonde: " "$T/err" || { cat "$T/err" >&2; fail "$cmd random tail: no message"; }
+	done
+	rss diff sparse.sonde a.sonde
+	expect_rc 4 "diff sparse"
+	expect_err_line "sonde: sparse.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
+	# the limits are not what refuses: records up to them are read. A stream with a 3 MiB
+	# NOTE (longer than the 1 MiB window) and a NOTE of exactly 2^20 values (one with an
+	# extra array; the array itself counts, then each element) loads
+	python3 - a.sonde <<'PY' >near.sonde
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+note = b'\x93\x0a\x00\xdb' + struct.pack('>I', 3 << 20) + b'n' * (3 << 20)
+# [10, 0, "x", [0] * (2^20 - 5)]: the record, its 4 elements, 2^20 - 5 more
+n = (1 << 20) - 5
+vals = b'\x94\x0a\x00\xa1x\xdd' + struct.pack('>I', n) + b'\x00' * n
+sys.stdout.buffer.write(data + note + vals)
+PY
+	rss report near.sonde
+	expect_rc 0 "records near the limits"
+	grep -qx 'samples: 100  streams: 1  processes: 1  threads: 2' "$T/out" || fail "near-limit stream reported"
+	;;
+processes)
+	# --view processes and --group-by process: one row per process image, named
+	# NAME[PID] from the header's argv[0], else exe, else '?' (mkstream.c: the coverage
+	# stream's CPU is 547.5 ms in 4 of its 5 threads, one known up to the last flush)
+	mk coverage c.sonde --pid 100 --argv0 /opt/bin/solver --ppid 7 --clock 2000000000
+	mk flat a.sonde --pid 200 --no-argv --clock 2500000000
+	mk flat b.sonde --pid 300 --no-argv --no-exe --no-end --clock 3000000000
+	# one pid, two images: sh exec'd /bin/true, which was killed by signal 9
+	mk flat e1.sonde --pid 400 --argv0 sh --end-reason exec --clock 3100000000
+	mk flat e2.sonde --pid 400 --argv0 /bin/true --end-signal 9 --clock 3200000000
+	ALL="c.sonde a.sonde b.sonde e1.sonde e2.sonde"
+	run "$SONDE" report --view processes $ALL
+	expect_rc 0 "processes"
+	sed -n '/^process /,$p' "$T/out" >p.txt
+	expect_file p.txt <<'EOF'
+process                 pid     ppid      cpu_ms  samples threads   start_ms    wall_ms  end         command
+solver[100]             100        7     547.500      372       5      0.000   1000.000  exit        /opt/bin/solver a,"b"?
+mkstream-test[200]      200        1           -      100       2    500.000   1000.000  exit        (no argv)
+?[300]                  300        1           -      100       2   1000.000     70.001  incomplete  (no argv)
+sh[400]                 400        1           -      100       2   1100.000   1000.000  exec        sh a,"b"?
+true[400]               400        1           -      100       2   1200.000   1000.000  signal 9    /bin/true a,"b"?
+cpu_ms of 1 process is partial: a thread's CPU time is unknown, or known up to the last flush only (killed or still running; see --view coverage); '-': no CPU time recorded
+EOF
+	run "$SONDE" report --view processes --format csv --top 3 $ALL
+	expect_rc 0 "processes csv"
+	expect_file "$T/out" <<'EOF'
+process,pid,ppid,name,cpu_ms,cpu_threads,samples,threads,start_ms,wall_ms,end,signal,exe,command,file
+solver[100],100,7,solver,547.500,4,372,5,0.000,1000.000,exit,,/usr/bin/mkstream-test,"/opt/bin/solver a,""b""
+",c.sonde
+mkstream-test[200],200,1,mkstream-test,,0,100,2,500.000,1000.000,exit,,/usr/bin/mkstream-test,,a.sonde
+?[300],300,1,?,,0,100,2,1000.000,70.001,incomplete,,,,b.sonde
+EOF
+	run "$SONDE" report --view processes --format json $ALL
+	expect_rc 0 "processes json"
+	python3 - "$T/out" <<'EOF' || fail "processes json: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["processes"]
+assert [x["process"] for x in p] == ["solver[100]", "mkstream-test[200]", "?[300]", "sh[400]", "true[400]"], p
+assert p[0] == {"process": "solver[100]", "pid": 100, "ppid": 7, "name": "solver", "cpu_ms": 547.5,
+                "cpu_threads": 4, "cpu_from_flush": 1, "samples": 372, "threads": 5, "start_ms": 0.0,
+                "wall_ms": 1000.0, "end": "exit", "signal": None, "exe": "/usr/bin/mkstream-test",
+                "command": "/opt/bin/solver a,\"b\"\n", "file": "c.sonde"}, p[0]
+assert p[1]["command"] is None and p[1]["exe"] == "/usr/bin/mkstream-test" and p[1]["cpu_ms"] is None, p[1]
+assert p[2]["exe"] is None and p[2]["name"] == "?" and p[2]["end"] == "incomplete", p[2]
+assert p[3]["end"] == "exec" and p[4]["end"] == "signal" and p[4]["signal"] == 9, p[3:]
+EOF
+	# --group-by process: the same labels; the two images of pid 400 are two rows
+	run "$SONDE" report --group-by process --format csv $ALL
+	expect_file "$T/out" <<'EOF'
+process,samples,percent
+solver[100],372,48.19
+?[300],100,12.95
+mkstream-test[200],100,12.95
+sh[400],100,12.95
+true[400],100,12.95
+EOF
+	run "$SONDE" report --group-by process,thread e1.sonde
+	grep -q '^sh\[400\]  *400 (main)  *70 ' "$T/out" || fail "group-by process text: $(cat "$T/out")"
+	# --where process= matches the pid, the name or the label; the processes view counts
+	# the samples kept (CPU time is the kernel's, unfiltered)
+	run "$SONDE" report --view processes --format json --where process=400 $ALL
+	python3 -c 'import json,sys; print(" ".join("%s,%d" % (x["process"], x["samples"]) for x in json.load(open(sys.argv[1]))["processes"]))' "$T/out" >w.txt
+	[ "$(cat w.txt)" = "solver[100],0 sh[400],100 true[400],100 mkstream-test[200],0 ?[300],0" ] ||
+		fail "where process=400: $(cat w.txt)"
+	run "$SONDE" report --group-by process --format csv --where 'process=true[400]' $ALL
+	[ "$(sed -n 2p "$T/out")" = "true[400],100,100.00" ] || fail "where label: $(cat "$T/out")"
+	run "$SONDE" report --group-by process --format csv --where 'process~^(sh|solver)$' $ALL
+	[ "$(cut -d, -f1 "$T/out" | tr '\n' ' ')" = "process solver[100] sh[400] " ] || fail "where name regex: $(cat "$T/out")"
+	run "$SONDE" report --view processes --format folded c.sonde
+	expect_rc 2 "processes folded"
 	;;
 big)
 	# a million samples: exact counts, and in a bounded time even under sanitizers
