@@ -4,7 +4,8 @@
  *
  * The environment of CMD gets SONDE_SAMPLE (the -e specs joined with commas, only when
  * some were given), SONDE_OUTPUT (-o DIR, else ./sonde-<basename of CMD>, always set so
- * that sonde knows where the profile went; docs/ENV.md) and LD_PRELOAD with the absolute path of libsonde.so first
+ * that sonde knows where the profile went; made absolute, so that children that run in
+ * another directory (make -C) write there too; docs/ENV.md) and LD_PRELOAD with the absolute path of libsonde.so first
  * ($SONDE_LIB, else the one next to this executable). While CMD runs, sonde ignores
  * SIGINT and SIGQUIT so that a ^C reaches CMD and sonde still reports where the profile
  * went. An exec failure is reported through a close-on-exec pipe, so exactly one of
@@ -187,10 +188,15 @@ int sd_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	int before = count_streams(dirfd);
+	/* Absolute for the command: its children may run elsewhere (make -C). */
+	static char abs_out[PATH_MAX];
+	const char *env_out = out; /* messages keep the name the user gave */
+	if (sd_outdir_path(dirfd, abs_out, sizeof abs_out) == 0)
+		env_out = abs_out;
 	const char *old = getenv("LD_PRELOAD");
 	if (append(&preload, "", lib) || (old && *old && append(&preload, ":", old)))
 		goto nomem;
-	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", out, 1) ||
+	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", env_out, 1) ||
 	    setenv("LD_PRELOAD", preload, 1))
 		goto nomem;
 

@@ -692,16 +692,24 @@ out:
 	errno = saved_errno;
 }
 
-/* Runs the unwinder once in ordinary context, on the first thread that
- * begins, so that libunwind's process-wide lazy state (its once-only setup,
- * the key of its per-thread trace cache, its memory-validation pipe) is
- * made here, not in a handler. Later threads make their own trace cache in
- * their first sample (an mmap and a fill, no lock the thread could hold). */
+/* Runs libunwind's slow path a few frames in ordinary context, on the first
+ * thread that begins, so that its process-wide lazy state (its set-up, the
+ * caches of the unwind tables it met, its memory-validation pipe) is made
+ * here, not in a handler. The fast trace's per-thread cache (256 KiB, about
+ * 0.1 ms to fill) is made by each thread's first sample, the first thread's
+ * included: a process or thread that is never sampled never pays for it.
+ * Making it takes libunwind's own signal-safe path (its once-only key, an
+ * mmap, a store), and never a lock the interrupted code could hold: the
+ * handler does not run while this thread is inside libunwind (`busy`). */
 void sd_handler_warmup(struct sd_thread *t)
 {
 	t->busy = 1;
 	t->in_handler = 1; /* libunwind's lazily made pipe is marked as ours */
-	unw_backtrace((void **)t->scratch, (int)t->scratch_len);
+	unw_context_t uc;
+	unw_cursor_t c;
+	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
+		for (int i = 0; i < 4 && unw_step(&c) > 0; i++)
+			;
 	t->in_handler = 0;
 	t->busy = 0;
 }

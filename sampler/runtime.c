@@ -315,6 +315,25 @@ static void altstack_close(struct sd_thread *t)
 	t->alt_lo = 0;
 }
 
+/* The main thread's stack, without pthread_getattr_np (which reads all of
+ * /proc/self/maps for it: about 0.1 ms of every process's start): its top is
+ * the page above the initial stack pointer the loader recorded, its size the
+ * stack limit (8 MiB when unlimited). Only an upper bound for frame-pointer
+ * walks and the room check, as glibc's own answer is. */
+extern void *__libc_stack_end;
+
+static void main_stack_bounds(struct sd_thread *t)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t hi = ((uintptr_t)__libc_stack_end + page - 1) & ~(page - 1);
+	struct rlimit rl;
+	uintptr_t size = 8u << 20;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < hi)
+		size = (uintptr_t)rl.rlim_cur;
+	t->stack_lo = hi - size;
+	t->stack_hi = hi;
+}
+
 struct sd_thread *sd_thread_begin(void)
 {
 	int st = atomic_load(&sd_rt.state);
@@ -330,7 +349,9 @@ struct sd_thread *sd_thread_begin(void)
 		return NULL;
 	}
 	pthread_attr_t attr;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	if (t->tid == getpid()) {
+		main_stack_bounds(t);
+	} else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *lo;
 		size_t size;
 		if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
@@ -341,11 +362,8 @@ struct sd_thread *sd_thread_begin(void)
 	}
 	altstack_open(t);
 	sd_tls_thread = t; /* signals are blocked: no handler sees it yet */
-	/* libunwind's process-wide state (its once-only setup, the key of its
-	 * per-thread trace cache, its memory-validation pipe) is made here, by
-	 * the first thread. Every later thread's own trace cache (256 KiB,
-	 * about 0.1 ms to fill) is made by its first sample, so a short thread
-	 * that is never sampled never pays for it. */
+	/* libunwind's process-wide state is made here, by the first thread;
+	 * every thread's own trace cache by its first sample (handler.c). */
 	static _Atomic int warmed;
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND && !atomic_exchange(&warmed, 1))
 		sd_handler_warmup(t);

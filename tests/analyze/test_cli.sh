@@ -2039,8 +2039,9 @@ run)
 	LD_PRELOAD= run "$SONDE" run -e cpu-time@1ms --sample wall-time@10ms -o prof -- \
 		sh -c ': >"$SONDE_OUTPUT/x.sonde"; echo "$SONDE_SAMPLE|$SONDE_OUTPUT|$LD_PRELOAD"; exit 3'
 	expect_rc 3 "child status"
+	# SONDE_OUTPUT is the directory's absolute path (children may run elsewhere)
 	expect_file "$T/out" <<EOF
-cpu-time@1ms,wall-time@10ms|prof|$(readlink -f "$STUB")
+cpu-time@1ms,wall-time@10ms|$(pwd -P)/prof|$(readlink -f "$STUB")
 EOF
 	expect_file "$T/err" <<'EOF'
 sonde: profile written to prof (sonde report prof)
