@@ -17,7 +17,9 @@
 #   +wall/proc       (wall - plain wall) / processes started, in ms
 #   wall_x           wall / plain wall
 #   streams          files sonde wrote (one run), against the processes started
-# Jobs: N x /bin/true from a bash loop; N/5 x `python3 -c ...` from a bash loop;
+# Jobs: N x /bin/true started one by one by an unprofiled bash (solo: the cost of
+# one process that asks for nothing, start to exit); N x /bin/true from a
+# profiled bash loop (true); N/5 x `python3 -c ...` from a bash loop;
 # `make -j2` of a generated project of 19 C files (gcc -O2 -c, then a link).
 # Threads: bench_threads churn (create and join THREADS empty threads, its own
 # CPU per thread), plain, sonde, sonde with SONDE_COUNTERS=none and perf; and
@@ -89,6 +91,18 @@ run_cell() {
 	for r in $(seq 0 "$RUNS"); do
 		rm -rf "$name.$prof.out" "$name.$prof.data"
 		[ "$name" = make ] && make -s -C proj clean >/dev/null
+		if [ "$name" = solo ]; then # one process at a time, the launcher not profiled
+			case $prof in
+			plain) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $N); do /bin/true; done" ;;
+			sonde) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $N); do \
+				LD_PRELOAD='$B/libsonde.so' SONDE_OUTPUT='$OUT/$name.$prof.out' /bin/true; done" ;;
+			perf) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $N); do \
+				perf record -q -e cpu-clock -F 1000 -g -o '$OUT/$name.$prof.data' -- /bin/true; \
+				done" >/dev/null 2>&1 ;;
+			esac
+			[ "$r" = 0 ] && rm -f "$name.$prof.t"
+			continue
+		fi
 		case $prof in
 		plain) "$B/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
 		sonde) "$B/runcpu" "$name.$prof.t" "$B/sonde" run -o "$name.$prof.out" -- "$@" >/dev/null 2>&1 ;;
@@ -121,7 +135,10 @@ cell() { # NAME PROCS CMD...
 
 printf "%-8s %-6s %8s %8s %12s %12s %8s %12s\n" job prof cpu_s wall_s "+cpu/proc_ms" \
 	"+wall/proc_ms" wall_x streams
-# processes started: bash + N children (+ the seq)
+# N x /bin/true, each started by an unprofiled bash: the cost of one process
+cell solo "$N" /bin/true
+# processes started: bash + N children (+ the seq); bash is profiled, so each
+# fork-then-exec child pays sonde's fork handling too
 cell true $((N + 2)) bash -c "for i in \$(seq $N); do /bin/true; done"
 NP=$((N / 5))
 PY=$(command -v /usr/bin/python3 || command -v python3)

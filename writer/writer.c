@@ -946,10 +946,9 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	sd_w.file_ok = 0;
 	drop_fd(1); /* the parent's file */
 	sd_w.file_pending = 1; /* made lazily: a child that only execs leaves none */
-	if (sd_w.dir_fd < 0 && prepare_dir() != 0) { /* the parent's, if kept, is ours too */
-		atomic_store(&sd_w.inited, 0);
-		return -EIO;
-	}
+	/* The parent's directory descriptor, if it kept one, is ours too; else the
+	 * directory is opened again (sd_w.dir, absolute) when the file is made:
+	 * a child that only execs never walks the path. */
 	pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);
