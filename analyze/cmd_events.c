@@ -7,9 +7,10 @@
  * The probes mirror the runtime's choices (docs/ENV.md, SONDE_SAMPLE and SONDE_COUNTERS):
  *   cpu-time   perf_event task clock (exclude_kernel=1), else a POSIX CPU-time timer
  *   wall-time  always a POSIX CLOCK_MONOTONIC timer
- *   counters   perf_event with exclude_kernel=0; where only exclude_kernel=1 opens, context
- *              switches and migrations read 0 (they happen in the kernel), so context
- *              switches and faults come from getrusage and migrations are unavailable
+ *   counters   context switches and faults from getrusage(RUSAGE_THREAD) (exact, per
+ *              thread, no descriptor); migrations from perf_event with exclude_kernel=0,
+ *              unavailable where only exclude_kernel=1 opens (they happen in the kernel and
+ *              would read 0)
  *   PAPI       presets and a few native events (events_papi.c, or events_nopapi.c when
  *              sonde was built without libpapi)
  *
@@ -145,6 +146,12 @@ static int probe_counters(struct sd_events *ev, int paranoid)
 	char src[96], why[320];
 
 	for (size_t i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++) {
+		if (ctrs[i].rusage) {
+			if (sd_events_add(ev, "counter", ctrs[i].name, "available", ctrs[i].rusage,
+					  "RUSAGE_THREAD: exact, per thread, no descriptor"))
+				return -ENOMEM;
+			continue;
+		}
 		int k0 = sw_open(ctrs[i].config, 0), k1 = -1, zero = 0;
 		if (k0 >= 0) {
 			close(k0);
@@ -168,17 +175,11 @@ static int probe_counters(struct sd_events *ev, int paranoid)
 		else
 			snprintf(why, sizeof(why), "perf_event_paranoid=%d hides kernel-side counts: "
 				 "perf_event_open with exclude_kernel=0: %s", paranoid, strerror(-k0));
-		if (ctrs[i].rusage) {
-			if (sd_events_add(ev, "counter", ctrs[i].name, "available", ctrs[i].rusage,
-					  why))
-				return -ENOMEM;
-		} else {
-			char hint[400];
-			snprintf(hint, sizeof(hint), "%s; run as root or set "
-				 "kernel.perf_event_paranoid=1", why);
-			if (sd_events_add(ev, "counter", ctrs[i].name, "unavailable", "", hint))
-				return -ENOMEM;
-		}
+		char hint[400];
+		snprintf(hint, sizeof(hint), "%s; run as root or set kernel.perf_event_paranoid=1",
+			 why);
+		if (sd_events_add(ev, "counter", ctrs[i].name, "unavailable", "", hint))
+			return -ENOMEM;
 	}
 	return 0;
 }

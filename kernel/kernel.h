@@ -57,7 +57,7 @@ int sd_kernel_paranoid(void);
 #define SD_MAX_COUNTERS 8
 
 enum sd_counter_kind { SD_CTR_PERF, SD_CTR_RUSAGE };
-enum sd_rusage_field { SD_RU_NVCSW, SD_RU_NIVCSW, SD_RU_MINFLT, SD_RU_MAJFLT };
+enum sd_rusage_field { SD_RU_NVCSW, SD_RU_NIVCSW, SD_RU_MINFLT, SD_RU_MAJFLT, SD_RU_FAULTS };
 
 struct sd_counter {
 	char name[48];   /* as written in the stream, e.g. context-switches.voluntary */

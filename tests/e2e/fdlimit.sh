@@ -23,12 +23,23 @@ while read -r _ name _ tid _ cpu _ user; do
 	pass "$name: weight $got periods for $cpu_ms ms of CPU"
 done < <(grep '^thread ' p.out)
 
-# With counters too: threads that get no counter descriptors say so once,
-# and their samples are flagged (never zeros).
-(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=c SONDE_COUNTERS=page-faults exec "$B/wl_threads" 4 0.2) >c.out 2>c.err ||
+# With a perf_event counter too (cpu-migrations): threads that get no counter
+# descriptors say so once, and their samples are flagged (never zeros).
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=c SONDE_COUNTERS=cpu-migrations exec "$B/wl_threads" 4 0.2) >c.out 2>c.err ||
 	fail "wl_threads with counters failed with ulimit -n 9: $(cat c.err)"
 grep -q '^checksum ' c.out || fail "output changed: $(cat c.out)"
 grep -qE '^sonde: thread [0-9]+: counters unavailable: Too many open files \(its samples carry no counter values; check RLIMIT_NOFILE\)$' c.err ||
 	fail "no counters message: $(cat c.err)"
 "$SONDE" dump "$(ls c/*.sonde)" | grep '"kind":"SAMPLE"' | grep -q '"flags":8' || fail "samples without counters are not flagged"
 pass "counters out of descriptors: said once, samples flagged"
+
+# Counters from getrusage (context switches, faults) need no descriptor: every
+# thread's samples carry them, none is flagged, and nothing is said about them.
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=r SONDE_COUNTERS=page-faults,context-switches exec "$B/wl_threads" 4 0.2) >r.out 2>r.err ||
+	fail "wl_threads with rusage counters failed with ulimit -n 9: $(cat r.err)"
+grep -q '^checksum ' r.out || fail "output changed: $(cat r.out)"
+grep -q 'counters unavailable' r.err && fail "rusage counters said unavailable: $(cat r.err)"
+"$SONDE" dump "$(ls r/*.sonde)" >r.json
+grep '"kind":"SAMPLE"' r.json | grep -q '"flags":8' && fail "rusage counters: samples flagged without counters"
+grep '"kind":"SAMPLE"' r.json | grep -q '"deltas":' || fail "rusage counters: no sample carries deltas"
+pass "counters from getrusage: no descriptor needed, every sample carries them"
