@@ -16,8 +16,10 @@
  * every period_ns and delivers signal `signo` to that very thread. The fd is
  * close-on-exec and moved to >= fd_floor when possible. Returns 0 and the fd
  * in *fd_out, or -errno (EACCES/EPERM: refused by perf_event_paranoid or
- * seccomp; ENOENT/ENOSYS: no perf_event; EMFILE: out of descriptors). */
-int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor, int *fd_out);
+ * seccomp; ENOENT/ENOSYS: no perf_event; EMFILE: out of descriptors).
+ * async-signal-safe (system calls only): a thread's first sample opens its
+ * own (sampler.h, lazy clocks). */
+int sd_kernel_clock_open_sigsafe(pid_t tid, uint64_t period_ns, int signo, int fd_floor, int *fd_out);
 
 /* Starts or stops the event without closing it. async-signal-safe (ioctl). */
 int sd_kernel_enable_sigsafe(int fd, int on);
@@ -40,7 +42,7 @@ int sd_kernel_thread_cpu_ns(pid_t tid, uint64_t *out);
 int sd_kernel_fd_high(int fd, int floor);
 
 /* Is fd one of sonde's descriptors for thread tid: F_SETSIG sig and owner
- * F_OWNER_TID tid, as sd_kernel_clock_open and sd_kernel_counters_open leave
+ * F_OWNER_TID tid, as sd_kernel_clock_open_sigsafe and sd_kernel_counters_open leave
  * them? 1 or 0. The signal alone tells sonde's perf descriptors from the
  * program's; the owner tells one thread's from another's: after a raw
  * close_range, a descriptor re-armed or opened for one thread may take the

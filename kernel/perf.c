@@ -28,7 +28,7 @@ int sd_kernel_fd_high(int fd, int floor)
 	return hi;
 }
 
-int sd_kernel_clock_open(pid_t tid, uint64_t period_ns, int signo, int fd_floor, int *fd_out)
+int sd_kernel_clock_open_sigsafe(pid_t tid, uint64_t period_ns, int signo, int fd_floor, int *fd_out)
 {
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);

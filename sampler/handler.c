@@ -228,11 +228,17 @@ static unsigned unwind_libunwind_sigsafe(struct sd_thread *t, const ucontext_t *
  * not send (kill, raise, sigqueue, tgkill or a timer of the program's). Our
  * POSIX timers carry SD_TIMER_COOKIE + index; our perf events signal with a
  * kernel si_code and their descriptor. */
+#define SRC_STALE (-2) /* a timer of sonde's, deleted since it fired */
+
 static int source_of_sigsafe(const struct sd_thread *t, const siginfo_t *si)
 {
 	if (si->si_code == SI_TIMER) {
 		unsigned i = (unsigned)(si->si_value.sival_int - SD_TIMER_COOKIE);
-		return i < sd_rt.cfg.nsources && t && t->has_timer[i] ? (int)i : -1;
+		if (i >= sd_rt.cfg.nsources || !t)
+			return -1;
+		/* A lazy clock's starting timer may have fired again while its
+		 * first sample replaced it: never the program's signal. */
+		return t->has_timer[i] ? (int)i : SRC_STALE;
 	}
 	if (si->si_code <= 0 || !t)
 		return -1;
@@ -362,6 +368,49 @@ void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
 	n = put_sigsafe(buf, n, sizeof buf, "\n");
 	ssize_t w = write(STDERR_FILENO, buf, n);
 	(void)w;
+}
+
+void sd_say_nofd_sigsafe(int src)
+{
+	if (atomic_exchange(&sd_rt.nofd_said, 1))
+		return;
+	char buf[400];
+	size_t n = put_sigsafe(buf, 0, sizeof buf, "sonde: ");
+	n = put_sigsafe(buf, n, sizeof buf, sd_rt.cfg.sources[src].spec);
+	n = put_sigsafe(buf, n, sizeof buf,
+			": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); "
+			"threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
+			"-n for exact rates)");
+	sd_writer_note(buf);
+	n = put_sigsafe(buf, n, sizeof buf, "\n");
+	ssize_t w = write(STDERR_FILENO, buf, n);
+	(void)w;
+}
+
+/* A lazy clock's first sample (sampler.h): the thread lived one period of
+ * CPU time on its starting POSIX timer; from now on its perf_event task clock
+ * samples it at exact rates. The timer goes once the descriptor is in place
+ * (a signal it had queued meanwhile is recognised as stale). Out of
+ * descriptors, the thread keeps its timer: tick-bound, weighted by its
+ * overruns, said once. async-signal-safe. */
+static void clock_upgrade_sigsafe(struct sd_thread *t, int src)
+{
+	t->boot[src] = 0;
+	uint64_t period = sd_rt.cfg.sources[src].period_ns * t->mult[src];
+	int fd = -1;
+	int err = sd_kernel_clock_open_sigsafe(t->tid, period, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
+	if (!err && (err = sd_kernel_enable_sigsafe(fd, 1)) != 0)
+		sd_real_close(fd);
+	if (err) {
+		if (err == -EMFILE || err == -ENFILE)
+			sd_say_nofd_sigsafe(src);
+		return;
+	}
+	sd_runtime_fd_track_sigsafe(fd, 1);
+	t->src_fd[src] = fd;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->has_timer[src] = 0;
+	timer_delete(t->src_timer[src]);
 }
 
 /* Discards the samples still queued for this thread (they were taken at the
@@ -535,6 +584,8 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		}
 	}
 	int src = source_of_sigsafe(t, si);
+	if (src == SRC_STALE)
+		goto out;
 	if (src < 0) {
 		/* Not ours: the program's, delivered as if sonde were absent. */
 		errno = saved_errno;
@@ -549,7 +600,9 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	if (t->mult[src] > 1)
 		weight *= t->mult[src];
 	sd_handler_take_sigsafe(t, src, weight, uc);
-	if (!t->busy)
+	if (t->boot[src] && !t->busy)
+		clock_upgrade_sigsafe(t, src);
+	else if (!t->busy)
 		throttle_check_sigsafe(t, src, t0);
 out:
 	errno = saved_errno;

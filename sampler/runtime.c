@@ -202,6 +202,9 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 
 static void thread_open_sources(struct sd_thread *t)
 {
+	/* Lazy clocks (sampler.h) for threads the program starts; the process's
+	 * first thread (and a fork child's) and adopted threads start at once. */
+	t->lazy_clock = !t->adopted && t->tid != sd_rt.pid;
 	static _Atomic int warned;
 	int err = sd_sources_open(t, t->tid);
 	if (err && !atomic_exchange(&warned, 1))
@@ -942,7 +945,7 @@ void sd_runtime_fd_reopen(void)
 			    s->use_timer || (int)i == sd_rt.derived_src)
 				continue;
 			int fd;
-			if (sd_kernel_clock_open(t->tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
+			if (sd_kernel_clock_open_sigsafe(t->tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
 						 sd_rt.fd_floor, &fd) == 0 &&
 			    (t->paused || sd_kernel_enable_sigsafe(fd, 1) == 0)) {
 				if (t->paused) /* opened enabled: the program keeps the signal blocked */

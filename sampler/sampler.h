@@ -92,6 +92,13 @@ struct sd_thread {
 	int src_fd[SD_MAX_SOURCES];    /* perf_event fds, -1 if none */
 	timer_t src_timer[SD_MAX_SOURCES];
 	int has_timer[SD_MAX_SOURCES];
+	/* Lazy clocks: a thread other than the process's first starts each
+	 * perf_event-clocked source on a POSIX thread-CPU timer (no descriptor,
+	 * about 1 us to make and delete), and its first sample replaces it with
+	 * the perf_event task clock (handler.c): a short thread that is never
+	 * sampled never opens nor closes a perf_event. */
+	int lazy_clock;
+	uint8_t boot[SD_MAX_SOURCES];  /* on its starting timer, to be upgraded */
 	uintptr_t stack_lo, stack_hi;  /* its stack (frame-pointer walk, room checks) */
 	uintptr_t alt_lo;              /* sonde's alternate signal stack, 0 if none */
 	size_t alt_bytes;              /* its usable size (a guard page lies below) */
@@ -151,6 +158,7 @@ struct sd_foreign {
 };
 
 struct sd_runtime {
+	_Atomic int nofd_said;        /* "no file descriptor left" said */
 	_Atomic int state;             /* enum sd_state */
 	struct sd_config cfg;
 	pid_t pid;
@@ -251,6 +259,9 @@ void sd_handler_sigio(int sig, siginfo_t *si, void *uc);
 void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
 /* The one `sonde:` line (and NOTE) saying that source src was throttled,
  * first to period_ns. Once per source and process. async-signal-safe. */
+/* "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
+ * once per process. async-signal-safe. */
+void sd_say_nofd_sigsafe(int src);
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 void sd_handler_warmup(struct sd_thread *t);

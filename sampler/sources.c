@@ -43,7 +43,7 @@ void sd_sources_probe(struct sd_config *cfg)
 		if (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL)
 			continue;
 		int fd = -1;
-		int err = sd_kernel_clock_open(0, s->period_ns, cfg->signo, 0, &fd);
+		int err = sd_kernel_clock_open_sigsafe(0, s->period_ns, cfg->signo, 0, &fd);
 		if (err == 0) {
 			if (probe_fd < 0)
 				probe_fd = fd;
@@ -114,8 +114,15 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			continue;
 		}
 		int clocked = s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL;
+		t->boot[i] = 0;
+		if (clocked && !s->use_timer && t->lazy_clock &&
+		    timer_open(t, i, sd_kernel_thread_clock(tid), tid) == 0) {
+			t->boot[i] = 1; /* the perf_event clock comes with its first sample */
+			running++;
+			continue;
+		}
 		if (clocked && !s->use_timer) {
-			err = sd_kernel_clock_open(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
+			err = sd_kernel_clock_open_sigsafe(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
 						   sd_rt.fd_floor, &t->src_fd[i]);
 			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
 				sd_real_close(t->src_fd[i]);
@@ -124,12 +131,9 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			if (err == -EMFILE || err == -ENFILE) {
 				/* Out of descriptors: a POSIX timer needs none. Tick-bound,
 				 * but weighted by its overruns, so totals stay right. */
-				static _Atomic int said;
 				err = timer_open(t, i, sd_kernel_thread_clock(tid), tid);
-				if (err == 0 && !atomic_exchange(&said, 1))
-					sd_msg("sonde: %s: no file descriptor left for a perf_event task clock "
-					       "(RLIMIT_NOFILE); threads from now on may sample with a POSIX "
-					       "CPU-time timer (raise ulimit -n for exact rates)", s->spec);
+				if (err == 0)
+					sd_say_nofd_sigsafe((int)i);
 			}
 		} else {
 			/* cpu-time, and the on-CPU half of wall-time (its off-CPU half

@@ -210,7 +210,7 @@ static int rearm(struct sd_thread *t, unsigned i)
 	uint64_t period = s->period_ns * (t->mult[i] ? t->mult[i] : 1); /* throttled or not */
 	int fd, err = -EINVAL;
 	if ((s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL) && !s->use_timer) {
-		err = sd_kernel_clock_open(t->tid, period, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
+		err = sd_kernel_clock_open_sigsafe(t->tid, period, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
 		if (err == 0) {
 			t->src_fd[i] = fd; /* before the first signal can come */
 			sd_runtime_fd_track_sigsafe(fd, 1);
