@@ -17,7 +17,7 @@
 #   +wall/proc       (wall - plain wall) / processes started, in ms
 #   wall_x           wall / plain wall
 #   streams          files sonde wrote (one run), against the processes started
-# Jobs: N x /bin/true started one by one by an unprofiled bash (solo: the cost of
+# Jobs: N/5 x /bin/true started one by one by an unprofiled bash (solo: the cost of
 # one process that asks for nothing, start to exit); N x /bin/true from a
 # profiled bash loop (true); N/5 x `python3 -c ...` from a bash loop;
 # `make -j2` of a generated project of 19 C files (gcc -O2 -c, then a link).
@@ -93,10 +93,10 @@ run_cell() {
 		[ "$name" = make ] && make -s -C proj clean >/dev/null
 		if [ "$name" = solo ]; then # one process at a time, the launcher not profiled
 			case $prof in
-			plain) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $N); do /bin/true; done" ;;
-			sonde) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $N); do \
+			plain) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do /bin/true; done" ;;
+			sonde) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
 				LD_PRELOAD='$B/libsonde.so' SONDE_OUTPUT='$OUT/$name.$prof.out' /bin/true; done" ;;
-			perf) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $N); do \
+			perf) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
 				perf record -q -e cpu-clock -F 1000 -g -o '$OUT/$name.$prof.data' -- /bin/true; \
 				done" >/dev/null 2>&1 ;;
 			esac
@@ -135,8 +135,10 @@ cell() { # NAME PROCS CMD...
 
 printf "%-8s %-6s %8s %8s %12s %12s %8s %12s\n" job prof cpu_s wall_s "+cpu/proc_ms" \
 	"+wall/proc_ms" wall_x streams
-# N x /bin/true, each started by an unprofiled bash: the cost of one process
-cell solo "$N" /bin/true
+# NS = N/5 x /bin/true, each started by an unprofiled bash: the cost of one
+# process (perf record takes about a second per process here, hence fewer)
+NS=$(( N / 5 > 2 ? N / 5 : 2 ))
+cell solo "$NS" /bin/true
 # processes started: bash + N children (+ the seq); bash is profiled, so each
 # fork-then-exec child pays sonde's fork handling too
 cell true $((N + 2)) bash -c "for i in \$(seq $N); do /bin/true; done"
