@@ -9,7 +9,10 @@ L="$B/lifecycle"
 # streams DIR: the stream files in DIR, one per line
 streams() { ls "$1"/*.sonde 2>/dev/null; }
 end_of() { "$SONDE" dump "$1" | grep '"kind":"END"' | tail -n 1; }
-samples_in() { "$SONDE" report --format csv "$1" | awk -F, -v fn="$2" '$1 == fn {print $4}'; }
+# samples_in PROFILE FN: the periods (1 ms each) FN's samples stand for, inclusive: the
+# sampled time, not the count of samples (a throttled period, or a thread's first
+# sample on its starting timer, stands for several periods).
+samples_in() { "$SONDE" report --metric time --format csv "$1" | awk -F, -v fn="$2" '$1 == fn {printf "%d\n", $4}'; }
 # follows_cpu LABEL PROFILE OUT FN [TOL]: FN's samples in PROFILE stand for the
 # CPU time FN took by the program's own account in OUT (WL_CPU=1), within TOL
 # (default 10 %).
