@@ -877,9 +877,9 @@ void sd_runtime_stop(const char *reason, int signo)
 		self->paused = 0;
 		self->busy = 0;
 	}
-	if (self && !self->busy) {
+	if (self) { /* its CPU time always; its counters unless they are being read */
 		uint64_t final[SD_MAX_COUNTERS];
-		unsigned n = final_deltas(self, final);
+		unsigned n = self->busy ? 0 : final_deltas(self, final);
 		sd_writer_ring_final(self->ring, final, n);
 	}
 	sd_writer_stop(reason, signo);
