@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <linux/futex.h>
 #include <sys/stat.h>
@@ -611,8 +612,15 @@ static void drain(int final)
 			if (!closed) {
 				char path[64];
 				memcpy(r->name_end, r->name_begin, sizeof r->name_end);
-				snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)r->tid);
-				FILE *f = fopen(path, "re");
+				FILE *f = NULL;
+				if (r->tid == gettid()) { /* the exiting thread's own: no file */
+					char name[16] = "";
+					if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
+						memcpy(r->name_end, name, sizeof name);
+				} else {
+					snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)r->tid);
+					f = fopen(path, "re");
+				}
 				if (f) {
 					if (fgets(r->name_end, sizeof r->name_end, f))
 						r->name_end[strcspn(r->name_end, "\n")] = 0;
