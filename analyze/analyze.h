@@ -157,6 +157,9 @@ int sd_obj_u64(const msgpack_object *o, uint64_t *out);
 
 /* Open-addressing map from u64 keys to u32 values. Zero-initialize to init. */
 struct sd_u64map { uint64_t *keys; uint32_t *vals; size_t cap, n; };
+/* Grows the array *pp (elements of `size` bytes, capacity *cap) to hold at
+ * least `need`, doubling, the new part zeroed. 0 or -ENOMEM (array kept). */
+int sd_grow(void *pp, size_t *cap, size_t need, size_t size);
 int sd_u64map_get(const struct sd_u64map *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
 int sd_u64map_put(struct sd_u64map *m, uint64_t key, uint32_t val);        /* 0 or -ENOMEM */
 void sd_u64map_fini(struct sd_u64map *m);

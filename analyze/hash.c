@@ -160,3 +160,19 @@ void sd_strmap_fini(struct sd_strmap *m)
 	free(m->vals);
 	memset(m, 0, sizeof(*m));
 }
+
+int sd_grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*(void **)pp, ncap * size);
+	if (!np)
+		return -ENOMEM;
+	memset((char *)np + *cap * size, 0, (ncap - *cap) * size);
+	*(void **)pp = np;
+	*cap = ncap;
+	return 0;
+}

@@ -120,30 +120,14 @@ struct sstate {
 	uint64_t nsamples_all;                         /* SAMPLE records read */
 };
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *np = realloc(*(void **)pp, ncap * size);
-	if (!np)
-		return -ENOMEM;
-	memset((char *)np + *cap * size, 0, (ncap - *cap) * size);
-	*(void **)pp = np;
-	*cap = ncap;
-	return 0;
-}
-
 int sd_profile_init(struct sd_profile *p, int addresses)
 {
 	memset(p, 0, sizeof(*p));
 	p->sym = sd_sym_new(addresses);
-	if (!p->sym || grow(&p->nodes, &p->capnodes, 1, sizeof(*p->nodes)))
+	if (!p->sym || sd_grow(&p->nodes, &p->capnodes, 1, sizeof(*p->nodes)))
 		return -ENOMEM;
 	p->nnodes = 1; /* the root */
-	if (grow(&p->ctx, &p->capctx, 1, sizeof(*p->ctx)))
+	if (sd_grow(&p->ctx, &p->capctx, 1, sizeof(*p->ctx)))
 		return -ENOMEM;
 	p->nctx = 1; /* the empty context */
 	return 0;
@@ -517,8 +501,8 @@ static int on_header(struct sstate *st, const struct sd_record *r, struct sd_str
 		return -ENOMEM;
 	st->nthreads = 1;
 	st->nodes = calloc(1, sizeof(*st->nodes));
-	if (!st->nodes || grow(&st->attrs, &st->capattrs, 1, sizeof(*st->attrs)) ||
-	    grow(&st->ctxs, &st->capctxs, 1, sizeof(*st->ctxs)))
+	if (!st->nodes || sd_grow(&st->attrs, &st->capattrs, 1, sizeof(*st->attrs)) ||
+	    sd_grow(&st->ctxs, &st->capctxs, 1, sizeof(*st->ctxs)))
 		return -ENOMEM;
 	st->nnodes = 1;
 	st->nattrs = 1;
@@ -586,8 +570,8 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
 			goto found;
 		}
 		if (st->naggs >= UINT32_MAX - 1 ||
-		    grow(&st->aggs, &st->capaggs, st->naggs + 1, sizeof(*st->aggs)) ||
-		    (st->nctrs && grow(&st->aggcnt, &st->capaggcnt, (st->naggs + 1) * st->nctrs,
+		    sd_grow(&st->aggs, &st->capaggs, st->naggs + 1, sizeof(*st->aggs)) ||
+		    (st->nctrs && sd_grow(&st->aggcnt, &st->capaggcnt, (st->naggs + 1) * st->nctrs,
 				       sizeof(*st->aggcnt))))
 			return -ENOMEM;
 		idx = (uint32_t)st->naggs;
@@ -623,7 +607,7 @@ static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced
 
 	if (!sd_u64map_get(&st->regmap, key, &idx)) {
 		if (st->nregs >= UINT32_MAX - 1 ||
-		    grow(&st->regs, &st->capregs, st->nregs + 1, sizeof(*st->regs)))
+		    sd_grow(&st->regs, &st->capregs, st->nregs + 1, sizeof(*st->regs)))
 			return -ENOMEM;
 		idx = (uint32_t)st->nregs;
 		if (sd_u64map_put(&st->regmap, key, idx)) {
@@ -678,7 +662,7 @@ static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t nod
 	}
 	if (ev == 1) {
 		uint64_t *copy = NULL;
-		if (grow(&th->open, &th->capopen, th->nopen + 1, sizeof(*th->open)))
+		if (sd_grow(&th->open, &th->capopen, th->nopen + 1, sizeof(*th->open)))
 			return -ENOMEM;
 		if (cnt) {
 			if (!(copy = malloc(st->nctrs * sizeof(*copy))))
@@ -1034,7 +1018,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		if ((i = def_index(a, st->nattrs)) < 0 || a >= UINT32_MAX)
 			goto bad;
 		if ((size_t)i == st->nattrs) {
-			if (grow(&st->attrs, &st->capattrs, st->nattrs + 1, sizeof(*st->attrs)))
+			if (sd_grow(&st->attrs, &st->capattrs, st->nattrs + 1, sizeof(*st->attrs)))
 				return -ENOMEM;
 			st->nattrs++;
 		}
@@ -1068,7 +1052,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 			return -ENOMEM;
 		}
 		if ((size_t)i == st->nctxs) {
-			if (grow(&st->ctxs, &st->capctxs, st->nctxs + 1, sizeof(*st->ctxs))) {
+			if (sd_grow(&st->ctxs, &st->capctxs, st->nctxs + 1, sizeof(*st->ctxs))) {
 				free(v);
 				return -ENOMEM;
 			}
@@ -1207,7 +1191,7 @@ static int cnode_child(struct sd_profile *p, uint32_t parent, uint32_t func, uin
 	if (sd_u64map_get(&p->children, key, out))
 		return 0;
 	if (p->nnodes >= UINT32_MAX - 1 ||
-	    grow(&p->nodes, &p->capnodes, p->nnodes + 1, sizeof(*p->nodes)))
+	    sd_grow(&p->nodes, &p->capnodes, p->nnodes + 1, sizeof(*p->nodes)))
 		return -ENOMEM;
 	struct sd_cnode *n = &p->nodes[p->nnodes];
 	n->parent = parent;
@@ -1243,7 +1227,7 @@ static long intern(struct sd_strmap *m, char ***arr, size_t *n, size_t *cap, con
 
 	if (sd_strmap_get(m, s, len, &idx))
 		return idx;
-	if (*n >= UINT32_MAX - 1 || grow(arr, cap, *n + 1, sizeof(**arr)))
+	if (*n >= UINT32_MAX - 1 || sd_grow(arr, cap, *n + 1, sizeof(**arr)))
 		return -ENOMEM;
 	if (!((*arr)[*n] = strdup(s)))
 		return -ENOMEM;
@@ -1366,7 +1350,7 @@ static int merge_contexts(struct sd_profile *p, struct sstate *st)
 		uint32_t key[3] = { st->ctxs[x->parent].gnode, at->gid, (uint32_t)v };
 		if (sd_strmap_get(&p->ctx_children, key, sizeof(key), &x->gnode))
 			continue;
-		if (p->nctx >= UINT32_MAX - 1 || grow(&p->ctx, &p->capctx, p->nctx + 1, sizeof(*p->ctx)))
+		if (p->nctx >= UINT32_MAX - 1 || sd_grow(&p->ctx, &p->capctx, p->nctx + 1, sizeof(*p->ctx)))
 			return -ENOMEM;
 		p->ctx[p->nctx] = (struct sd_ctxnode){ key[0], key[1], key[2] };
 		x->gnode = (uint32_t)p->nctx;
@@ -1388,7 +1372,7 @@ static int merge_counters(struct sd_profile *p, struct sstate *st)
 			;
 		if (j == p->ncounters) {
 			if (j >= UINT32_MAX - 1 ||
-			    grow(&p->counters, &p->capcounters, j + 1, sizeof(*p->counters)))
+			    sd_grow(&p->counters, &p->capcounters, j + 1, sizeof(*p->counters)))
 				return -ENOMEM;
 			struct sd_counter_row *g = &p->counters[j];
 			g->name = c->name, g->group = c->group, g->unit = c->unit;
@@ -1426,7 +1410,7 @@ next:
 			    !strcmp(p->unavail[j].reason, st->ureasons[i]))
 				break;
 		if (j == p->nunavail) {
-			if (grow(&p->unavail, &p->capunavail, j + 1, sizeof(*p->unavail)))
+			if (sd_grow(&p->unavail, &p->capunavail, j + 1, sizeof(*p->unavail)))
 				return -ENOMEM;
 			p->unavail[j].name = st->unames[i];
 			p->unavail[j].reason = st->ureasons[i];
@@ -1478,7 +1462,7 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		const struct sthread *t = &st->threads[i];
 		if (!t->defined)
 			continue;
-		if (grow(&cv->rows, &cv->cap, cv->n + 1, sizeof(*cv->rows)))
+		if (sd_grow(&cv->rows, &cv->cap, cv->n + 1, sizeof(*cv->rows)))
 			return -ENOMEM;
 		struct sd_cov_row *c = &cv->rows[cv->n++];
 		const struct sd_thread_row *tr = &p->threads[t->row];
@@ -1642,7 +1626,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		struct sthread *t = &st->threads[i];
 		if (!t->defined)
 			continue;
-		if (grow(&p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads)))
+		if (sd_grow(&p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads)))
 			goto out;
 		struct sd_thread_row *row = &p->threads[p->nthreads];
 		row->name = strdup(t->defined ? t->name : "[unknown thread]");
@@ -1674,7 +1658,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 				break;
 		}
 		if (j == p->nsources) {
-			if (grow(&p->sources, &p->capsources, j + 1, sizeof(*p->sources)))
+			if (sd_grow(&p->sources, &p->capsources, j + 1, sizeof(*p->sources)))
 				goto out;
 			struct sd_source_row *r = &p->sources[j];
 			r->name = s->name, r->spec = s->spec, r->unit = s->unit;
@@ -1697,7 +1681,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 			sdrop += st->dropv[i];
 		if (!sd_strmap_get(&p->drop_reasons, reason, strlen(reason), &k)) {
 			k = (uint32_t)p->ndrop;
-			if (grow(&p->drop_counts, &p->capdrop, k + 1, sizeof(*p->drop_counts)))
+			if (sd_grow(&p->drop_counts, &p->capdrop, k + 1, sizeof(*p->drop_counts)))
 				goto out;
 			char **nn = realloc(p->drop_names, (k + 1) * sizeof(*nn));
 			if (!nn)
@@ -1713,7 +1697,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 	p->dropped += sdrop;
 	p->dropped_regions += rdrop;
 	p->samples_read += st->nsamples_all;
-	if (grow(&p->sinfo, &p->capsinfo, p->nsinfo + 1, sizeof(*p->sinfo)))
+	if (sd_grow(&p->sinfo, &p->capsinfo, p->nsinfo + 1, sizeof(*p->sinfo)))
 		goto out;
 	struct sd_stream_info *si = &p->sinfo[p->nsinfo];
 	*si = (struct sd_stream_info){ .pid = st->pid, .rank = st->rank, .signal = st->end_signal,
@@ -1747,7 +1731,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 	for (j = 0; j < p->npids && p->pids[j] != st->pid; j++)
 		;
 	if (j == p->npids) {
-		if (grow(&p->pids, &p->cappids, j + 1, sizeof(*p->pids)))
+		if (sd_grow(&p->pids, &p->cappids, j + 1, sizeof(*p->pids)))
 			goto out;
 		p->pids[p->npids++] = st->pid;
 	}
@@ -1755,7 +1739,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 	     j++)
 		;
 	if (j == p->nprocs) {
-		if (grow(&p->procs, &p->capprocs, j + 1, sizeof(*p->procs)))
+		if (sd_grow(&p->procs, &p->capprocs, j + 1, sizeof(*p->procs)))
 			goto out;
 		p->procs[p->nprocs++] = (struct sd_proc){ st->rank, st->pid };
 	}
@@ -1764,7 +1748,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		const struct sagg *a = &st->aggs[i];
 		if (!a->kept)
 			continue;
-		if (grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
+		if (sd_grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
 			goto out;
 		const struct sthread *t = &st->threads[a->thread];
 		const struct sd_thread_row *tr = &p->threads[t->row];
@@ -1793,7 +1777,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 			continue;
 		if ((f = sd_sym_pseudo(p->sym, "[thread end]")) < 0 ||
 		    cnode_child(p, 0, (uint32_t)f, &c) ||
-		    grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
+		    sd_grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
 			goto out;
 		uint64_t *cnt = global_counts(p, st, t->endcnt);
 		if (!cnt)
@@ -1809,7 +1793,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		uint32_t gnode = st->ctxs[g->node].gnode;
 		if (!where_ok(p, gnode, 0))
 			continue;
-		if (grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
+		if (sd_grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
 			goto out;
 		const struct sd_thread_row *tr = &p->threads[st->threads[g->thread].row];
 		uint64_t *cnt = NULL;

@@ -138,22 +138,6 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **a = arr;
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 64;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*a, c * size);
-	if (!n)
-		return -ENOMEM;
-	*a = n;
-	*cap = c;
-	return 0;
-}
-
 struct sd_symbolizer *sd_sym_new(int flags)
 {
 	struct sd_symbolizer *sy = calloc(1, sizeof(*sy));
@@ -166,7 +150,7 @@ struct sd_symbolizer *sd_sym_new(int flags)
 	sy->lines = !!(flags & SD_SYM_LINES);
 	sy->cachefd = -2;
 	elf_version(EV_CURRENT); /* libelf, before has_build_id's elf_begin */
-	if (grow(&sy->files, &sy->capfiles, 1, sizeof(*sy->files)) || !(sy->files[0] = strdup(""))) {
+	if (sd_grow(&sy->files, &sy->capfiles, 1, sizeof(*sy->files)) || !(sy->files[0] = strdup(""))) {
 		free(sy->files);
 		free(sy);
 		return NULL;
@@ -586,7 +570,7 @@ static int file_id(struct sd_symbolizer *sy, const char *path)
 		return 0;
 	if (sd_strmap_get(&sy->filekeys, path, strlen(path), &id))
 		return (int)id;
-	if (sy->nfiles >= INT32_MAX || grow(&sy->files, &sy->capfiles, sy->nfiles + 1,
+	if (sy->nfiles >= INT32_MAX || sd_grow(&sy->files, &sy->capfiles, sy->nfiles + 1,
 					    sizeof(*sy->files)))
 		return -ENOMEM;
 	if (!(sy->files[sy->nfiles] = strdup(path)))
@@ -725,7 +709,7 @@ static long file_of(struct sd_symbolizer *sy, struct symmod *m, int fd, const st
 	if (c && !same)
 		sd_symcache_touch(c); /* same build-id, another file: save its identity */
 	nf.cache = c ? c : sd_symcache_new();
-	if (!nf.cache || grow(&sy->sfiles, &sy->capsfiles, sy->nsfiles + 1, sizeof(nf)) ||
+	if (!nf.cache || sd_grow(&sy->sfiles, &sy->capsfiles, sy->nsfiles + 1, sizeof(nf)) ||
 	    sd_strmap_put(&sy->sfilekeys, key, klen, (uint32_t)sy->nsfiles)) {
 		free(nf.path);
 		free(nf.cache_name);
@@ -911,7 +895,7 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 		snprintf(buf, sizeof(buf), mod == -1 ? "0x%" PRIx64 : "[unknown]+0x%" PRIx64, addr);
 		name = buf;
 	}
-	if (grow(&sy->frames, &sy->capframes, sy->nframes + nin + 1, sizeof(*sy->frames)))
+	if (sd_grow(&sy->frames, &sy->capframes, sy->nframes + nin + 1, sizeof(*sy->frames)))
 		return -ENOMEM;
 	if ((r = func_named(sy, modpath, name, file, line)) < 0)
 		return -ENOMEM;
@@ -952,7 +936,7 @@ int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
 		if (m && m->state == MOD_NEW)
 			mod_open(sy, m);
 		if (sy->nlocs >= UINT32_MAX ||
-		    grow(&sy->locs, &sy->caplocs, sy->nlocs + 1, sizeof(*sy->locs)))
+		    sd_grow(&sy->locs, &sy->caplocs, sy->nlocs + 1, sizeof(*sy->locs)))
 			return -ENOMEM;
 		size_t first = sy->nframes;
 		if (resolve(sy, mod, m, addr, &n))

@@ -66,28 +66,12 @@ static uint64_t fnv(uint64_t h, const void *p, size_t len)
 	return h;
 }
 
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **a = arr;
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 256;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*a, c * size);
-	if (!n)
-		return -ENOMEM;
-	*a = n;
-	*cap = c;
-	return 0;
-}
-
 struct sd_symcache *sd_symcache_new(void)
 {
 	struct sd_symcache *c = calloc(1, sizeof(*c));
 	if (c)
 		c->indexed = 1;
-	if (c && (grow(&c->str, &c->capstr, 1, 1) || (c->str[0] = 0, c->nstr = 1, 0))) {
+	if (c && (sd_grow(&c->str, &c->capstr, 1, 1) || (c->str[0] = 0, c->nstr = 1, 0))) {
 		free(c);
 		return NULL;
 	}
@@ -126,7 +110,7 @@ static uint32_t str_id(struct sd_symcache *c, const char *s, int *err)
 	size_t l = strlen(s);
 	if (sd_strmap_get(&c->strids, s, l, &id))
 		return id;
-	if (c->nstr + l + 1 >= NONE || grow(&c->str, &c->capstr, c->nstr + l + 1, 1) ||
+	if (c->nstr + l + 1 >= NONE || sd_grow(&c->str, &c->capstr, c->nstr + l + 1, 1) ||
 	    sd_strmap_put(&c->strids, s, l, (uint32_t)c->nstr)) {
 		*err = -ENOMEM;
 		return NONE;
@@ -148,7 +132,7 @@ int sd_symcache_put(struct sd_symcache *c, uint64_t addr, const struct sd_rawloc
 	if (!c->indexed && index_strings(c))
 		return -ENOMEM;
 	c->indexed = 1;
-	if (c->nw + 7 + 3 * ninl >= NONE || grow(&c->w, &c->capw, c->nw + 7 + 3 * ninl, 4))
+	if (c->nw + 7 + 3 * ninl >= NONE || sd_grow(&c->w, &c->capw, c->nw + 7 + 3 * ninl, 4))
 		return -ENOMEM;
 	uint32_t *w = c->w + c->nw;
 	w[0] = (uint32_t)addr;

@@ -350,6 +350,16 @@ static size_t put_period_sigsafe(char *buf, size_t at, size_t cap, uint64_t ns)
 	return put_sigsafe(buf, at, cap, unit);
 }
 
+/* One `sonde:` line of n bytes in buf (capacity cap): into the stream as a
+ * NOTE and onto stderr. async-signal-safe. */
+static void say_line_sigsafe(char *buf, size_t n, size_t cap)
+{
+	sd_writer_note(buf);
+	n = put_sigsafe(buf, n, cap, "\n");
+	ssize_t w = write(STDERR_FILENO, buf, n);
+	(void)w;
+}
+
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
 {
 	if (atomic_exchange(&sd_rt.throttle_said[src], 1))
@@ -364,10 +374,7 @@ void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
 	n = put_sigsafe(buf, n, sizeof buf,
 			"), samples are weighted so totals stay exact (use a longer period; "
 			"see SONDE_SAMPLE in docs/ENV.md)");
-	sd_writer_note(buf);
-	n = put_sigsafe(buf, n, sizeof buf, "\n");
-	ssize_t w = write(STDERR_FILENO, buf, n);
-	(void)w;
+	say_line_sigsafe(buf, n, sizeof buf);
 }
 
 void sd_say_nofd_sigsafe(int src)
@@ -381,10 +388,7 @@ void sd_say_nofd_sigsafe(int src)
 			": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); "
 			"threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
 			"-n for exact rates)");
-	sd_writer_note(buf);
-	n = put_sigsafe(buf, n, sizeof buf, "\n");
-	ssize_t w = write(STDERR_FILENO, buf, n);
-	(void)w;
+	say_line_sigsafe(buf, n, sizeof buf);
 }
 
 /* A lazy clock's first sample (sampler.h): the thread lived one period of

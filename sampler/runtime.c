@@ -153,6 +153,19 @@ static void thread_free(struct sd_thread *t)
 	free(t);
 }
 
+/* The fields of a new record (zeroed) that are not 0. */
+static void thread_init(struct sd_thread *t, pid_t tid)
+{
+	t->tid = tid;
+	t->scratch_len = sd_rt.cfg.max_depth + 32;
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
+		t->src_fd[i] = -1;
+		t->mult[i] = atomic_load(&sd_rt.start_mult[i]);
+		if (!t->mult[i])
+			t->mult[i] = 1;
+	}
+}
+
 static struct sd_thread *thread_new(pid_t tid, const char *name)
 {
 	pthread_mutex_lock(&pool_lock);
@@ -162,14 +175,7 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 		uint64_t *scratch = t->scratch, *ovr = t->ovr_pcs, *pause = t->pause_pcs;
 		memset(t, 0, sizeof *t);
 		t->scratch = scratch, t->ovr_pcs = ovr, t->pause_pcs = pause;
-		t->scratch_len = sd_rt.cfg.max_depth + 32;
-		t->tid = tid;
-		for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
-			t->src_fd[i] = -1;
-			t->mult[i] = atomic_load(&sd_rt.start_mult[i]);
-			if (!t->mult[i])
-				t->mult[i] = 1;
-		}
+		thread_init(t, tid);
 		if ((t->ring = sd_writer_ring_new(tid, name)))
 			return t;
 		thread_free(t);
@@ -178,14 +184,7 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 	t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
-	t->tid = tid;
-	for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
-		t->src_fd[i] = -1;
-		t->mult[i] = atomic_load(&sd_rt.start_mult[i]);
-		if (!t->mult[i])
-			t->mult[i] = 1;
-	}
-	t->scratch_len = sd_rt.cfg.max_depth + 32;
+	thread_init(t, tid);
 	t->scratch = malloc(t->scratch_len * sizeof *t->scratch);
 	t->ovr_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->ovr_pcs);
 	t->pause_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->pause_pcs);
