@@ -178,6 +178,21 @@ static int take_dir_fd(void)
 	return take_dir_fd();
 }
 
+/* The kept directory descriptor closed behind our back (a raw close_range)
+ * and its number perhaps the program's now: forgotten (never closed, no
+ * longer spared from the program's close); the directory is opened again by
+ * its path when the file is made. Writer lock held. */
+static void dir_fd_check(void)
+{
+	int fd = sd_w.dir_fd;
+	struct stat st;
+	if (fd < 0 || (fstat(fd, &st) == 0 && st.st_dev == sd_w.dir_dev && st.st_ino == sd_w.dir_ino))
+		return;
+	sd_w.dir_fd = -1;
+	if (sd_w.cfg.fd_track)
+		sd_w.cfg.fd_track(fd, 0);
+}
+
 /* Closes the kept directory descriptor, if it still names the directory. */
 static void drop_dir_fd(void)
 {
@@ -715,6 +730,7 @@ static void *writer_main(void *unused)
 			 * before anything is read or written through them. */
 			pthread_mutex_lock(&sd_w.lock);
 			int lost = out_fd_lost();
+			dir_fd_check();
 			pthread_mutex_unlock(&sd_w.lock);
 			sd_w.cfg.tick(lost);
 		}
