@@ -270,8 +270,11 @@ static int alt_pool_put(char *m)
  * (interpose.c). */
 static void altstack_open(struct sd_thread *t)
 {
-	stack_t cur;
-	if (sd_real_sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) {
+	stack_t cur = {.ss_flags = SS_DISABLE};
+	/* A thread the program just created has none (the kernel clears it on
+	 * clone); the first thread may have inherited one across fork or exec. */
+	int fresh = t->tid != sd_rt.pid && !t->adopted;
+	if ((!fresh && sd_real_sigaltstack(NULL, &cur) != 0) || !(cur.ss_flags & SS_DISABLE)) {
 		if (cur.ss_size && !(cur.ss_flags & SS_DISABLE)) {
 			t->prog_alt = 1; /* inherited across fork, or set before us */
 			t->prog_alt_lo = (uintptr_t)cur.ss_sp;
@@ -375,11 +378,10 @@ struct sd_thread *sd_thread_begin(void)
 	pthread_mutex_unlock(&lock);
 	pthread_setspecific(thread_key, t);
 	thread_open_sources(t);
+	/* The mask it had, with sonde's signal unblocked, in one call (a fresh
+	 * record is never paused: nothing of the mask wrapper's applies). */
+	sigdelset(&old, sd_rt.cfg.signo);
 	sd_runtime_restore_signals(&old);
-	sigset_t mine;
-	sigemptyset(&mine);
-	sigaddset(&mine, sd_rt.cfg.signo);
-	pthread_sigmask(SIG_UNBLOCK, &mine, NULL);
 	return t;
 }
 
