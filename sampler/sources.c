@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kernel/kernel.h"
@@ -29,26 +30,29 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-static int probe_fd = -1;
+static int probe_fd[SD_MAX_SOURCES] = {[0 ... SD_MAX_SOURCES - 1] = -1};
+static pid_t probe_tid;
 
 /* Decides, once per process, whether cpu-time can use perf_event, by opening
- * one event on the calling thread. The event stays open until the first
- * thread's sources are (sd_sources_probe_release): closing the last
- * per-task event makes the kernel patch its code on every CPU, and the
- * next open patches it back. */
+ * the calling thread's own task clock for each clocked source: the first
+ * thread's sources then take these descriptors (sd_sources_open) instead of
+ * opening their clocks a second time; what is left is closed by
+ * sd_sources_probe_release, after the first thread's sources are open
+ * (closing the last per-task event makes the kernel patch its code on every
+ * CPU, and the next open patches it back). */
 void sd_sources_probe(struct sd_config *cfg)
 {
+	probe_tid = (pid_t)syscall(SYS_gettid);
 	for (unsigned i = 0; i < cfg->nsources; i++) {
 		struct sd_source *s = &cfg->sources[i];
 		if (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL)
 			continue;
 		int fd = -1;
-		int err = sd_kernel_clock_open_sigsafe(0, s->period_ns, cfg->signo, 0, &fd);
+		uint32_t m = atomic_load(&sd_rt.start_mult[i]);
+		int err = sd_kernel_clock_open_sigsafe(probe_tid, s->period_ns * (m ? m : 1), cfg->signo,
+						       sd_rt.fd_floor, &fd);
 		if (err == 0) {
-			if (probe_fd < 0)
-				probe_fd = fd;
-			else
-				sd_real_close(fd);
+			probe_fd[i] = fd;
 			s->use_timer = 0;
 			continue;
 		}
@@ -66,9 +70,11 @@ void sd_sources_probe(struct sd_config *cfg)
 
 void sd_sources_probe_release(void)
 {
-	if (probe_fd >= 0)
-		sd_real_close(probe_fd);
-	probe_fd = -1;
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
+		if (probe_fd[i] >= 0)
+			sd_real_close(probe_fd[i]);
+		probe_fd[i] = -1;
+	}
 }
 
 static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t tid)
@@ -121,7 +127,15 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			running++;
 			continue;
 		}
-		if (clocked && !s->use_timer) {
+		if (clocked && !s->use_timer && probe_fd[i] >= 0 && tid == probe_tid) {
+			t->src_fd[i] = probe_fd[i]; /* the probe's: this thread's clock already */
+			probe_fd[i] = -1;
+			err = sd_kernel_enable_sigsafe(t->src_fd[i], 1);
+			if (err) {
+				sd_real_close(t->src_fd[i]);
+				t->src_fd[i] = -1;
+			}
+		} else if (clocked && !s->use_timer) {
 			err = sd_kernel_clock_open_sigsafe(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
 						   sd_rt.fd_floor, &t->src_fd[i]);
 			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
