@@ -22,7 +22,9 @@
 # profiled bash loop (true); N/5 x `python3 -c ...` from a bash loop;
 # `make -j2` of a generated project of 19 C files (gcc -O2 -c, then a link).
 # Threads: bench_threads churn (create and join THREADS empty threads, its own
-# CPU per thread), plain, sonde, sonde with SONDE_COUNTERS=none and perf; and
+# CPU per thread), plain, sonde, sonde with SONDE_COUNTERS=none and perf, in
+# interleaved rounds (+us/thread: the median of each round's difference to that
+# round's plain run); and
 # the kernel's floor measured in the same run (bench_threads floor: opening,
 # enabling and closing one perf_event task clock in a fresh thread, the least a
 # per-thread CPU-time sampler must do); x_floor = sonde's added cost / floor.
@@ -151,24 +153,27 @@ cell make 82 make -s -j2 -C proj
 echo
 printf "%-16s %12s %12s %10s\n" threads us/thread +us/thread x_floor
 floor=$("$B/bench_threads" floor "$THREADS" | awk '$1 == "floor_clock_us" {print $2}')
-tcell() { # NAME ENV...
-	local name=$1; shift
-	for r in $(seq 1 "$RUNS"); do
-		env "$@" "$B/bench_threads" churn "$THREADS" 2>/dev/null | awk '{print $2}'
-	done | median
-}
-tp=$(tcell plain)
+# interleaved rounds; each profiler's added cost is the median over the rounds
+# of (its run - that round's plain run)
+: >thr.plain; : >thr.sonde; : >thr.sonde-noctr; : >thr.perf
+for r in $(seq 1 "$RUNS"); do
+	"$B/bench_threads" churn "$THREADS" | awk '{print $2}' >>thr.plain
+	LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out" "$B/bench_threads" churn "$THREADS" |
+		awk '{print $2}' >>thr.sonde
+	LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out" SONDE_COUNTERS=none \
+		"$B/bench_threads" churn "$THREADS" | awk '{print $2}' >>thr.sonde-noctr
+	if [ $HAVE_PERF = 1 ]; then
+		perf record -q -e cpu-clock -F 1000 -g -o thr.data -- "$B/bench_threads" churn "$THREADS" \
+			2>/dev/null | awk '{print $2}' >>thr.perf
+	fi
+done
+tp=$(median <thr.plain)
 for p in plain sonde sonde-noctr perf; do
-	case $p in
-	plain) v=$tp ;;
-	sonde) v=$(tcell sonde LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out") ;;
-	sonde-noctr) v=$(tcell sonde LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out" SONDE_COUNTERS=none) ;;
-	perf) [ $HAVE_PERF = 1 ] || continue
-		v=$(for r in $(seq 1 "$RUNS"); do perf record -q -e cpu-clock -F 1000 -g -o thr.data -- \
-			"$B/bench_threads" churn "$THREADS" 2>/dev/null | awk '{print $2}'; done | median) ;;
-	esac
-	awk -v p="$p" -v v="$v" -v b="$tp" -v f="$floor" 'BEGIN {
-		printf "%-16s %12.2f %12.2f %10.2f\n", p, v, v - b, (v - b) / f }'
+	[ -s "thr.$p" ] || continue
+	v=$(median <"thr.$p")
+	d=$(paste "thr.$p" thr.plain | awk '{print $1 - $2}' | median)
+	awk -v p="$p" -v v="$v" -v d="$d" -v f="$floor" 'BEGIN {
+		printf "%-16s %12.2f %12.2f %10.2f\n", p, v, d, d / f }'
 done
 echo "floor (perf_event task clock open+enable+close per fresh thread): $floor us"
 echo "kept in $OUT"
