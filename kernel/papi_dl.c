@@ -33,21 +33,27 @@ static const char *resolve(void *h, const char *const *names, void **fns, unsign
 	return NULL;
 }
 
-static int load(const char *soname, const char *const *names, void **fns, unsigned n,
-		char *err, size_t errlen)
+/* Loads the library once (state: 0 not tried, 1 loaded, -1 failed, with err
+ * saying why); the table, or NULL and *why. */
+static void *get(int *state, const char *soname, const char *const *names, void **fns,
+		 unsigned n, char *err, size_t errlen, const char **why)
 {
-	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e ? e : soname);
-		return -1;
+	pthread_mutex_lock(&dl_lock);
+	if (!*state) {
+		void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+		const char *missing = h ? resolve(h, names, fns, n) : NULL;
+		if (!h) {
+			const char *e = dlerror();
+			snprintf(err, errlen, "%s", e ? e : soname);
+		} else if (missing) {
+			snprintf(err, errlen, "%s: no symbol %s", soname, missing);
+		}
+		*state = h && !missing ? 1 : -1;
 	}
-	const char *missing = resolve(h, names, fns, n);
-	if (missing) {
-		snprintf(err, errlen, "%s: no symbol %s", soname, missing);
-		return -1;
-	}
-	return 1;
+	pthread_mutex_unlock(&dl_lock);
+	if (*state < 0 && why)
+		*why = err;
+	return *state > 0 ? fns : NULL;
 }
 
 const struct sd_papi_lib *sd_kernel_papi_lib(const char **why)
@@ -57,14 +63,8 @@ const struct sd_papi_lib *sd_kernel_papi_lib(const char **why)
 		SD_PAPI_FUNCTIONS(X)
 #undef X
 	};
-	pthread_mutex_lock(&dl_lock);
-	if (!papi_state)
-		papi_state = load(SD_PAPI_SONAME, names, (void **)&papi_lib,
-				  sizeof names / sizeof names[0], papi_err, sizeof papi_err);
-	pthread_mutex_unlock(&dl_lock);
-	if (papi_state < 0 && why)
-		*why = papi_err;
-	return papi_state > 0 ? &papi_lib : NULL;
+	return get(&papi_state, SD_PAPI_SONAME, names, (void **)&papi_lib,
+		   sizeof names / sizeof names[0], papi_err, sizeof papi_err, why);
 }
 
 const struct sd_pfm_lib *sd_kernel_pfm_lib(const char **why)
@@ -74,12 +74,6 @@ const struct sd_pfm_lib *sd_kernel_pfm_lib(const char **why)
 		SD_PFM_FUNCTIONS(X)
 #undef X
 	};
-	pthread_mutex_lock(&dl_lock);
-	if (!pfm_state)
-		pfm_state = load(SD_PFM_SONAME, names, (void **)&pfm_lib,
-				 sizeof names / sizeof names[0], pfm_err, sizeof pfm_err);
-	pthread_mutex_unlock(&dl_lock);
-	if (pfm_state < 0 && why)
-		*why = pfm_err;
-	return pfm_state > 0 ? &pfm_lib : NULL;
+	return get(&pfm_state, SD_PFM_SONAME, names, (void **)&pfm_lib,
+		   sizeof names / sizeof names[0], pfm_err, sizeof pfm_err, why);
 }

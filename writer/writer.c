@@ -160,50 +160,49 @@ static int prepare_dir(void)
 	return 0;
 }
 
-/* Takes the kept directory descriptor (the caller closes it), or opens the
- * directory again by its absolute path when the descriptor was lost. */
-static int take_dir_fd(void)
+/* Does the kept descriptor still name the output directory (device and
+ * inode)? A raw close_range may have taken it and the program reused it. */
+static int dir_fd_ours(void)
 {
-	int fd = sd_w.dir_fd;
-	sd_w.dir_fd = -1;
-	if (fd >= 0) {
-		if (sd_w.cfg.fd_track)
-			sd_w.cfg.fd_track(fd, 0);
-		struct stat st;
-		if (fstat(fd, &st) == 0 && st.st_dev == sd_w.dir_dev && st.st_ino == sd_w.dir_ino)
-			return fd;
-	}
-	if (prepare_dir() != 0)
-		return -1;
-	return take_dir_fd();
+	struct stat st;
+	return sd_w.dir_fd >= 0 && fstat(sd_w.dir_fd, &st) == 0 && st.st_dev == sd_w.dir_dev &&
+	       st.st_ino == sd_w.dir_ino;
 }
 
-/* The kept directory descriptor closed behind our back (a raw close_range)
- * and its number perhaps the program's now: forgotten (never closed, no
- * longer spared from the program's close); the directory is opened again by
- * its path when the file is made. Writer lock held. */
+/* Lets go of the kept descriptor (no longer spared from the program's
+ * close): returns it if it is still the directory's, else -1 (forgotten,
+ * never closed: the number may be the program's now). */
+static int release_dir_fd(void)
+{
+	int fd = sd_w.dir_fd, ours = dir_fd_ours();
+	sd_w.dir_fd = -1;
+	if (fd >= 0 && sd_w.cfg.fd_track)
+		sd_w.cfg.fd_track(fd, 0);
+	return ours ? fd : -1;
+}
+
+/* The directory's descriptor for making the file (the caller closes it):
+ * the kept one, or the directory opened again by its absolute path. */
+static int take_dir_fd(void)
+{
+	int fd = release_dir_fd();
+	if (fd < 0 && prepare_dir() == 0)
+		fd = release_dir_fd();
+	return fd;
+}
+
+/* At every writer tick while the file is not made yet. Writer lock held. */
 static void dir_fd_check(void)
 {
-	int fd = sd_w.dir_fd;
-	struct stat st;
-	if (fd < 0 || (fstat(fd, &st) == 0 && st.st_dev == sd_w.dir_dev && st.st_ino == sd_w.dir_ino))
-		return;
-	sd_w.dir_fd = -1;
-	if (sd_w.cfg.fd_track)
-		sd_w.cfg.fd_track(fd, 0);
+	if (sd_w.dir_fd >= 0 && !dir_fd_ours())
+		release_dir_fd();
 }
 
 /* Closes the kept directory descriptor, if it still names the directory. */
 static void drop_dir_fd(void)
 {
-	int fd = sd_w.dir_fd;
-	sd_w.dir_fd = -1;
-	if (fd < 0)
-		return;
-	if (sd_w.cfg.fd_track)
-		sd_w.cfg.fd_track(fd, 0);
-	struct stat st;
-	if (fstat(fd, &st) == 0 && st.st_dev == sd_w.dir_dev && st.st_ino == sd_w.dir_ino)
+	int fd = release_dir_fd();
+	if (fd >= 0)
 		close(fd);
 }
 
@@ -810,15 +809,11 @@ int sd_writer_open_dir(const struct sd_writer_config *cfg)
 
 int sd_writer_init(const struct sd_writer_config *cfg)
 {
-	char dir[sizeof sd_w.dir];
-	memcpy(dir, sd_w.dir, sizeof dir); /* absolute, if opened already */
 	sd_w.cfg = *cfg;
 	if (sd_w.cfg.nsources > 8)
 		sd_w.cfg.nsources = 8;
 	memcpy(sd_w.sources, cfg->sources, sd_w.cfg.nsources * sizeof *sd_w.sources);
-	if (sd_w.dir_fd >= 0)
-		memcpy(sd_w.dir, dir, sizeof dir);
-	else
+	if (sd_w.dir_fd < 0) /* else sd_writer_open_dir made it absolute already */
 		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);

@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/workloads/wl_cpu.h"
+
 #define NOINLINE __attribute__((noinline))
 
 static double cpu_now(void)
@@ -56,17 +58,6 @@ static double mono_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static volatile uint64_t sink;
-
-static void burn(double sec)
-{
-	double end = cpu_now() + sec;
-	uint64_t x = 1;
-	while (cpu_now() < end)
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink += x;
-}
 
 /* The CPU time this process used, for the test's expectations (stderr). */
 static void report_cpu(void)
@@ -78,7 +69,7 @@ static void report_cpu(void)
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3);
 }
 
-NOINLINE static void loop_work(double s) { burn(s); }
+NOINLINE static void loop_work(double s) { wl_burn(s); }
 
 static int mode_loop(double s)
 {
@@ -90,7 +81,7 @@ static int mode_loop(double s)
 
 /* ---- small stacks ------------------------------------------------------ */
 
-NOINLINE static void small_work(double s) { burn(s); }
+NOINLINE static void small_work(double s) { wl_burn(s); }
 
 /* Recurses until about `leave` bytes of the thread's stack are left, then
  * burns CPU there: a valid program that uses its small stack nearly fully. */
@@ -155,7 +146,7 @@ static void usr1_handler(int sig)
 	on_alt = &here >= alt_lo && &here < alt_lo + alt_size;
 }
 
-NOINLINE static void alt_work(double s) { burn(s); }
+NOINLINE static void alt_work(double s) { wl_burn(s); }
 
 static int mode_altstack(void)
 {
@@ -210,7 +201,7 @@ static const char *code_name(int c)
 	}
 }
 
-NOINLINE static void rt_work(double s) { burn(s); }
+NOINLINE static void rt_work(double s) { wl_burn(s); }
 
 static int mode_rtsig(void)
 {
@@ -307,7 +298,7 @@ static void all_handler(int sig)
 		all_count[sig]++;
 }
 
-NOINLINE static void all_work(double s) { burn(s); }
+NOINLINE static void all_work(double s) { wl_burn(s); }
 
 /* Installs one handler on every signal that can be caught (SIGRTMIN+4,
  * sonde's, SIGIO and SIGTERM included), works, sends itself a few of them,
@@ -439,7 +430,7 @@ static void *blocking_thread(void *arg)
 	return NULL;
 }
 
-NOINLINE static void block_work(double s) { burn(s); }
+NOINLINE static void block_work(double s) { wl_burn(s); }
 
 static int mode_blocking(void)
 {
@@ -462,8 +453,8 @@ static int mode_blocking(void)
 
 /* ---- signals blocked by the program -------------------------------------- */
 
-NOINLINE static void blocked_work(double s) { burn(s); }
-NOINLINE static void unblocked_work(double s) { burn(s); }
+NOINLINE static void blocked_work(double s) { wl_burn(s); }
+NOINLINE static void unblocked_work(double s) { wl_burn(s); }
 
 /* raw: block and unblock with the system call itself, as a runtime of
  * another language might, unseen by any libc wrapper. */

@@ -28,13 +28,6 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -42,18 +35,11 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static volatile uint64_t sink;
-
 /* Burns `sec` seconds of this thread's CPU time (in `name`). */
 static void burn(double sec, const char *name)
 {
 	struct wl_cpu start = wl_cpu_now();
-	double end = cpu_now() + sec;
-	uint64_t x = 1;
-	while (cpu_now() < end)
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink += x;
+	wl_burn(sec);
 	if (wl_cpu_wanted())
 		wl_cpu_print(name, start);
 }

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/workloads/wl_cpu.h"
+
 #define NOINLINE __attribute__((noinline))
 #define STACK (1 << 20)
 
@@ -36,21 +38,10 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static volatile uint64_t sink;
 
-static void burn(double sec)
-{
-	uint64_t end = cpu_ns() + (uint64_t)(sec * 1e9);
-	uint64_t x = 1;
-	while (cpu_ns() < end)
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink += x;
-}
-
-NOINLINE static void main_work(double s) { burn(s); }
-NOINLINE static void clone_thread_work(double s) { burn(s); }
-NOINLINE static void clone_vm_work(double s) { burn(s); }
+NOINLINE static void main_work(double s) { wl_burn(s); }
+NOINLINE static void clone_thread_work(double s) { wl_burn(s); }
+NOINLINE static void clone_vm_work(double s) { wl_burn(s); }
 
 static _Atomic uint64_t thread_ns, vm_ns;
 static pid_t thread_tid = 1; /* cleared by the kernel when the thread exits */

@@ -27,32 +27,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/workloads/wl_cpu.h"
+
 #define NOINLINE __attribute__((noinline))
 #define MAXF 256
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
-static volatile uint64_t sink;
-
-static void burn(double sec)
-{
-	double end = cpu_now() + sec;
-	uint64_t x = 1;
-	while (cpu_now() < end)
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink += x;
-}
-
-NOINLINE static void before_close(double s) { burn(s); }
-NOINLINE static void after_close(double s) { burn(s); }
-NOINLINE static void thread_before(double s) { burn(s); }
-NOINLINE static void thread_after(double s) { burn(s); }
+NOINLINE static void before_close(double s) { wl_burn(s); }
+NOINLINE static void after_close(double s) { wl_burn(s); }
+NOINLINE static void thread_before(double s) { wl_burn(s); }
+NOINLINE static void thread_after(double s) { wl_burn(s); }
 
 /* A second thread: its sampling descriptors are closed too. */
 static _Atomic int closed;

@@ -49,6 +49,26 @@ static inline void wl_cpu_print(const char *what, struct wl_cpu from)
     fflush(stdout);
 }
 
+/* Burns `sec` seconds of the calling thread's CPU time, in user mode (a
+ * multiply-add loop whose result is kept), checking its CPU clock. */
+static volatile unsigned long long wl_burn_sink;
+
+static inline void wl_burn(double sec)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    long long end = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + (long long)(sec * 1e9);
+    unsigned long long x = 1;
+    for (;;) {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        if ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec >= end)
+            break;
+        for (int i = 0; i < 20000; i++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    wl_burn_sink += x;
+}
+
 /* Programs whose output must not change under sonde print CPU lines only
  * when the test asks, with WL_CPU=1 in the environment. */
 static inline int wl_cpu_wanted(void)
