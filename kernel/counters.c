@@ -289,7 +289,7 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 	}
 }
 
-int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor,
+int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor, int read_start,
 			    struct sd_counters_thread *t)
 {
 	t->tid = tid;
@@ -328,9 +328,9 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 	memset(t->last, 0, sizeof t->last);
 	/* rusage values are since the thread began; perf values since now. The
 	 * first delta of an rusage counter on an adopted thread may include its
-	 * past; on every other thread both start at its birth. */
-	if (tid == (pid_t)syscall(SYS_gettid))
-		sd_kernel_counters_read_sigsafe(c, t, t->last);
+	 * past; on a thread just created both start at its birth. */
+	if (read_start)
+		sd_kernel_counters_read_sigsafe(c, t, NULL, t->last);
 	return 0;
 fail:
 	sd_kernel_counters_close(t);
@@ -351,7 +351,7 @@ void sd_kernel_counters_close(struct sd_counters_thread *t)
 }
 
 int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
-				    uint64_t *now)
+				    const struct rusage *ru, uint64_t *now)
 {
 	if (!t->ok)
 		return -1;
@@ -363,25 +363,24 @@ int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd
 		if (read(t->group_fd, buf, (size_t)want) != want || buf[0] != c->nperf)
 			return -1;
 	}
-	struct rusage ru;
-	int have_ru = 0;
+	struct rusage own;
 	unsigned k = 0;
 	for (unsigned i = 0; i < c->n; i++) {
 		if (c->c[i].kind == SD_CTR_PERF) {
 			now[i] = buf[1 + k++];
 			continue;
 		}
-		if (!have_ru) {
-			if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		if (!ru) {
+			if (getrusage(RUSAGE_THREAD, &own) != 0)
 				return -1;
-			have_ru = 1;
+			ru = &own;
 		}
 		switch (c->c[i].config) {
-		case SD_RU_NVCSW: now[i] = (uint64_t)ru.ru_nvcsw; break;
-		case SD_RU_NIVCSW: now[i] = (uint64_t)ru.ru_nivcsw; break;
-		case SD_RU_MINFLT: now[i] = (uint64_t)ru.ru_minflt; break;
-		case SD_RU_FAULTS: now[i] = (uint64_t)(ru.ru_minflt + ru.ru_majflt); break;
-		default: now[i] = (uint64_t)ru.ru_majflt; break;
+		case SD_RU_NVCSW: now[i] = (uint64_t)ru->ru_nvcsw; break;
+		case SD_RU_NIVCSW: now[i] = (uint64_t)ru->ru_nivcsw; break;
+		case SD_RU_MINFLT: now[i] = (uint64_t)ru->ru_minflt; break;
+		case SD_RU_FAULTS: now[i] = (uint64_t)(ru->ru_minflt + ru->ru_majflt); break;
+		default: now[i] = (uint64_t)ru->ru_majflt; break;
 		}
 	}
 	return 0;

@@ -111,20 +111,26 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
  * counters are open). */
 void sd_kernel_counters_probe_release(struct sd_counters *out);
 
+struct rusage;
+
 /* Opens the perf group of thread tid (its own thread, or an adopted one),
- * descriptors close-on-exec and at or above fd_floor; reads the starting
- * values. Returns 0 or -errno (t->ok = 0 then). Ordinary context. */
-int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor,
+ * descriptors close-on-exec and at or above fd_floor. Perf counts start at
+ * 0; rusage counts are since the thread began, so `read_start` (the calling
+ * thread's own, begun before sonde: the process's first thread) reads the
+ * starting values, and a thread just created starts from 0 without a system
+ * call. Returns 0 or -errno (t->ok = 0 then). Ordinary context. */
+int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor, int read_start,
 			    struct sd_counters_thread *t);
 void sd_kernel_counters_close(struct sd_counters_thread *t);
 
 /* Current totals of every counter for the calling thread (one group read()
- * and at most one getrusage). The group descriptor is checked to carry
+ * and at most one getrusage; none when `ru` is the thread's own rusage, just
+ * read). The group descriptor is checked to carry
  * SD_KERNEL_MARK_SIG and t->tid as owner first, so a number the program
  * closed and reused is never read (a read would take bytes from its pipe or
  * move its file offset), nor another thread's group that took the number. Returns 0, or -1 if they cannot be read. async-signal-safe. */
 int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
-				    uint64_t *now);
+				    const struct rusage *ru, uint64_t *now);
 
 /* PAPI and libpfm4 are loaded on first use (papi_dl.c): the functions sonde
  * calls, as one table each. Visible to files that include papi.h (and

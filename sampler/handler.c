@@ -729,7 +729,7 @@ counters:
 	rec->ncounters = 0;
 	if (sd_rt.counters.n) {
 		uint64_t now[SD_MAX_COUNTERS];
-		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, now) == 0) {
+		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, now) == 0) {
 			for (unsigned i = 0; i < sd_rt.counters.n; i++) {
 				rec->pcs[rec->depth + i] = now[i] - t->ctr.last[i];
 				t->ctr.last[i] = now[i];

@@ -219,7 +219,8 @@ static void thread_open_sources(struct sd_thread *t)
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 		t->ctr.fds[i] = -1;
 	if (sd_rt.counters.n) {
-		err = sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor, &t->ctr);
+		err = sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor,
+					      t->tid == sd_rt.pid && !t->adopted, &t->ctr);
 		static _Atomic int said;
 		if (err && !atomic_exchange(&said, 1))
 			sd_msg("sonde: thread %d: counters unavailable: %s (its samples carry no counter "
@@ -307,12 +308,14 @@ static void altstack_close(struct sd_thread *t)
 {
 	if (!t->alt_lo)
 		return;
-	stack_t cur;
-	if (sd_real_sigaltstack(NULL, &cur) == 0 && (uintptr_t)cur.ss_sp == t->alt_lo &&
-	    !(cur.ss_flags & SS_DISABLE)) {
-		stack_t off = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
-		if (sd_real_sigaltstack(&off, NULL) != 0)
-			return; /* running on it: leave it mapped */
+	/* Off, in one call; a stack the program set since is put back. */
+	stack_t off = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE}, cur;
+	if (sd_real_sigaltstack(&off, &cur) != 0) { /* running on a stack */
+		if (sd_real_sigaltstack(NULL, &cur) != 0 || (uintptr_t)cur.ss_sp == t->alt_lo)
+			return; /* ours: leave it mapped */
+	} else if ((uintptr_t)cur.ss_sp != t->alt_lo && !(cur.ss_flags & SS_DISABLE)) {
+		cur.ss_flags &= (int)(1u << 31); /* SS_AUTODISARM (linux/signal.h) kept */
+		sd_real_sigaltstack(&cur, NULL);
 	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	if (!alt_pool_put((char *)t->alt_lo - page))
@@ -354,7 +357,7 @@ struct sd_thread *sd_thread_begin(void)
 		return NULL;
 	}
 	pthread_attr_t attr;
-	if (t->tid == getpid()) {
+	if (t->tid == sd_rt.pid) {
 		main_stack_bounds(t);
 	} else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *lo;
@@ -490,13 +493,31 @@ void sd_thread_resume(struct sd_thread *t)
 	t->busy = 0;
 }
 
-/* Counter deltas since the thread's last sample, read by the thread itself
- * (its own getrusage); 0 when there are none. Before its sources close. */
-static unsigned final_deltas(struct sd_thread *t, uint64_t *out)
+/* The calling thread's CPU time, and its counter deltas since its last
+ * sample (returns how many; 0 when there are none, or `counters` is 0), as
+ * it ends: one clock read and one getrusage for both. Before its sources
+ * close. */
+static unsigned thread_final(struct sd_thread *t, int counters, uint64_t *out,
+			     struct sd_cpu_times *cpu)
 {
+	struct timespec ts;
+	struct rusage ru;
+	int have_ru = getrusage(RUSAGE_THREAD, &ru) == 0;
+	cpu->known = 0;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
+		cpu->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		cpu->known = 1;
+		if (have_ru) {
+			cpu->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+				       (uint64_t)ru.ru_utime.tv_usec * 1000u;
+			cpu->sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
+				      (uint64_t)ru.ru_stime.tv_usec * 1000u;
+			cpu->known = 2;
+		}
+	}
 	uint64_t now[SD_MAX_COUNTERS];
-	if (!sd_rt.counters.n ||
-	    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, now) != 0)
+	if (!counters || !sd_rt.counters.n || !have_ru ||
+	    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, &ru, now) != 0)
 		return 0;
 	for (unsigned i = 0; i < sd_rt.counters.n; i++) {
 		out[i] = now[i] - t->ctr.last[i];
@@ -520,7 +541,8 @@ void sd_thread_end(void)
 	}
 	t->busy = 1;
 	uint64_t final[SD_MAX_COUNTERS];
-	unsigned nfinal = final_deltas(t, final);
+	struct sd_cpu_times cpu;
+	unsigned nfinal = thread_final(t, 1, final, &cpu);
 	sd_papi_thread_close(t);
 	pthread_mutex_lock(&lock);
 	thread_close_sources(t);
@@ -540,7 +562,7 @@ void sd_thread_end(void)
 	pthread_setspecific(thread_key, NULL);
 	char name[16] = "";
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	sd_writer_ring_close(t->ring, name, final, nfinal);
+	sd_writer_ring_close(t->ring, name, final, nfinal, &cpu);
 	thread_free(t);
 	sd_runtime_restore_signals(&old);
 }
@@ -566,7 +588,7 @@ static void region_event(uint32_t node, int ev)
 		rec->ctx = rec->pctx = 0;
 		rec->ncounters = 0;
 		if (sd_rt.counters.n &&
-		    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, rec->pcs) == 0)
+		    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, rec->pcs) == 0)
 			rec->ncounters = (uint16_t)sd_rt.counters.n;
 		sd_ring_commit_sigsafe(t->ring, rec);
 	} else {
@@ -880,8 +902,9 @@ void sd_runtime_stop(const char *reason, int signo)
 	}
 	if (self) { /* its CPU time always; its counters unless they are being read */
 		uint64_t final[SD_MAX_COUNTERS];
-		unsigned n = self->busy ? 0 : final_deltas(self, final);
-		sd_writer_ring_final(self->ring, final, n);
+		struct sd_cpu_times cpu;
+		unsigned n = thread_final(self, !self->busy, final, &cpu);
+		sd_writer_ring_final(self->ring, final, n, &cpu);
 	}
 	sd_writer_stop(reason, signo);
 	sd_runtime_restore_signals(&old);

@@ -545,7 +545,7 @@ static void end_foreign(struct sd_foreign *f)
 		t->ring->cpu_ns = f->cpu_ns;
 		t->ring->cpu_known = 1;
 	}
-	sd_writer_ring_close(t->ring, t->ring ? t->ring->name_begin : "", NULL, 0);
+	sd_writer_ring_close(t->ring, t->ring ? t->ring->name_begin : "", NULL, 0, NULL);
 	free(t->scratch);
 	free(t->ovr_pcs);
 	free(t->pause_pcs);
@@ -688,7 +688,7 @@ static void account_vm_children(int update)
 		}
 		/* Gone (reaped, or exec'd into its own memory): its last reading. */
 		sd_writer_ring_unsampled(c->ring, SD_UNSAMPLED_CLONE_VM, c->cpu_ns);
-		sd_writer_ring_close(c->ring, c->ring->name_begin, NULL, 0);
+		sd_writer_ring_close(c->ring, c->ring->name_begin, NULL, 0, NULL);
 		c->pid = 0;
 		c->ring = NULL;
 	}

@@ -444,85 +444,112 @@ static uint32_t ring_max_rec(void)
 			   7) & ~7ul);
 }
 
-struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
+/* Buffers of ended threads are kept for the next ones (up to SD_RING_POOL):
+ * mapping and unmapping a ring, and touching its pages again, cost a few
+ * microseconds per thread. A thread that ends with its ring drained hands
+ * its buffers back at once (sd_writer_ring_close), so a program that starts
+ * and joins threads faster than the writer ticks reuses the same few. */
+
+/* Writer lock held. */
+static void ring_bufs_release(struct sd_ring *r)
 {
-	if (!atomic_load(&sd_w.inited))
-		return NULL;
-	pthread_mutex_lock(&sd_w.lock);
-	struct sd_ring *r = sd_w.ring_pool;
-	if (r)
-		sd_w.ring_pool = r->next, sd_w.ring_pool_n--;
-	pthread_mutex_unlock(&sd_w.lock);
-	if (r) { /* a finished thread's: same sizes, contents do not matter */
-		uint8_t *buf = r->buf;
-		uint64_t *pcs = r->prev_pcs;
-		uint32_t *nodes = r->prev_nodes;
-		memset(r, 0, sizeof *r);
-		r->buf = buf, r->prev_pcs = pcs, r->prev_nodes = nodes;
-		r->cap_bytes = sd_w.cfg.ring_bytes;
-		r->max_rec_bytes = ring_max_rec();
-	} else if ((r = calloc(1, sizeof *r))) {
-		r->cap_bytes = sd_w.cfg.ring_bytes;
-		r->max_rec_bytes = ring_max_rec();
-		r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
-		r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
-	}
-	if (!r)
-		return NULL;
-	if (r->buf == MAP_FAILED || !r->prev_pcs || !r->prev_nodes) {
+	if (!r->buf)
+		return;
+	if (r->buf != MAP_FAILED && r->prev_pcs && r->prev_nodes &&
+	    sd_w.nspare < SD_RING_POOL && r->cap_bytes == sd_w.cfg.ring_bytes) {
+		sd_w.spare[sd_w.nspare++] =
+			(struct sd_ring_bufs){r->buf, r->prev_pcs, r->prev_nodes};
+	} else {
 		if (r->buf != MAP_FAILED)
 			munmap(r->buf, r->cap_bytes);
 		free(r->prev_pcs);
 		free(r->prev_nodes);
-		free(r);
+	}
+	r->buf = NULL;
+	r->prev_pcs = NULL;
+	r->prev_nodes = NULL;
+}
+
+/* Writer lock held. */
+static void ring_free(struct sd_ring *r)
+{
+	ring_bufs_release(r);
+	free(r);
+}
+
+struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
+{
+	if (!atomic_load(&sd_w.inited))
 		return NULL;
+	struct sd_ring *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->cap_bytes = sd_w.cfg.ring_bytes;
+	r->max_rec_bytes = ring_max_rec();
+	pthread_mutex_lock(&sd_w.lock);
+	if (sd_w.nspare) { /* a finished thread's: same sizes, contents do not matter */
+		struct sd_ring_bufs b = sd_w.spare[--sd_w.nspare];
+		r->buf = b.buf, r->prev_pcs = b.prev_pcs, r->prev_nodes = b.prev_nodes;
+	}
+	pthread_mutex_unlock(&sd_w.lock);
+	if (!r->buf) {
+		r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
+		r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
+		if (r->buf == MAP_FAILED || !r->prev_pcs || !r->prev_nodes) {
+			pthread_mutex_lock(&sd_w.lock);
+			ring_free(r);
+			pthread_mutex_unlock(&sd_w.lock);
+			return NULL;
+		}
 	}
 	r->tid = tid;
 	r->t_begin_ns = sd_now_ns_sigsafe();
 	snprintf(r->name_begin, sizeof r->name_begin, "%s", name ? name : "");
 	pthread_mutex_lock(&sd_w.lock);
-	struct sd_ring **p = &sd_w.rings;
-	while (*p)
-		p = &(*p)->next;
-	*p = r;
+	if (!sd_w.rings_tail)
+		sd_w.rings_tail = &sd_w.rings;
+	*sd_w.rings_tail = r;
+	sd_w.rings_tail = &r->next;
 	pthread_mutex_unlock(&sd_w.lock);
 	return r;
 }
 
-void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n)
+void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n,
+			  const struct sd_cpu_times *cpu)
 {
 	if (!r || n > SD_MAX_COUNTERS)
 		return;
 	if (n)
 		memcpy(r->final_deltas, final, n * sizeof *final);
 	r->nfinal = n;
-	struct timespec ts;
-	struct rusage ru;
-	if (r->tid != gettid())
-		return; /* closed by another thread (a foreign thread that is gone) */
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
-		r->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		r->cpu_known = 1;
-		if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-			r->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
-				     (uint64_t)ru.ru_utime.tv_usec * 1000u;
-			r->sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull +
-				    (uint64_t)ru.ru_stime.tv_usec * 1000u;
-			r->cpu_known = 2;
-		}
+	if (cpu && cpu->known) {
+		r->cpu_ns = cpu->cpu_ns;
+		r->user_ns = cpu->user_ns;
+		r->sys_ns = cpu->sys_ns;
+		r->cpu_known = cpu->known;
 	}
 }
 
-
-void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n)
+void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n,
+			  const struct sd_cpu_times *cpu)
 {
 	if (!r)
 		return;
-	sd_writer_ring_final(r, final, n);
+	sd_writer_ring_final(r, final, n, cpu);
 	snprintf(r->name_end, sizeof r->name_end, "%s", name ? name : "");
 	atomic_store(&r->t_end_ns, sd_now_ns_sigsafe());
+	/* Closed by its own thread and drained already (a short thread, or one
+	 * the writer just caught up with): its buffers go to the next thread
+	 * now, not at the next tick. The writer reads a buffer only between tail
+	 * and head, under the lock held here. */
+	if (cpu && pthread_mutex_trylock(&sd_w.lock) == 0) {
+		if (atomic_load_explicit(&r->head, memory_order_acquire) ==
+		    atomic_load_explicit(&r->tail, memory_order_acquire))
+			ring_bufs_release(r);
+		pthread_mutex_unlock(&sd_w.lock);
+	}
 	atomic_store_explicit(&r->closed, 1, memory_order_release);
 }
 
@@ -551,25 +578,6 @@ static void emit_unsampled(struct sd_ring *r)
 	}
 }
 
-/* Rings of ended threads are kept for the next ones (up to SD_RING_POOL):
- * mapping and unmapping a ring, and touching its pages again, cost a few
- * microseconds per thread. Writer lock held. */
-#define SD_RING_POOL 32
-
-static void ring_free(struct sd_ring *r)
-{
-	if (sd_w.ring_pool_n < SD_RING_POOL && r->cap_bytes == sd_w.cfg.ring_bytes) {
-		r->next = sd_w.ring_pool;
-		sd_w.ring_pool = r;
-		sd_w.ring_pool_n++;
-		return;
-	}
-	munmap(r->buf, r->cap_bytes);
-	free(r->prev_pcs);
-	free(r->prev_nodes);
-	free(r);
-}
-
 static void emit_drops(struct sd_ring *r)
 {
 	int changed = 0;
@@ -589,7 +597,8 @@ static void emit_drops(struct sd_ring *r)
 static void drain(int final)
 {
 	emit_notes();
-	for (struct sd_ring **p = &sd_w.rings; *p;) {
+	struct sd_ring **p;
+	for (p = &sd_w.rings; *p;) {
 		struct sd_ring *r = *p;
 		int closed = atomic_load_explicit(&r->closed, memory_order_acquire);
 		if (!r->idx)
@@ -653,6 +662,7 @@ static void drain(int final)
 			p = &r->next;
 		}
 	}
+	sd_w.rings_tail = p;
 	uint64_t now[SD_DROP_NREASONS];
 	int changed = 0;
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++) {
@@ -915,6 +925,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 			ring_free(r);
 	}
 	sd_w.rings = NULL;
+	sd_w.rings_tail = &sd_w.rings;
 	sd_w.loader_suspect = 1;
 	sd_stream_intern_reset();
 	sd_w.next_thread = 0;
@@ -960,6 +971,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	keep->tid = gettid();
 	keep->t_begin_ns = sd_now_ns_sigsafe();
 	sd_w.rings = keep;
+	sd_w.rings_tail = &keep->next;
 	sd_w.fork_of = parent;
 	sd_w.reopened = sd_w.lost_pending = 0;
 	sd_w.file_ok = 0;

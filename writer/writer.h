@@ -310,14 +310,26 @@ int sd_writer_fork_child(struct sd_ring *keep);
 /* Allocates a ring for thread `tid` and registers it with the writer.
  * Returns NULL (and counts nothing) when memory is short. */
 struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name);
+/* A thread's own CPU time as it ends, read by the thread itself: known 2 =
+ * total, user and system; 1 = total only; 0 = none. */
+struct sd_cpu_times {
+	int known;
+	uint64_t cpu_ns, user_ns, sys_ns;
+};
+
 /* The thread is gone or going: the writer drains the rest, writes
  * THREAD_END (with `final` counter deltas since its last sample, n of them,
- * when n > 0) and frees the ring. The producer must not touch it afterwards. */
-void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n);
+ * when n > 0, and `cpu` when not NULL) and frees the ring. `cpu` is given
+ * only by the ring's own thread, which can add no record any more: a ring
+ * it leaves drained gives its buffers to the next thread at once. The
+ * producer must not touch the ring afterwards. */
+void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n,
+			  const struct sd_cpu_times *cpu);
 /* Counter deltas of a thread that is still running when the process ends,
- * taken by that thread itself, with its CPU time; written with its
- * THREAD_END. Called on the ring's own thread. */
-void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n);
+ * taken by that thread itself, with its CPU time (NULL: none); written with
+ * its THREAD_END. */
+void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n,
+			  const struct sd_cpu_times *cpu);
 
 /* Sets the CPU time of the ring's thread that was not sampled for `why`,
  * cumulative (a later call supersedes); written as an UNSAMPLED record at the

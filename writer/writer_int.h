@@ -30,6 +30,16 @@ struct sd_intern_slot {
 
 /* The writer's whole state. `lock` guards everything below it; the flags
  * above it are atomics shared with the handler-side flush request. */
+/* A ring's buffers: what a new thread can take over from an ended one
+ * (writer.c keeps up to SD_RING_POOL). */
+#define SD_RING_POOL 32
+
+struct sd_ring_bufs {
+	uint8_t *buf;
+	uint64_t *prev_pcs;
+	uint32_t *prev_nodes;
+};
+
 struct sd_writer {
 	_Atomic int inited;
 	_Atomic int stop_req;
@@ -74,8 +84,9 @@ struct sd_writer {
 	msgpack_packer pk;
 
 	struct sd_ring *rings;
-	struct sd_ring *ring_pool;  /* ended threads' rings, for reuse */
-	unsigned ring_pool_n;
+	struct sd_ring **rings_tail; /* the last ring's `next` (&rings when none) */
+	struct sd_ring_bufs spare[SD_RING_POOL]; /* ended threads' buffers, for reuse */
+	unsigned nspare;
 	uint32_t next_thread;
 
 	struct sd_module **mods;
