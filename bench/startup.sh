@@ -7,6 +7,7 @@
 #      RUNS=5      timed runs per cell (the median is printed), after one warm-up
 #      THREADS=5000 threads for the thread churn
 #      OUT=DIR     keep everything there (default: a new mktemp -d)
+#      PARTS="procs threads"  which halves to run
 #
 # Every cell runs the same job plain, under `sonde run` (the runtime preloaded
 # into the shell and everything it starts) and under `perf record -g` (which
@@ -25,15 +26,18 @@
 # CPU per thread), plain, sonde, sonde with SONDE_COUNTERS=none and perf, in
 # interleaved rounds (+us/thread: the median of each round's difference to that
 # round's plain run); and
-# the kernel's floor measured in the same run (bench_threads floor: opening,
+# the kernel's floors measured in the same run (bench_threads floor: opening,
 # enabling and closing one perf_event task clock in a fresh thread, the least a
-# per-thread CPU-time sampler must do); x_floor = sonde's added cost / floor.
+# per-thread CPU-time sampler must do; and the creator floor: what the
+# creating thread's own 1 ms task clock adds per create and join, on a VM
+# where its timer is reprogrammed at each switch); x_floor = the added cost /
+# floor; +us-creator = the added cost less the creator floor.
 set -u
 B=$(cd "${1:?usage: bench/startup.sh BUILD_DIR}" && pwd)
 for f in libsonde.so sonde runcpu bench_threads; do
 	[ -e "$B/$f" ] || { echo "startup.sh: $B/$f missing (build everything first)" >&2; exit 2; }
 done
-N=${N:-100} RUNS=${RUNS:-5} THREADS=${THREADS:-5000}
+N=${N:-100} RUNS=${RUNS:-5} THREADS=${THREADS:-5000} PARTS=${PARTS:-procs threads}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/sonde-startup.XXXXXX")}
 mkdir -p "$OUT" && cd "$OUT" || exit 2
 HAVE_PERF=1
@@ -135,6 +139,7 @@ cell() { # NAME PROCS CMD...
 	done
 }
 
+case " $PARTS " in *" procs "*)
 printf "%-8s %-6s %8s %8s %12s %12s %8s %12s\n" job prof cpu_s wall_s "+cpu/proc_ms" \
 	"+wall/proc_ms" wall_x streams
 # NS = N/5 x /bin/true, each started by an unprofiled bash: the cost of one
@@ -149,10 +154,13 @@ PY=$(command -v /usr/bin/python3 || command -v python3)
 cell python $((NP + 2)) bash -c "for i in \$(seq $NP); do $PY -c 'print(sum(range(1000)))' >/dev/null; done"
 # make: make itself, one sh + cc + cc1 + as per object, the link (cc, collect2, ld)
 cell make 82 make -s -j2 -C proj
-
 echo
-printf "%-16s %12s %12s %10s\n" threads us/thread +us/thread x_floor
-floor=$("$B/bench_threads" floor "$THREADS" | awk '$1 == "floor_clock_us" {print $2}')
+;; esac
+case " $PARTS " in *" threads "*)
+printf "%-16s %12s %12s %10s %12s\n" threads us/thread +us/thread x_floor +us-creator
+"$B/bench_threads" floor "$THREADS" >floor.txt
+floor=$(awk '$1 == "floor_clock_us" {print $2}' floor.txt)
+creator=$(awk '$1 == "floor_creator_us" {print $2}' floor.txt)
 # interleaved rounds; each profiler's added cost is the median over the rounds
 # of (its run - that round's plain run)
 : >thr.plain; : >thr.sonde; : >thr.sonde-noctr; : >thr.perf
@@ -172,8 +180,12 @@ for p in plain sonde sonde-noctr perf; do
 	[ -s "thr.$p" ] || continue
 	v=$(median <"thr.$p")
 	d=$(paste "thr.$p" thr.plain | awk '{print $1 - $2}' | median)
-	awk -v p="$p" -v v="$v" -v d="$d" -v f="$floor" 'BEGIN {
-		printf "%-16s %12.2f %12.2f %10.2f\n", p, v, d, d / f }'
+	awk -v p="$p" -v v="$v" -v d="$d" -v f="$floor" -v c="$creator" 'BEGIN {
+		printf "%-16s %12.2f %12.2f %10.2f %12.2f\n", p, v, d, d / f, p == "plain" ? 0 : d - c }'
 done
 echo "floor (perf_event task clock open+enable+close per fresh thread): $floor us"
+echo "creator floor (the creating thread's own 1 ms task clock, per create+join): $creator us"
+echo "+us-creator: the added cost less the creator floor, which any sampler of the"
+echo "  creating thread's CPU time pays here (perf too): the per-thread set-up and tear-down"
+;; esac
 echo "kept in $OUT"
