@@ -25,6 +25,8 @@
 #include <regex.h>
 #include <msgpack.h>
 
+#include "format/format.h"
+
 /* Exit codes of the CLI (listed in `sonde --help`). `sonde run` returns the child's. */
 enum sd_exit {
 	SD_EXIT_OK = 0,
@@ -59,13 +61,6 @@ int sd_events_add(struct sd_events *ev, const char *kind, const char *name, cons
 int sd_events_papi(struct sd_events *ev, int paranoid);
 
 /* ---- stream.c ---------------------------------------------------------------------- */
-
-/* Record kinds of docs/FORMAT.md. */
-enum sd_kind {
-	SD_K_HEADER = 1, SD_K_MODULE, SD_K_MODULE_END, SD_K_THREAD, SD_K_THREAD_END,
-	SD_K_FRAME, SD_K_SAMPLE, SD_K_DROPS, SD_K_END, SD_K_NOTE, SD_K_ATTRIBUTE, SD_K_CONTEXT,
-	SD_K_REGION, SD_K_THREAD_CPU, SD_K_UNSAMPLED,
-};
 
 /* Errors of the reader beyond plain -errno from open/read. */
 #define SD_ERR_TRUNC  (-EPIPE)   /* the data ends inside a record */

@@ -10,41 +10,15 @@
 
 #include <string.h>
 
-/* Field names after the kind, per kind (NULL-terminated). */
-static const char *const fields[][10] = {
-	[SD_K_HEADER] = { "magic", "version", "info" },
-	[SD_K_MODULE] = { "module", "t", "path", "build_id", "bias", "lo", "hi" },
-	[SD_K_MODULE_END] = { "module", "t" },
-	[SD_K_THREAD] = { "thread", "tid", "t", "name" },
-	[SD_K_THREAD_END] = { "thread", "t", "name", "deltas", "cpu" },
-	[SD_K_FRAME] = { "node", "parent", "module", "addr" },
-	[SD_K_SAMPLE] = { "thread", "dt", "source", "node", "weight", "flags", "context",
-			  "pcontext", "deltas" },
-	[SD_K_DROPS] = { "thread", "counts" },
-	[SD_K_END] = { "t", "reason", "stats" },
-	[SD_K_NOTE] = { "t", "text" },
-	[SD_K_ATTRIBUTE] = { "attr", "name", "type", "scope" },
-	[SD_K_CONTEXT] = { "node", "parent", "attr", "value", "flags" },
-	[SD_K_REGION] = { "thread", "t", "node", "event", "counts" },
-	[SD_K_THREAD_CPU] = { "thread", "t", "cpu_ns" },
-	[SD_K_UNSAMPLED] = { "thread", "t", "reason", "cpu_ns" },
-};
-
-static const char *const kind_names[] = {
-	[SD_K_HEADER] = "HEADER", [SD_K_MODULE] = "MODULE", [SD_K_MODULE_END] = "MODULE_END",
-	[SD_K_THREAD] = "THREAD", [SD_K_THREAD_END] = "THREAD_END", [SD_K_FRAME] = "FRAME",
-	[SD_K_SAMPLE] = "SAMPLE", [SD_K_DROPS] = "DROPS", [SD_K_END] = "END", [SD_K_NOTE] = "NOTE",
-	[SD_K_ATTRIBUTE] = "ATTRIBUTE", [SD_K_CONTEXT] = "CONTEXT", [SD_K_REGION] = "REGION",
-	[SD_K_THREAD_CPU] = "THREAD_CPU",
-	[SD_K_UNSAMPLED] = "UNSAMPLED",
-};
+static const char *const fields[SD_K_LAST + 1][SD_F_MAX] = SD_FIELD_NAMES;
+static const char *const kind_names[SD_K_LAST + 1] = SD_KIND_NAMES;
 
 static void print_record(FILE *out, const struct sd_record *r)
 {
 	uint32_t i = 1;
 
 	fprintf(out, "{\"offset\":%zu,\"kind\":", r->offset);
-	if (r->kind > SD_K_UNSAMPLED) {
+	if (r->kind > SD_K_LAST) {
 		fprintf(out, "%llu,\"raw\":[", (unsigned long long)r->kind);
 		for (i = 1; i < r->n; i++) {
 			if (i > 1)

@@ -28,7 +28,7 @@ const char *const sd_cov_drop_names[SD_COV_NDROP] = {
 
 int sd_cov_drop_index(const char *reason)
 {
-	if (!strncmp(reason, "region_", 7))
+	if (!strncmp(reason, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1))
 		return -1;
 	for (int k = 0; k < SD_COV_NDROP - 1; k++)
 		if (!strcmp(reason, sd_cov_drop_names[k]))

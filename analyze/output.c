@@ -413,7 +413,7 @@ static void drops_line(FILE *out, const struct sd_profile *p, int regions, uint6
 		asked, regions ? "region events" : "samples", pct((double)dropped, (double)asked));
 	for (size_t i = 0; i < p->ndrop; i++) {
 		const char *r = p->drop_names[i];
-		if (!p->drop_counts[i] || !strncmp(r, "region_", 7) != (regions != 0))
+		if (!p->drop_counts[i] || !strncmp(r, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1) != (regions != 0))
 			continue;
 		fprintf(out, "%s %s %" PRIu64, first ? "" : ",", r, p->drop_counts[i]);
 		first = 0;

@@ -332,7 +332,7 @@ static const char *check_maps(const msgpack_object *info, const char *key,
 /* NULL if the HEADER's info map is well typed (docs/FORMAT.md, HEADER), else why not. */
 static const char *check_header(const struct sd_record *r, char *buf, size_t len)
 {
-	const msgpack_object *info = r->n > 3 ? &r->v[3] : NULL;
+	const msgpack_object *info = r->n > SD_F_HEADER_INFO ? &r->v[SD_F_HEADER_INFO] : NULL;
 	const msgpack_object *argv;
 
 	if (!info || info->type != MSGPACK_OBJECT_MAP)
@@ -419,7 +419,7 @@ static char *join_argv(const msgpack_object *argv)
 
 static int on_header(struct sstate *st, const struct sd_record *r, struct sd_stream *strm)
 {
-	const msgpack_object *info = r->n > 3 ? &r->v[3] : NULL;
+	const msgpack_object *info = r->n > SD_F_HEADER_INFO ? &r->v[SD_F_HEADER_INFO] : NULL;
 	const char *bad = check_header(r, strm->why_buf, sizeof(strm->why_buf));
 
 	if (bad) {
@@ -738,7 +738,7 @@ static const char generic[] = "a field is missing or has the wrong type";
  * reason when each listed field is fine. Optional fields count only when present. */
 static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 {
-	static const char *const layout[16][9] = {
+	static const char *const layout[SD_K_LAST + 1][SD_F_SAMPLE_N - 1] = {
 		[SD_K_MODULE] = { "module:u", "t:u", "path:s" },
 		[SD_K_THREAD] = { "thread:u", "tid:u", "t:u" },
 		[SD_K_THREAD_END] = { "thread:u" },
@@ -752,13 +752,11 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 		[SD_K_THREAD_CPU] = { "thread:u", "t:u", "cpu_ns:u" },
 		[SD_K_UNSAMPLED] = { "thread:u", "t:u", "reason:s", "cpu_ns:u" },
 	};
-	static const char *const kinds[16] = { "", "HEADER", "MODULE", "MODULE_END", "THREAD",
-		"THREAD_END", "FRAME", "SAMPLE", "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT",
-		"REGION", "THREAD_CPU", "UNSAMPLED" };
+	static const char *const kinds[SD_K_LAST + 1] = SD_KIND_NAMES;
 
-	if (r->kind >= 15)
+	if (r->kind >= SD_K_UNSAMPLED) /* UNSAMPLED: the generic reason, as ever */
 		return generic;
-	for (uint32_t i = 0; i < 9 && layout[r->kind][i]; i++) {
+	for (uint32_t i = 0; i < SD_F_SAMPLE_N - 1 && layout[r->kind][i]; i++) {
 		const char *f = layout[r->kind][i];
 		int opt = f[0] == '+';
 		size_t nl = strcspn(f + opt, ":");
@@ -810,20 +808,21 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	const char *why = generic;
 
 	/* where `t` is in the records that have one (SAMPLE: its thread's time, below) */
-	static const uint8_t t_index[SD_K_UNSAMPLED + 1] = {
-		[SD_K_MODULE] = 2, [SD_K_MODULE_END] = 2, [SD_K_THREAD] = 3, [SD_K_THREAD_END] = 2,
-		[SD_K_END] = 1, [SD_K_NOTE] = 1, [SD_K_REGION] = 2, [SD_K_THREAD_CPU] = 2,
-		[SD_K_UNSAMPLED] = 2 };
+	static const uint8_t t_index[SD_K_LAST + 1] = {
+		[SD_K_MODULE] = SD_F_MODULE_T, [SD_K_MODULE_END] = SD_F_MODULE_END_T,
+		[SD_K_THREAD] = SD_F_THREAD_T, [SD_K_THREAD_END] = SD_F_THREAD_END_T,
+		[SD_K_END] = SD_F_END_T, [SD_K_NOTE] = SD_F_NOTE_T, [SD_K_REGION] = SD_F_REGION_T,
+		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T };
 
-	if (r->kind != SD_K_END && r->kind <= SD_K_UNSAMPLED)
+	if (r->kind != SD_K_END && r->kind <= SD_K_LAST)
 		st->ended = 0; /* records after an END (a failed exec): not the end yet */
-	if (r->kind <= SD_K_UNSAMPLED && t_index[r->kind] &&
+	if (r->kind <= SD_K_LAST && t_index[r->kind] &&
 	    !sd_rec_u64(r, t_index[r->kind], &a) && a > st->max_t)
 		st->max_t = a;
 	switch (r->kind) {
 	case SD_K_MODULE: {
-		const msgpack_object *bid = r->n > 4 ? &r->v[4] : NULL;
-		if (sd_rec_u64(r, 1, &a) || sd_rec_str(r, 3, &str, &len) || !bid ||
+		const msgpack_object *bid = r->n > SD_F_MODULE_BUILD_ID ? &r->v[SD_F_MODULE_BUILD_ID] : NULL;
+		if (sd_rec_u64(r, SD_F_MODULE_ID, &a) || sd_rec_str(r, SD_F_MODULE_PATH, &str, &len) || !bid ||
 		    (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL))
 			goto bad;
 		why = "MODULE id out of order";
@@ -874,7 +873,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_THREAD: {
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c))
+		if (sd_rec_u64(r, SD_F_THREAD_ID, &a) || sd_rec_u64(r, SD_F_THREAD_TID, &b) || sd_rec_u64(r, SD_F_THREAD_T, &c))
 			goto bad;
 		why = "THREAD id out of order";
 		if ((i = def_index(a, st->nthreads)) < 0 || a >= UINT32_MAX)
@@ -888,7 +887,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		}
 		struct sthread *t = &st->threads[i];
 		free(t->name);
-		t->name = strdup_or(r->n > 4 ? &r->v[4] : NULL, "");
+		t->name = strdup_or(r->n > SD_F_THREAD_NAME ? &r->v[SD_F_THREAD_NAME] : NULL, "");
 		if (!t->name)
 			return -ENOMEM;
 		t->tid = b;
@@ -899,33 +898,33 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_THREAD_END:
-		if (sd_rec_u64(r, 1, &a))
+		if (sd_rec_u64(r, SD_F_THREAD_END_ID, &a))
 			goto bad;
-		if (r->n > 4 && (why = check_counts(&r->v[4], st->nctrs, "THREAD_END deltas")))
+		if (r->n > SD_F_THREAD_END_DELTAS && (why = check_counts(&r->v[SD_F_THREAD_END_DELTAS], st->nctrs, "THREAD_END deltas")))
 			goto bad;
-		if (r->n > 5 && (why = check_cpu(&r->v[5], s)))
+		if (r->n > SD_F_THREAD_END_CPU && (why = check_cpu(&r->v[SD_F_THREAD_END_CPU], s)))
 			goto bad;
 		why = "THREAD_END names a thread that no THREAD record defined before it";
 		if (a == 0 || a >= st->nthreads)
 			goto bad;
-		if (r->n > 5 && !sd_obj_u64(sd_map_get(&r->v[5], "cpu_ns"), &b)) {
+		if (r->n > SD_F_THREAD_END_CPU && !sd_obj_u64(sd_map_get(&r->v[SD_F_THREAD_END_CPU], "cpu_ns"), &b)) {
 			struct sthread *t = &st->threads[a];
 			t->end_cpu = 1;
 			t->end_cpu_ns = b;
-			t->split = !sd_obj_u64(sd_map_get(&r->v[5], "user_ns"), &t->user_ns) &&
-				   !sd_obj_u64(sd_map_get(&r->v[5], "sys_ns"), &t->sys_ns);
+			t->split = !sd_obj_u64(sd_map_get(&r->v[SD_F_THREAD_END_CPU], "user_ns"), &t->user_ns) &&
+				   !sd_obj_u64(sd_map_get(&r->v[SD_F_THREAD_END_CPU], "sys_ns"), &t->sys_ns);
 		}
-		if (r->n > 4 && st->nctrs && r->v[4].via.array.size) { /* its thread's, after its last sample */
+		if (r->n > SD_F_THREAD_END_DELTAS && st->nctrs && r->v[SD_F_THREAD_END_DELTAS].via.array.size) { /* its thread's, after its last sample */
 			struct sthread *t = &st->threads[a];
 			if (!t->endcnt && !(t->endcnt = calloc(st->nctrs, sizeof(*t->endcnt))))
 				return -ENOMEM;
 			for (size_t k = 0; k < st->nctrs; k++)
-				t->endcnt[k] += r->v[4].via.array.ptr[k].via.u64;
+				t->endcnt[k] += r->v[SD_F_THREAD_END_DELTAS].via.array.ptr[k].via.u64;
 		}
-		if (a >= 1 && a < st->nthreads && !sd_rec_u64(r, 2, &b) && b > st->threads[a].last_t)
+		if (a >= 1 && a < st->nthreads && !sd_rec_u64(r, SD_F_THREAD_END_T, &b) && b > st->threads[a].last_t)
 			st->threads[a].last_t = b;
-		if (a >= 1 && a < st->nthreads && r->n > 3 && r->v[3].type == MSGPACK_OBJECT_STR) {
-			char *n = sd_obj_strdup(&r->v[3]);
+		if (a >= 1 && a < st->nthreads && r->n > SD_F_THREAD_END_NAME && r->v[SD_F_THREAD_END_NAME].type == MSGPACK_OBJECT_STR) {
+			char *n = sd_obj_strdup(&r->v[SD_F_THREAD_END_NAME]);
 			if (!n)
 				return -ENOMEM;
 			free(st->threads[a].name);
@@ -933,8 +932,8 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		}
 		return 0;
 	case SD_K_FRAME: {
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
-		    sd_rec_u64(r, 4, &d))
+		if (sd_rec_u64(r, SD_F_FRAME_NODE, &a) || sd_rec_u64(r, SD_F_FRAME_PARENT, &b) || sd_rec_u64(r, SD_F_FRAME_MODULE, &c) ||
+		    sd_rec_u64(r, SD_F_FRAME_ADDR, &d))
 			goto bad;
 		why = "FRAME node id out of order";
 		if ((i = def_index(a, st->nnodes)) < 0 || a >= UINT32_MAX)
@@ -960,16 +959,16 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	}
 	case SD_K_SAMPLE: {
 		uint64_t fl = 0, cx = 0, pcx = 0;
-		const msgpack_object *dl = r->n > 9 ? &r->v[9] : NULL;
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
-		    sd_rec_u64(r, 4, &d) || sd_rec_u64(r, 5, &e) ||
-		    (r->n > 6 && sd_rec_u64(r, 6, &fl)) || (r->n > 7 && sd_rec_u64(r, 7, &cx)) ||
-		    (r->n > 8 && sd_rec_u64(r, 8, &pcx)))
+		const msgpack_object *dl = r->n > SD_F_SAMPLE_DELTAS ? &r->v[SD_F_SAMPLE_DELTAS] : NULL;
+		if (sd_rec_u64(r, SD_F_SAMPLE_THREAD, &a) || sd_rec_u64(r, SD_F_SAMPLE_DT, &b) || sd_rec_u64(r, SD_F_SAMPLE_SOURCE, &c) ||
+		    sd_rec_u64(r, SD_F_SAMPLE_NODE, &d) || sd_rec_u64(r, SD_F_SAMPLE_WEIGHT, &e) ||
+		    (r->n > SD_F_SAMPLE_FLAGS && sd_rec_u64(r, SD_F_SAMPLE_FLAGS, &fl)) || (r->n > SD_F_SAMPLE_CONTEXT && sd_rec_u64(r, SD_F_SAMPLE_CONTEXT, &cx)) ||
+		    (r->n > SD_F_SAMPLE_PCONTEXT && sd_rec_u64(r, SD_F_SAMPLE_PCONTEXT, &pcx)))
 			goto bad;
 		if (dl && (why = check_counts(dl, st->nctrs, "SAMPLE deltas")))
 			goto bad;
 		why = "SAMPLE has both deltas and flag 8, counters unreadable";
-		if (dl && (fl & 8))
+		if (dl && (fl & SD_FLAG_NO_COUNTERS))
 			goto bad;
 		/* what a SAMPLE names is defined before it (docs/FORMAT.md) */
 		why = "SAMPLE names a thread that no THREAD record defined before it";
@@ -995,7 +994,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		 * from the thread's own clock while it kept the signal blocked */
 		if ((long)c == st->cpu_src) {
 			t->cov_sampled += (double)e * (double)src->period;
-			if (fl & 16) /* from the thread's clock: user and system time */
+			if (fl & SD_FLAG_ACCOUNTED) /* from the thread's clock: user and system time */
 				t->cov_accounted += (double)e * (double)src->period;
 		}
 		if (t->now > t->last_t)
@@ -1006,13 +1005,13 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		key[3] = (uint32_t)pcx;
 		key[4] = (uint32_t)d;
 		return agg_add(st, key, (double)e * (double)src->period, t->now, dl,
-			       (fl & 8) != 0);
+			       (fl & SD_FLAG_NO_COUNTERS) != 0);
 	}
 	case SD_K_ATTRIBUTE: {
 		const char *ty, *sc;
 		uint32_t tl, sl;
-		if (sd_rec_u64(r, 1, &a) || sd_rec_str(r, 2, &str, &len) ||
-		    sd_rec_str(r, 3, &ty, &tl) || sd_rec_str(r, 4, &sc, &sl))
+		if (sd_rec_u64(r, SD_F_ATTRIBUTE_ID, &a) || sd_rec_str(r, SD_F_ATTRIBUTE_NAME, &str, &len) ||
+		    sd_rec_str(r, SD_F_ATTRIBUTE_TYPE, &ty, &tl) || sd_rec_str(r, SD_F_ATTRIBUTE_SCOPE, &sc, &sl))
 			goto bad;
 		why = "ATTRIBUTE id out of order";
 		if ((i = def_index(a, st->nattrs)) < 0 || a >= UINT32_MAX)
@@ -1029,7 +1028,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_CONTEXT: {
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) || r->n < 5)
+		if (sd_rec_u64(r, SD_F_CONTEXT_NODE, &a) || sd_rec_u64(r, SD_F_CONTEXT_PARENT, &b) || sd_rec_u64(r, SD_F_CONTEXT_ATTR, &c) || r->n <= SD_F_CONTEXT_VALUE)
 			goto bad;
 		why = "CONTEXT node id out of order";
 		if ((i = def_index(a, st->nctxs)) < 0 || a >= UINT32_MAX)
@@ -1041,13 +1040,13 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		if (c == 0 || c >= st->nattrs)
 			goto bad;
 		why = "CONTEXT value is not a string or a number";
-		char *v = value_str(&r->v[4]);
+		char *v = value_str(&r->v[SD_F_CONTEXT_VALUE]);
 		if (!v) {
-			if (r->v[4].type != MSGPACK_OBJECT_STR &&
-			    r->v[4].type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
-			    r->v[4].type != MSGPACK_OBJECT_NEGATIVE_INTEGER &&
-			    r->v[4].type != MSGPACK_OBJECT_FLOAT32 &&
-			    r->v[4].type != MSGPACK_OBJECT_FLOAT64)
+			if (r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_STR &&
+			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
+			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_FLOAT32 &&
+			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_FLOAT64)
 				goto bad;
 			return -ENOMEM;
 		}
@@ -1066,9 +1065,9 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_REGION: {
-		const msgpack_object *cn = r->n > 5 ? &r->v[5] : NULL;
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c) ||
-		    sd_rec_u64(r, 4, &d))
+		const msgpack_object *cn = r->n > SD_F_REGION_COUNTS ? &r->v[SD_F_REGION_COUNTS] : NULL;
+		if (sd_rec_u64(r, SD_F_REGION_THREAD, &a) || sd_rec_u64(r, SD_F_REGION_T, &b) || sd_rec_u64(r, SD_F_REGION_NODE, &c) ||
+		    sd_rec_u64(r, SD_F_REGION_EVENT, &d))
 			goto bad;
 		if (cn && (why = check_counts(cn, st->nctrs, "REGION counts")))
 			goto bad;
@@ -1085,7 +1084,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return region_event(st, (uint32_t)a, b, (uint32_t)c, d, cn);
 	}
 	case SD_K_THREAD_CPU: {
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || sd_rec_u64(r, 3, &c))
+		if (sd_rec_u64(r, SD_F_THREAD_CPU_THREAD, &a) || sd_rec_u64(r, SD_F_THREAD_CPU_T, &b) || sd_rec_u64(r, SD_F_THREAD_CPU_NS, &c))
 			goto bad;
 		why = "THREAD_CPU names a thread that no THREAD record defined before it";
 		if (a == 0 || a >= st->nthreads)
@@ -1098,25 +1097,27 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_UNSAMPLED: {
-		if (sd_rec_u64(r, 1, &a) || sd_rec_u64(r, 2, &b) || r->n < 5 ||
-		    r->v[3].type != MSGPACK_OBJECT_STR || sd_rec_u64(r, 4, &c))
+		if (sd_rec_u64(r, SD_F_UNSAMPLED_THREAD, &a) || sd_rec_u64(r, SD_F_UNSAMPLED_T, &b) || r->n <= SD_F_UNSAMPLED_NS ||
+		    r->v[SD_F_UNSAMPLED_REASON].type != MSGPACK_OBJECT_STR || sd_rec_u64(r, SD_F_UNSAMPLED_NS, &c))
 			goto bad;
 		why = "UNSAMPLED names a thread that no THREAD record defined before it";
 		if (a == 0 || a >= st->nthreads)
 			goto bad;
 		struct sthread *t = &st->threads[a];
-		const msgpack_object_str *rs = &r->v[3].via.str;
-		if (rs->size == 9 && !memcmp(rs->ptr, "fd_closed", 9))
-			t->un_fd_closed = c;
-		else if (rs->size == 11 && !memcmp(rs->ptr, "not_sampled", 11))
-			t->un_not_sampled = c;
-		else if (rs->size == 16 && !memcmp(rs->ptr, "clone_vm_process", 16))
-			t->un_clone_vm = c;
+		const msgpack_object_str *rs = &r->v[SD_F_UNSAMPLED_REASON].via.str;
+		static const char *const reasons[SD_UNSAMPLED_NREASONS] = SD_UNSAMPLED_NAMES;
+		uint64_t *un[SD_UNSAMPLED_NREASONS] = {
+			[SD_UNSAMPLED_FD_CLOSED] = &t->un_fd_closed,
+			[SD_UNSAMPLED_NOT_SAMPLED] = &t->un_not_sampled,
+			[SD_UNSAMPLED_CLONE_VM] = &t->un_clone_vm };
+		for (unsigned k = 0; k < SD_UNSAMPLED_NREASONS; k++)
+			if (rs->size == strlen(reasons[k]) && !memcmp(rs->ptr, reasons[k], rs->size))
+				*un[k] = c;
 		return 0; /* a reason of a later sonde: not counted */
 	}
 	case SD_K_DROPS: {
-		const msgpack_object *m = r->n > 2 ? &r->v[2] : NULL;
-		if (sd_rec_u64(r, 1, &a) || !m || m->type != MSGPACK_OBJECT_MAP)
+		const msgpack_object *m = r->n > SD_F_DROPS_COUNTS ? &r->v[SD_F_DROPS_COUNTS] : NULL;
+		if (sd_rec_u64(r, SD_F_DROPS_THREAD, &a) || !m || m->type != MSGPACK_OBJECT_MAP)
 			goto bad;
 		for (uint32_t k = 0; k < m->via.map.size; k++) {
 			const msgpack_object_kv *kv = &m->via.map.ptr[k];
@@ -1153,12 +1154,12 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		return 0;
 	}
 	case SD_K_END: {
-		const msgpack_object *stats = r->n > 3 ? &r->v[3] : NULL;
+		const msgpack_object *stats = r->n > SD_F_END_STATS ? &r->v[SD_F_END_STATS] : NULL;
 		why = "END t is not an unsigned integer";
-		if (sd_rec_u64(r, 1, &a))
+		if (sd_rec_u64(r, SD_F_END_T, &a))
 			goto bad;
 		why = "END reason is not a string";
-		if (sd_rec_str(r, 2, &str, &len))
+		if (sd_rec_str(r, SD_F_END_REASON, &str, &len))
 			goto bad;
 		why = "END stats is not a map";
 		if (!stats || stats->type != MSGPACK_OBJECT_MAP)
@@ -1675,7 +1676,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		const char *reason = st->dropr[i];
 		uint32_t k;
 		/* reasons "region_*" count region events, every other one samples (FORMAT.md) */
-		if (!strncmp(reason, "region_", 7))
+		if (!strncmp(reason, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1))
 			rdrop += st->dropv[i];
 		else
 			sdrop += st->dropv[i];

@@ -363,10 +363,12 @@ int sd_stream_next(struct sd_stream *s, struct sd_record *rec)
 	return 1;
 }
 
-/* Do the bytes p[0..len) begin like an encoded [1, "sonde", ...]? */
+/* Do the bytes p[0..len) begin like an encoded [SD_K_HEADER, SD_FORMAT_MAGIC, ...]
+ * (a fixarray of 4 or more, a positive fixint, a fixstr of 5)? */
 static int looks_like_header(const uint8_t *p, size_t len)
 {
-	static const uint8_t magic[] = { 0x01, 0xa5, 's', 'o', 'n', 'd', 'e' };
+	_Static_assert(sizeof SD_FORMAT_MAGIC - 1 == 5 && SD_K_HEADER < 0x80, "encoding below");
+	static const uint8_t magic[] = { SD_K_HEADER, 0xa0 | 5, 's', 'o', 'n', 'd', 'e' };
 
 	if (len == 0 || p[0] < 0x94 || p[0] > 0x9f)
 		return 0;
@@ -386,10 +388,12 @@ int sd_stream_header(struct sd_stream *s, struct sd_record *rec)
 	int r = sd_stream_next(s, rec);
 	if (r == SD_ERR_TRUNC && looks_like_header(s->data, s->have))
 		return r;
-	if (r != 1 || rec->kind != SD_K_HEADER || sd_rec_str(rec, 1, &magic, &mlen) ||
-	    mlen != 5 || memcmp(magic, "sonde", 5) != 0 || sd_rec_u64(rec, 2, &s->version))
+	if (r != 1 || rec->kind != SD_K_HEADER ||
+	    sd_rec_str(rec, SD_F_HEADER_MAGIC, &magic, &mlen) || mlen != sizeof SD_FORMAT_MAGIC - 1 ||
+	    memcmp(magic, SD_FORMAT_MAGIC, mlen) != 0 ||
+	    sd_rec_u64(rec, SD_F_HEADER_VERSION, &s->version))
 		return fail(s, SD_ERR_FOREIGN, "not a sonde stream");
-	if (s->version != 1)
+	if (s->version != SD_FORMAT_VERSION)
 		return fail(s, SD_ERR_VERSION, "unsupported version");
 	return 0;
 }

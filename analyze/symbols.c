@@ -913,10 +913,8 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 
 const char *sd_pseudo_frame_name(uint64_t addr)
 {
-	static const char *const names[] = {
-		NULL, "[blocked]", "[off-cpu]", "[kernel]", "[signals blocked]", "[dlopen/dlclose]",
-	};
-	return addr < sizeof(names) / sizeof(names[0]) ? names[addr] : NULL;
+	static const char *const names[] = SD_PSEUDO_NAMES;
+	return addr && addr < sizeof(names) / sizeof(names[0]) ? names[addr] : NULL;
 }
 
 int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,

@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "format/format.h"
+
 #define SD_ATTR_MAX 256
 #define SD_ATTR_NAME_MAX 63
 #define SD_VALUE_MAX 255
@@ -40,7 +42,6 @@ struct sd_node_view {
 };
 
 /* Region events, as in docs/FORMAT.md REGION. */
-enum sd_region_event { SD_REGION_END = 0, SD_REGION_BEGIN = 1, SD_REGION_FORCED_END = 2 };
 
 /* Called by the sampler when a thread's context changes and regions are on;
  * ordinary context, on the thread whose context changed. */

@@ -20,28 +20,7 @@
 #include "include/sonde.h"
 #include "writer/writer_int.h"
 
-enum {
-	K_HEADER = 1,
-	K_MODULE,
-	K_MODULE_END,
-	K_THREAD,
-	K_THREAD_END,
-	K_FRAME,
-	K_SAMPLE,
-	K_DROPS,
-	K_END,
-	K_NOTE,
-	K_ATTRIBUTE,
-	K_CONTEXT,
-	K_REGION,
-	K_THREAD_CPU,
-	K_UNSAMPLED
-};
-
-static const char *const drop_names[SD_DROP_NREASONS] = {
-	"ring_full", "busy", "in_dl", "no_thread", "stopped", "fd_stolen",
-	"stack", "throttled", "queue_overflow", "signals_blocked", "region_ring_full",
-};
+static const char *const drop_names[SD_DROP_NREASONS] = SD_DROP_NAMES;
 
 static void pack_str(const char *s)
 {
@@ -95,10 +74,10 @@ void sd_stream_header(void)
 	if (!getcwd(cwd, sizeof cwd))
 		cwd[0] = 0;
 
-	msgpack_pack_array(&sd_w.pk, 4);
-	msgpack_pack_uint8(&sd_w.pk, K_HEADER);
-	pack_str("sonde");
-	msgpack_pack_uint8(&sd_w.pk, SONDE_FORMAT_VERSION);
+	msgpack_pack_array(&sd_w.pk, SD_F_HEADER_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_HEADER);
+	pack_str(SD_FORMAT_MAGIC);
+	msgpack_pack_uint8(&sd_w.pk, SD_FORMAT_VERSION);
 	/* The MPI rank, from the variables launchers set (no MPI call). */
 	static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
 						"MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
@@ -178,8 +157,8 @@ void sd_stream_header(void)
 
 void sd_stream_module(const struct sd_module *m)
 {
-	msgpack_pack_array(&sd_w.pk, 8);
-	msgpack_pack_uint8(&sd_w.pk, K_MODULE);
+	msgpack_pack_array(&sd_w.pk, SD_F_MODULE_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_MODULE);
 	msgpack_pack_uint32(&sd_w.pk, m->id);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_load));
 	pack_str(m->path);
@@ -196,8 +175,8 @@ void sd_stream_module(const struct sd_module *m)
 
 void sd_stream_module_end(const struct sd_module *m)
 {
-	msgpack_pack_array(&sd_w.pk, 3);
-	msgpack_pack_uint8(&sd_w.pk, K_MODULE_END);
+	msgpack_pack_array(&sd_w.pk, SD_F_MODULE_END_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_MODULE_END);
 	msgpack_pack_uint32(&sd_w.pk, m->id);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_unload));
 }
@@ -207,8 +186,8 @@ void sd_stream_thread(struct sd_ring *r)
 	r->idx = ++sd_w.next_thread;
 	sd_w.n_threads++;
 	r->last_t_ns = sd_stream_rel(r->t_begin_ns);
-	msgpack_pack_array(&sd_w.pk, 5);
-	msgpack_pack_uint8(&sd_w.pk, K_THREAD);
+	msgpack_pack_array(&sd_w.pk, SD_F_THREAD_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_THREAD);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint32(&sd_w.pk, (uint32_t)r->tid);
 	msgpack_pack_uint64(&sd_w.pk, r->last_t_ns);
@@ -217,8 +196,8 @@ void sd_stream_thread(struct sd_ring *r)
 
 void sd_stream_thread_end(struct sd_ring *r)
 {
-	msgpack_pack_array(&sd_w.pk, 6);
-	msgpack_pack_uint8(&sd_w.pk, K_THREAD_END);
+	msgpack_pack_array(&sd_w.pk, SD_F_THREAD_END_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_THREAD_END);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(atomic_load(&r->t_end_ns)));
 	pack_str(r->name_end);
@@ -244,8 +223,8 @@ void sd_stream_thread_end(struct sd_ring *r)
  * up to its last flush. */
 void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns)
 {
-	msgpack_pack_array(&sd_w.pk, 4);
-	msgpack_pack_uint8(&sd_w.pk, K_THREAD_CPU);
+	msgpack_pack_array(&sd_w.pk, SD_F_THREAD_CPU_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_THREAD_CPU);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(t_ns));
 	msgpack_pack_uint64(&sd_w.pk, cpu_ns);
@@ -263,8 +242,8 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 		sd_w.n_dropped += sd_w.global_drops_sent[i];
 	sd_w.n_dropped += sd_w.n_dropped_gone;
-	msgpack_pack_array(&sd_w.pk, 3);
-	msgpack_pack_uint8(&sd_w.pk, K_DROPS);
+	msgpack_pack_array(&sd_w.pk, SD_F_DROPS_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_DROPS);
 	msgpack_pack_uint32(&sd_w.pk, thread);
 	msgpack_pack_map(&sd_w.pk, n);
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
@@ -274,8 +253,8 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 
 void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
 {
-	msgpack_pack_array(&sd_w.pk, 5);
-	msgpack_pack_uint8(&sd_w.pk, K_UNSAMPLED);
+	msgpack_pack_array(&sd_w.pk, SD_F_UNSAMPLED_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_UNSAMPLED);
 	msgpack_pack_uint32(&sd_w.pk, thread);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(reason);
@@ -284,8 +263,8 @@ void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
 
 void sd_stream_note(const char *text)
 {
-	msgpack_pack_array(&sd_w.pk, 3);
-	msgpack_pack_uint8(&sd_w.pk, K_NOTE);
+	msgpack_pack_array(&sd_w.pk, SD_F_NOTE_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_NOTE);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(text);
 }
@@ -293,8 +272,8 @@ void sd_stream_note(const char *text)
 void sd_stream_end(const char *reason, int signo)
 {
 	uint64_t dropped = sd_w.n_dropped;
-	msgpack_pack_array(&sd_w.pk, 4);
-	msgpack_pack_uint8(&sd_w.pk, K_END);
+	msgpack_pack_array(&sd_w.pk, SD_F_END_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_END);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(reason);
 	msgpack_pack_map(&sd_w.pk, 5 + (signo ? 1 : 0));
@@ -371,8 +350,8 @@ static uint32_t intern(uint32_t parent, uint32_t module, uint64_t addr)
 	s->node = ++sd_w.next_node;
 	sd_w.used_slots++;
 	sd_w.n_frames++;
-	msgpack_pack_array(&sd_w.pk, 5);
-	msgpack_pack_uint8(&sd_w.pk, K_FRAME);
+	msgpack_pack_array(&sd_w.pk, SD_F_FRAME_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_FRAME);
 	msgpack_pack_uint32(&sd_w.pk, s->node);
 	msgpack_pack_uint32(&sd_w.pk, parent);
 	msgpack_pack_uint32(&sd_w.pk, module);
@@ -411,8 +390,8 @@ static void emit_attrs_upto(uint32_t id)
 		uint32_t n = ++sd_w.attrs_sent;
 		if (sd_annotate_attr_get(n, &a) != 0)
 			continue;
-		msgpack_pack_array(&sd_w.pk, 5);
-		msgpack_pack_uint8(&sd_w.pk, K_ATTRIBUTE);
+		msgpack_pack_array(&sd_w.pk, SD_F_ATTRIBUTE_N);
+		msgpack_pack_uint8(&sd_w.pk, SD_K_ATTRIBUTE);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		pack_str(a.name);
 		pack_str(types[a.type >= 0 && a.type <= 2 ? a.type : 0]);
@@ -430,8 +409,8 @@ static void emit_contexts_upto(uint32_t id)
 		if (sd_annotate_node_get(n, &v) != 0)
 			continue;
 		emit_attrs_upto(v.attr);
-		msgpack_pack_array(&sd_w.pk, v.flags ? 6 : 5);
-		msgpack_pack_uint8(&sd_w.pk, K_CONTEXT);
+		msgpack_pack_array(&sd_w.pk, v.flags ? SD_F_CONTEXT_N : SD_F_CONTEXT_FLAGS);
+		msgpack_pack_uint8(&sd_w.pk, SD_K_CONTEXT);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		msgpack_pack_uint32(&sd_w.pk, v.parent);
 		msgpack_pack_uint32(&sd_w.pk, v.attr);
@@ -449,8 +428,8 @@ static void emit_contexts_upto(uint32_t id)
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 {
 	emit_contexts_upto(rec->weight);
-	msgpack_pack_array(&sd_w.pk, rec->ncounters ? 6 : 5);
-	msgpack_pack_uint8(&sd_w.pk, K_REGION);
+	msgpack_pack_array(&sd_w.pk, rec->ncounters ? SD_F_REGION_N : SD_F_REGION_COUNTS);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_REGION);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
 	msgpack_pack_uint32(&sd_w.pk, rec->weight);
@@ -502,8 +481,10 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 	int ctx = rec->ctx || rec->pctx || deltas;
 	if (rec->ctx || rec->pctx)
 		emit_contexts_upto(rec->ctx > rec->pctx ? rec->ctx : rec->pctx);
-	msgpack_pack_array(&sd_w.pk, deltas ? 10 : ctx ? 9 : rec->flags ? 7 : 6);
-	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
+	msgpack_pack_array(&sd_w.pk, deltas  ? SD_F_SAMPLE_N
+				       : ctx   ? SD_F_SAMPLE_DELTAS
+				       : rec->flags ? SD_F_SAMPLE_CONTEXT : SD_F_SAMPLE_FLAGS);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);
 	msgpack_pack_uint8(&sd_w.pk, rec->source);
@@ -539,8 +520,8 @@ void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const
 	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
 	if (t > r->last_t_ns)
 		r->last_t_ns = t;
-	msgpack_pack_array(&sd_w.pk, 7);
-	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
+	msgpack_pack_array(&sd_w.pk, SD_F_SAMPLE_CONTEXT);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);
 	msgpack_pack_uint8(&sd_w.pk, source);

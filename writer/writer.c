@@ -563,9 +563,7 @@ void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t
 
 static void emit_unsampled(struct sd_ring *r)
 {
-	static const char *const names[SD_UNSAMPLED_NREASONS] = {
-		"fd_closed", "not_sampled", "clone_vm_process",
-	};
+	static const char *const names[SD_UNSAMPLED_NREASONS] = SD_UNSAMPLED_NAMES;
 	uint32_t posted = atomic_load(&r->unsampled_posted); /* before the values */
 	for (unsigned i = 0; i < SD_UNSAMPLED_NREASONS; i++) {
 		uint64_t v = atomic_load(&r->unsampled_ns[i]);

@@ -19,48 +19,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "format/format.h"
 #include "kernel/kernel.h"
 
-enum sd_drop {
-	SD_DROP_RING_FULL,
-	SD_DROP_BUSY,
-	SD_DROP_IN_DL,
-	SD_DROP_NO_THREAD,
-	SD_DROP_STOPPED,
-	SD_DROP_FD_STOLEN,
-	SD_DROP_STACK,           /* too little stack left to unwind safely */
-	SD_DROP_THROTTLED,       /* queued signals discarded when throttling */
-	SD_DROP_QUEUE_OVERFLOW,  /* the kernel's signal queue was full (SIGIO) */
-	SD_DROP_SIGNALS_BLOCKED, /* still queued when a blocking thread ended */
-	SD_DROP_REGION_RING_FULL, /* region events (not samples) lost */
-	SD_DROP_NREASONS
-};
-
-/* CPU time sonde knows it did not sample, by cause (docs/FORMAT.md
- * UNSAMPLED). */
-enum sd_unsampled {
-	SD_UNSAMPLED_FD_CLOSED,   /* sampling descriptor closed behind sonde's back */
-	SD_UNSAMPLED_NOT_SAMPLED, /* a thread sonde found but could not sample */
-	SD_UNSAMPLED_CLONE_VM,    /* a child process sharing the program's memory */
-	SD_UNSAMPLED_NREASONS
-};
-
 enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
-
-/* Sample flags, as in docs/FORMAT.md SAMPLE.flags. */
-#define SD_FLAG_TRUNCATED 1u
-#define SD_FLAG_PARTIAL 2u
-#define SD_FLAG_SLOWPATH 4u
-#define SD_FLAG_NO_COUNTERS 8u
-#define SD_FLAG_ACCOUNTED 16u /* not a signal: time accounted by sonde (off-CPU) */
-
-/* Pseudo-frames: FRAME records with module 0 and these addresses name time
- * that has no code address of its own (docs/FORMAT.md). */
-#define SD_PSEUDO_BLOCKED 1u        /* inside a blocking call, stack from its entry */
-#define SD_PSEUDO_OFFCPU 2u         /* off CPU elsewhere: last known stack */
-#define SD_PSEUDO_KERNEL 3u         /* on CPU in kernel mode */
-#define SD_PSEUDO_SIGNALS_BLOCKED 4u /* samples delivered late, when unblocked */
-#define SD_PSEUDO_DL 5u             /* inside dlopen/dlclose */
 
 /* Frames kept of the stack where a thread entered a blocking call. */
 #define SD_BLK_MAX 128
