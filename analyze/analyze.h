@@ -512,6 +512,9 @@ void sd_filters_fini(struct sd_filters *f);
 
 /* ---- output.c ---------------------------------------------------------------------- */
 
+/* 100 * v / all, 0 when all is not positive. */
+double sd_pct(double v, double all);
+
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,

@@ -186,11 +186,6 @@ out:
 	return err;
 }
 
-static double pct(double v, double all)
-{
-	return all > 0 ? 100.0 * v / all : 0.0;
-}
-
 static int drow_cmp(const void *a, const void *b)
 {
 	const struct drow *x = a, *y = b;
@@ -277,7 +272,7 @@ static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd
 		putc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			const struct drow *r = &t->rows[i];
-			double ap = pct(r->v[0], sd[0].total), bp = pct(r->v[1], sd[1].total);
+			double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
 			sd_metric_put(out, &sd[0].o, r->v[0], mw);
 			fprintf(out, " %7.2f%% ", ap);
 			sd_metric_put(out, &sd[1].o, r->v[1], mw);
@@ -297,7 +292,7 @@ static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd
 		fputs("a,a_pct,b,b_pct,delta,ratio\n", out);
 		for (size_t i = 0; i < n; i++) {
 			const struct drow *r = &t->rows[i];
-			double ap = pct(r->v[0], sd[0].total), bp = pct(r->v[1], sd[1].total);
+			double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
 			for (size_t k = 0; k < nk; k++) {
 				sd_csv_str(out, col_value(r, k, &nx));
 				putc(',', out);
@@ -330,7 +325,7 @@ static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd
 		fputs("],\"rows\":[", out);
 		for (size_t i = 0; i < n; i++) {
 			const struct drow *r = &t->rows[i];
-			double ap = pct(r->v[0], sd[0].total), bp = pct(r->v[1], sd[1].total);
+			double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
 			fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
 			for (size_t k = 0; k < nk; k++) {
 				const char *v = col_value(r, k, &nx);
@@ -498,7 +493,7 @@ int sd_cmd_diff(int argc, char **argv)
 			goto nomem;
 	for (size_t i = 0; i < t.n; i++)
 		t.rows[i].delta = absolute ? t.rows[i].v[1] - t.rows[i].v[0]
-				 : pct(t.rows[i].v[1], sd[1].total) - pct(t.rows[i].v[0], sd[0].total);
+				 : sd_pct(t.rows[i].v[1], sd[1].total) - sd_pct(t.rows[i].v[0], sd[0].total);
 	for (size_t i = 0; i < t.n; i++) /* shares: |delta| as printed, equal ones by name */
 		t.rows[i].sortkey = absolute ? fabs(t.rows[i].delta)
 					     : fabs(round(t.rows[i].delta * 100) / 100);

@@ -4,28 +4,14 @@
  * deletion. A zeroed struct is an empty map. Not thread-safe (the CLI has one thread).
  */
 #include "analyze/analyze.h"
+#include "common/common.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t hash_bytes(const void *key, size_t len)
 {
-	const uint8_t *p = key;
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return mix64(h);
+	return sd_mix64(sd_fnv1a(key, len));
 }
 
 /* u64 keys: slot empty when vals[i] == UINT32_MAX (values are ids < UINT32_MAX). */
@@ -33,7 +19,7 @@ int sd_u64map_get(const struct sd_u64map *m, uint64_t key, uint32_t *val)
 {
 	if (!m->cap)
 		return 0;
-	for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (size_t i = sd_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (m->vals[i] == UINT32_MAX)
 			return 0;
 		if (m->keys[i] == key) {
@@ -45,7 +31,7 @@ int sd_u64map_get(const struct sd_u64map *m, uint64_t key, uint32_t *val)
 
 static void u64_insert(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key, uint32_t val)
 {
-	size_t i = mix64(key) & (cap - 1);
+	size_t i = sd_mix64(key) & (cap - 1);
 
 	while (vals[i] != UINT32_MAX && keys[i] != key)
 		i = (i + 1) & (cap - 1);

@@ -17,6 +17,11 @@
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+double sd_pct(double v, double all)
+{
+	return all > 0 ? 100.0 * v / all : 0.0;
+}
+
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len;
@@ -375,11 +380,6 @@ out:
 	return err;
 }
 
-static double pct(double v, double all)
-{
-	return all > 0 ? 100.0 * v / all : 0.0;
-}
-
 /* Header lines of the text report: one per counter and per unavailable counter. */
 static void counter_lines(FILE *out, const struct sd_profile *p)
 {
@@ -410,7 +410,7 @@ static void drops_line(FILE *out, const struct sd_profile *p, int regions, uint6
 	int ring = 0, first = 1;
 
 	fprintf(out, "sonde: warning: %" PRIu64 " of %" PRIu64 " %s dropped (%.2f%%:", dropped,
-		asked, regions ? "region events" : "samples", pct((double)dropped, (double)asked));
+		asked, regions ? "region events" : "samples", sd_pct((double)dropped, (double)asked));
 	for (size_t i = 0; i < p->ndrop; i++) {
 		const char *r = p->drop_names[i];
 		if (!p->drop_counts[i] || !strncmp(r, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1) != (regions != 0))
@@ -504,7 +504,7 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 	if (o->min_percent_given) { /* --min-percent: rows whose total is below P % go */
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
-			if (pct(rows[i].total, all) >= o->min_percent)
+			if (sd_pct(rows[i].total, all) >= o->min_percent)
 				rows[k++] = rows[i];
 		n = k;
 	}
@@ -544,9 +544,9 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		putc('\n', out);
 		for (size_t i = 0; i < n; i++) {
 			sd_metric_put(out, o, rows[i].self, w1);
-			fprintf(out, " %6.2f%% ", pct(rows[i].self, all));
+			fprintf(out, " %6.2f%% ", sd_pct(rows[i].self, all));
 			sd_metric_put(out, o, rows[i].total, w2);
-			fprintf(out, " %6.2f%%  %-*s", pct(rows[i].total, all), fw, rows[i].f->display);
+			fprintf(out, " %6.2f%%  %-*s", sd_pct(rows[i].total, all), fw, rows[i].f->display);
 			if (st)
 				sd_stats_row(out, st, o, rows[i].id);
 			putc('\n', out);
@@ -563,9 +563,9 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 			csv_str(out, rows[i].f->display);
 			putc(',', out);
 			sd_metric_put(out, o, rows[i].self, 0);
-			fprintf(out, ",%.2f,", pct(rows[i].self, all));
+			fprintf(out, ",%.2f,", sd_pct(rows[i].self, all));
 			sd_metric_put(out, o, rows[i].total, 0);
-			fprintf(out, ",%.2f,", pct(rows[i].total, all));
+			fprintf(out, ",%.2f,", sd_pct(rows[i].total, all));
 			csv_str(out, rows[i].f->module);
 			if (st)
 				sd_stats_row(out, st, o, rows[i].id);
@@ -594,10 +594,10 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 			json_cstr(out, rows[i].f->display);
 			fprintf(out, ",\"%s\":", sd_metric_col(o, "self", b1, 64));
 			sd_metric_put(out, o, rows[i].self, 0);
-			fprintf(out, ",\"self_pct\":%.2f,\"%s\":", pct(rows[i].self, all),
+			fprintf(out, ",\"self_pct\":%.2f,\"%s\":", sd_pct(rows[i].self, all),
 				sd_metric_col(o, "total", b2, 64));
 			sd_metric_put(out, o, rows[i].total, 0);
-			fprintf(out, ",\"total_pct\":%.2f,\"module\":", pct(rows[i].total, all));
+			fprintf(out, ",\"total_pct\":%.2f,\"module\":", sd_pct(rows[i].total, all));
 			json_cstr(out, rows[i].f->module);
 			if (st)
 				sd_stats_row(out, st, o, rows[i].id);

@@ -33,11 +33,6 @@ static int crow_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->module, y->module);
 }
 
-static double pct(double v, double all)
-{
-	return all > 0 ? 100.0 * v / all : 0.0;
-}
-
 int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	size_t nf = sd_sym_nfuncs(p->sym), nrows = 0;
@@ -104,12 +99,12 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
 		fprintf(out, "function %s: total ", o->func);
 		sd_metric_put(out, o, total, 0);
-		fprintf(out, " (%.2f%% of all), self ", pct(total, all));
+		fprintf(out, " (%.2f%% of all), self ", sd_pct(total, all));
 		sd_metric_put(out, o, self, 0);
-		fprintf(out, " (%.2f%%)\n%*s %8s  %s\n", pct(self, all), mw, metric, "percent", col);
+		fprintf(out, " (%.2f%%)\n%*s %8s  %s\n", sd_pct(self, all), mw, metric, "percent", col);
 		for (size_t i = 0; i < n; i++) {
 			sd_metric_put(out, o, rows[i].v, mw);
-			fprintf(out, " %7.2f%%  %s\n", pct(rows[i].v, total), rows[i].name);
+			fprintf(out, " %7.2f%%  %s\n", sd_pct(rows[i].v, total), rows[i].name);
 		}
 	} else if (o->format == SD_FMT_CSV) {
 		fprintf(out, "%s,", col);
@@ -119,7 +114,7 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 			sd_csv_str(out, rows[i].name);
 			putc(',', out);
 			sd_metric_put(out, o, rows[i].v, 0);
-			fprintf(out, ",%.2f,", pct(rows[i].v, total));
+			fprintf(out, ",%.2f,", sd_pct(rows[i].v, total));
 			sd_csv_str(out, rows[i].module);
 			putc('\n', out);
 		}
@@ -130,9 +125,9 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 		sd_json_str(out, o->func, strlen(o->func));
 		fputs(",\"total\":", out);
 		sd_metric_put(out, o, total, 0);
-		fprintf(out, ",\"total_pct\":%.2f,\"self\":", pct(total, all));
+		fprintf(out, ",\"total_pct\":%.2f,\"self\":", sd_pct(total, all));
 		sd_metric_put(out, o, self, 0);
-		fprintf(out, ",\"self_pct\":%.2f,\"%ss\":[", pct(self, all), col);
+		fprintf(out, ",\"self_pct\":%.2f,\"%ss\":[", sd_pct(self, all), col);
 		for (size_t i = 0; i < n; i++) {
 			fprintf(out, "%s{\"%s\":", i ? ",\n" : "\n", col);
 			sd_json_str(out, rows[i].name, strlen(rows[i].name));
@@ -140,7 +135,7 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 			sd_json_str(out, metric, strlen(metric));
 			putc(':', out);
 			sd_metric_put(out, o, rows[i].v, 0);
-			fprintf(out, ",\"percent\":%.2f,\"module\":", pct(rows[i].v, total));
+			fprintf(out, ",\"percent\":%.2f,\"module\":", sd_pct(rows[i].v, total));
 			sd_json_str(out, rows[i].module, strlen(rows[i].module));
 			putc('}', out);
 		}

@@ -16,11 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double pct(double v, double all)
-{
-	return all > 0 ? 100.0 * v / all : 0.0;
-}
-
 int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		     const struct sd_tree_line *lines, size_t n)
 {
@@ -73,9 +68,9 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 			sd_json_str(out, l->name, len);
 			fprintf(out, ",\"%s\":", total);
 			sd_metric_put(out, o, l->total, 0);
-			fprintf(out, ",\"total_pct\":%.2f,\"%s\":", pct(l->total, all), self);
+			fprintf(out, ",\"total_pct\":%.2f,\"%s\":", sd_pct(l->total, all), self);
 			sd_metric_put(out, o, l->self, 0);
-			fprintf(out, ",\"self_pct\":%.2f}", pct(l->self, all));
+			fprintf(out, ",\"self_pct\":%.2f}", sd_pct(l->self, all));
 		} else {
 			fprintf(out, "%" PRIu32 ",", l->depth);
 			sd_csv_str(out, path);
@@ -83,9 +78,9 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 			sd_csv_str(out, l->name);
 			putc(',', out);
 			sd_metric_put(out, o, l->total, 0);
-			fprintf(out, ",%.2f,", pct(l->total, all));
+			fprintf(out, ",%.2f,", sd_pct(l->total, all));
 			sd_metric_put(out, o, l->self, 0);
-			fprintf(out, ",%.2f\n", pct(l->self, all));
+			fprintf(out, ",%.2f\n", sd_pct(l->self, all));
 		}
 	}
 	if (json)

@@ -16,11 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double pct(double v, double all)
-{
-	return all > 0 ? 100.0 * v / all : 0.0;
-}
-
 
 /* A growing byte buffer. */
 struct buf { char *p; size_t n, cap; };
@@ -217,7 +212,7 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
 				fprintf(out, "%-*s  ", (int)width[k], v);
 			sd_metric_put(out, o, val, mw);
-			fprintf(out, " %7.2f%%", pct(val, all));
+			fprintf(out, " %7.2f%%", sd_pct(val, all));
 			if (st)
 				sd_stats_row(out, st, o, groups[i].id);
 			putc('\n', out);
@@ -239,7 +234,7 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 				putc(',', out);
 			}
 			sd_metric_put(out, o, val, 0);
-			fprintf(out, ",%.2f", pct(val, all));
+			fprintf(out, ",%.2f", sd_pct(val, all));
 			if (st)
 				sd_stats_row(out, st, o, groups[i].id);
 			putc('\n', out);
@@ -276,7 +271,7 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 			sd_json_str(out, metric, strlen(metric));
 			putc(':', out);
 			sd_metric_put(out, o, val, 0);
-			fprintf(out, ",\"percent\":%.2f", pct(val, all));
+			fprintf(out, ",\"percent\":%.2f", sd_pct(val, all));
 			if (st)
 				sd_stats_row(out, st, o, groups[i].id);
 			putc('}', out);
@@ -559,7 +554,7 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	while (sp) {
 		const struct tnode *x = &t.n[stack[--sp]];
 		uint32_t id = (uint32_t)(x - t.n);
-		if (pct(x->incl, all) < o->min_percent)
+		if (sd_pct(x->incl, all) < o->min_percent)
 			continue;
 		for (size_t k = start[id + 1]; k-- > start[id];)
 			stack[sp++] = order[k];
@@ -568,9 +563,9 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			continue;
 		}
 		sd_metric_put(out, o, x->incl, 10);
-		fprintf(out, " %6.2f%% ", pct(x->incl, all));
+		fprintf(out, " %6.2f%% ", sd_pct(x->incl, all));
 		sd_metric_put(out, o, x->self, 10);
-		fprintf(out, " %6.2f%%  %*s%s\n", pct(x->self, all), (int)(2 * (x->depth - 1)), "",
+		fprintf(out, " %6.2f%%  %*s%s\n", sd_pct(x->self, all), (int)(2 * (x->depth - 1)), "",
 			x->name);
 	}
 	err = text ? 0 : sd_out_tree_rows(out, p, o, lines, nlines);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "annotate/annotate_int.h"
+#include "common/common.h"
 
 #define CHUNK 4096
 #define CAP_RESERVE 1024
@@ -55,18 +56,7 @@ static struct node *node_at(uint32_t id)
 
 uint64_t sd_ann_hash_str(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
+	return sd_fnv1a(s, n);
 }
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -134,7 +124,7 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 	nd->parent = parent;
 	nd->attr = attr;
 	nd->type = (uint8_t)v->type;
-	nd->flags = v->truncated ? 1 : 0;
+	nd->flags = v->truncated ? SD_CTX_FLAG_TRUNCATED : 0;
 	if (v->type == SD_TYPE_INT) {
 		nd->v.i = v->i;
 	} else if (v->type == SD_TYPE_DOUBLE) {
@@ -159,7 +149,7 @@ static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_v
 		atomic_store_explicit(&table_pub, table, memory_order_release);
 	}
 	size_t mask = 2 * SD_NODES_MAX - 1;
-	size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+	size_t h = sd_mix64(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
 	for (;; h = (h + 1) & mask) {
 		struct slot *s = &table[h];
 		if (!s->node)
@@ -189,7 +179,7 @@ static uint32_t find_lockfree(uint32_t parent, uint16_t attr, const struct sd_va
 	if (!tab)
 		return 0;
 	size_t mask = 2 * SD_NODES_MAX - 1;
-	size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+	size_t h = sd_mix64(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
 	for (;; h = (h + 1) & mask) {
 		uint32_t node = atomic_load_explicit((_Atomic uint32_t *)&tab[h].node,
 						     memory_order_acquire);
@@ -217,7 +207,7 @@ uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v)
 		id = 0;
 		if (table) {
 			size_t mask = 2 * SD_NODES_MAX - 1;
-			size_t h = mix(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+			size_t h = sd_mix64(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
 			for (; table[h].node; h = (h + 1) & mask)
 				if (table[h].key == v->key && table[h].parent == parent &&
 				    table[h].attr == attr && same_value(node_at(table[h].node), v)) {
@@ -241,7 +231,7 @@ void sd_ann_node_value(uint32_t id, struct sd_value *v)
 {
 	const struct node *nd = node_at(id);
 	v->type = nd->type;
-	v->truncated = nd->flags & 1;
+	v->truncated = (nd->flags & SD_CTX_FLAG_TRUNCATED) != 0;
 	if (nd->type == SD_TYPE_INT) {
 		v->i = nd->v.i;
 		v->key = (uint64_t)nd->v.i;

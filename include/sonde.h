@@ -25,9 +25,9 @@
 
 #include <stdint.h>
 
+/* The version of sonde (library, CLI and this header; CMake reads it here). */
 #define SONDE_VERSION_MAJOR 0
 #define SONDE_VERSION_MINOR 2
-#define SONDE_FORMAT_VERSION 1 /* docs/FORMAT.md */
 
 #if defined(__GNUC__) && defined(SONDE_BUILDING_RUNTIME)
 #define SONDE_API __attribute__((visibility("default")))

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "writer/writer_int.h"
 
 struct scan_item {
@@ -27,32 +28,6 @@ struct scan {
 	struct scan_item *items;
 	size_t n, cap;
 };
-
-static unsigned read_build_id(const struct dl_phdr_info *info, uint8_t *out)
-{
-	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-			size_t name_sz = (nh->n_namesz + 3u) & ~3u;
-			size_t desc_sz = (nh->n_descsz + 3u) & ~3u;
-			const uint8_t *desc = p + sizeof *nh + name_sz;
-			if (desc + desc_sz > end)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(p + sizeof *nh, "GNU", 4) && nh->n_descsz <= SD_BUILD_ID_MAX) {
-				memcpy(out, desc, nh->n_descsz);
-				return nh->n_descsz;
-			}
-			p = desc + desc_sz;
-		}
-	}
-	return 0;
-}
 
 static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -91,7 +66,8 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	it->bias = info->dlpi_addr;
 	it->lo = lo;
 	it->hi = hi;
-	it->build_id_len = read_build_id(info, it->build_id);
+	it->build_id_len = (unsigned)sd_build_id_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, it->build_id,
+						  sizeof it->build_id);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "annotate/annotate.h"
+#include "common/common.h"
 #include "include/sonde.h"
 #include "writer/writer_int.h"
 
@@ -298,15 +299,6 @@ void sd_stream_intern_reset(void)
 	sd_w.next_node = 0;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 static int grow(void)
 {
@@ -318,7 +310,7 @@ static int grow(void)
 		struct sd_intern_slot *o = &sd_w.slots[i];
 		if (!o->node)
 			continue;
-		size_t h = mix(o->addr ^ ((uint64_t)o->parent << 32) ^ o->module) & (n - 1);
+		size_t h = sd_mix64(o->addr ^ ((uint64_t)o->parent << 32) ^ o->module) & (n - 1);
 		while (s[h].node)
 			h = (h + 1) & (n - 1);
 		s[h] = *o;
@@ -335,7 +327,7 @@ static uint32_t intern(uint32_t parent, uint32_t module, uint64_t addr)
 	if ((sd_w.used_slots + 1) * 10 >= sd_w.nslots * 7 && grow() != 0)
 		return parent; /* out of memory: the stack is cut here */
 	size_t mask = sd_w.nslots - 1;
-	size_t h = mix(addr ^ ((uint64_t)parent << 32) ^ module) & mask;
+	size_t h = sd_mix64(addr ^ ((uint64_t)parent << 32) ^ module) & mask;
 	for (;; h = (h + 1) & mask) {
 		struct sd_intern_slot *s = &sd_w.slots[h];
 		if (!s->node)

@@ -25,6 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
+#include "format/format.h"
+
 /* Functions whose addresses appear in the streams: different bodies so that identical
  * code folding cannot merge them. */
 volatile int mk_sink;
@@ -47,24 +50,8 @@ static int find_mod(struct dl_phdr_info *info, size_t size, void *data)
 	m->bias = info->dlpi_addr;
 	if (m->name[0])
 		snprintf(m->path, sizeof(m->path), "%s", info->dlpi_name);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-			const uint8_t *desc = p + sizeof(*nh) + ((nh->n_namesz + 3) & ~3u);
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(p + sizeof(*nh), "GNU", 4) && nh->n_descsz <= sizeof(m->bid)) {
-				memcpy(m->bid, desc, nh->n_descsz);
-				m->bid_len = nh->n_descsz;
-				return 1;
-			}
-			p = desc + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
+	m->bid_len = sd_build_id_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, m->bid,
+				    sizeof(m->bid));
 	return 1;
 }
 
@@ -96,8 +83,8 @@ static void counter(const char *name, const char *group, const char *source)
 
 static void header(uint64_t pid)
 {
-	msgpack_pack_array(&pk, 4);
-	u64(1); str("sonde"); u64(1);
+	msgpack_pack_array(&pk, SD_F_HEADER_N);
+	u64(SD_K_HEADER); str(SD_FORMAT_MAGIC); u64(SD_FORMAT_VERSION);
 	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0) + (cwd_arg != NULL) - no_argv -
 				     no_exe);
 	if (rank >= 0)
@@ -148,8 +135,8 @@ clock:
 static void module(uint64_t id, const char *path, const uint8_t *bid, size_t bid_len,
 		   uint64_t bias)
 {
-	msgpack_pack_array(&pk, 8);
-	u64(2); u64(id); u64(10); str(path);
+	msgpack_pack_array(&pk, SD_F_MODULE_N);
+	u64(SD_K_MODULE); u64(id); u64(10); str(path);
 	if (bid)
 		msgpack_pack_bin_with_body(&pk, bid, bid_len);
 	else
@@ -159,47 +146,47 @@ static void module(uint64_t id, const char *path, const uint8_t *bid, size_t bid
 
 static void thread(uint64_t id, uint64_t tid, uint64_t t, const char *name)
 {
-	msgpack_pack_array(&pk, 5);
-	u64(4); u64(id); u64(tid); u64(t); str(name);
+	msgpack_pack_array(&pk, SD_F_THREAD_N);
+	u64(SD_K_THREAD); u64(id); u64(tid); u64(t); str(name);
 }
 
 static void frame(uint64_t node, uint64_t parent, uint64_t mod, uint64_t addr)
 {
-	msgpack_pack_array(&pk, 5);
-	u64(6); u64(node); u64(parent); u64(mod); u64(addr);
+	msgpack_pack_array(&pk, SD_F_FRAME_N);
+	u64(SD_K_FRAME); u64(node); u64(parent); u64(mod); u64(addr);
 }
 
 static void samples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t weight)
 {
 	for (int i = 0; i < n; i++) {
-		msgpack_pack_array(&pk, 6);
-		u64(7); u64(thr); u64(1000000); u64(src); u64(node); u64(weight);
+		msgpack_pack_array(&pk, SD_F_SAMPLE_FLAGS);
+		u64(SD_K_SAMPLE); u64(thr); u64(1000000); u64(src); u64(node); u64(weight);
 	}
 }
 
 static void attribute(uint64_t id, const char *name, const char *type, const char *scope)
 {
-	msgpack_pack_array(&pk, 5);
-	u64(11); u64(id); str(name); str(type); str(scope);
+	msgpack_pack_array(&pk, SD_F_ATTRIBUTE_N);
+	u64(SD_K_ATTRIBUTE); u64(id); str(name); str(type); str(scope);
 }
 
 static void context(uint64_t node, uint64_t parent, uint64_t attr, const char *value)
 {
-	msgpack_pack_array(&pk, 5);
-	u64(12); u64(node); u64(parent); u64(attr); str(value);
+	msgpack_pack_array(&pk, SD_F_CONTEXT_FLAGS);
+	u64(SD_K_CONTEXT); u64(node); u64(parent); u64(attr); str(value);
 }
 
 static void context_int(uint64_t node, uint64_t parent, uint64_t attr, int64_t value)
 {
-	msgpack_pack_array(&pk, 6); /* with flags */
-	u64(12); u64(node); u64(parent); u64(attr); msgpack_pack_int64(&pk, value); u64(0);
+	msgpack_pack_array(&pk, SD_F_CONTEXT_N); /* with flags */
+	u64(SD_K_CONTEXT); u64(node); u64(parent); u64(attr); msgpack_pack_int64(&pk, value); u64(0);
 }
 
 static void csamples(int n, uint64_t thr, uint64_t node, uint64_t ctx, uint64_t pctx)
 {
 	for (int i = 0; i < n; i++) {
-		msgpack_pack_array(&pk, 9);
-		u64(7); u64(thr); u64(1000000); u64(0); u64(node); u64(1); u64(0); u64(ctx);
+		msgpack_pack_array(&pk, SD_F_SAMPLE_DELTAS);
+		u64(SD_K_SAMPLE); u64(thr); u64(1000000); u64(0); u64(node); u64(1); u64(0); u64(ctx);
 		u64(pctx);
 	}
 }
@@ -209,8 +196,8 @@ static void dsamples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t 
 		     uint64_t ctx, const uint64_t *d)
 {
 	for (int i = 0; i < n; i++) {
-		msgpack_pack_array(&pk, d ? 10 : 9);
-		u64(7); u64(thr); u64(1000000); u64(src); u64(node); u64(1); u64(flags); u64(ctx);
+		msgpack_pack_array(&pk, d ? SD_F_SAMPLE_N : SD_F_SAMPLE_DELTAS);
+		u64(SD_K_SAMPLE); u64(thr); u64(1000000); u64(src); u64(node); u64(1); u64(flags); u64(ctx);
 		u64(0);
 		if (d) {
 			msgpack_pack_array(&pk, 3);
@@ -223,22 +210,22 @@ static void dsamples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t 
 static void cregion(uint64_t thr, uint64_t t, uint64_t node, uint64_t event, uint64_t v,
 		    uint64_t iv, uint64_t pf)
 {
-	msgpack_pack_array(&pk, 6);
-	u64(13); u64(thr); u64(t); u64(node); u64(event);
+	msgpack_pack_array(&pk, SD_F_REGION_N);
+	u64(SD_K_REGION); u64(thr); u64(t); u64(node); u64(event);
 	msgpack_pack_array(&pk, 3);
 	u64(v); u64(iv); u64(pf);
 }
 
 static void region(uint64_t thr, uint64_t t, uint64_t node, uint64_t event)
 {
-	msgpack_pack_array(&pk, 5);
-	u64(13); u64(thr); u64(t); u64(node); u64(event);
+	msgpack_pack_array(&pk, SD_F_REGION_COUNTS);
+	u64(SD_K_REGION); u64(thr); u64(t); u64(node); u64(event);
 }
 
 static void drops(uint64_t thr, uint64_t ring_full, uint64_t busy)
 {
-	msgpack_pack_array(&pk, 3);
-	u64(8); u64(thr);
+	msgpack_pack_array(&pk, SD_F_DROPS_N);
+	u64(SD_K_DROPS); u64(thr);
 	msgpack_pack_map(&pk, busy ? 2 : 1);
 	kv_u64("ring_full", ring_full);
 	if (busy)
@@ -250,8 +237,8 @@ static const char *end_reason = "exit"; /* --end-reason R (exec, _exit, ...) */
 
 static void end(void)
 {
-	msgpack_pack_array(&pk, 4);
-	u64(9); u64(999999999); str(end_signal ? "signal" : end_reason);
+	msgpack_pack_array(&pk, SD_F_END_N);
+	u64(SD_K_END); u64(999999999); str(end_signal ? "signal" : end_reason);
 	msgpack_pack_map(&pk, end_signal ? 3 : 2);
 	kv_u64("samples", 100); kv_u64("dropped", 4);
 	if (end_signal)
@@ -261,8 +248,8 @@ static void end(void)
 /* DROPS of thread thr with n (reason, count) pairs */
 static void drops_kv(uint64_t thr, int n, const char *const *reason, const uint64_t *count)
 {
-	msgpack_pack_array(&pk, 3);
-	u64(8); u64(thr);
+	msgpack_pack_array(&pk, SD_F_DROPS_N);
+	u64(SD_K_DROPS); u64(thr);
 	msgpack_pack_map(&pk, (size_t)n);
 	for (int i = 0; i < n; i++)
 		kv_u64(reason[i], count[i]);
@@ -271,8 +258,8 @@ static void drops_kv(uint64_t thr, int n, const char *const *reason, const uint6
 /* THREAD_END of thr at t with deltas d[3] */
 static void thread_end(uint64_t thr, uint64_t t, const char *name, const uint64_t *d)
 {
-	msgpack_pack_array(&pk, 5);
-	u64(5); u64(thr); u64(t); str(name);
+	msgpack_pack_array(&pk, SD_F_THREAD_END_CPU);
+	u64(SD_K_THREAD_END); u64(thr); u64(t); str(name);
 	msgpack_pack_array(&pk, 3);
 	u64(d[0]); u64(d[1]); u64(d[2]);
 }
@@ -281,8 +268,8 @@ static void thread_end(uint64_t thr, uint64_t t, const char *name, const uint64_
 static void thread_end_cpu(uint64_t thr, uint64_t t, const char *name, uint64_t cpu,
 			   uint64_t user, uint64_t sys, int split)
 {
-	msgpack_pack_array(&pk, 6);
-	u64(5); u64(thr); u64(t); str(name);
+	msgpack_pack_array(&pk, SD_F_THREAD_END_N);
+	u64(SD_K_THREAD_END); u64(thr); u64(t); str(name);
 	msgpack_pack_array(&pk, 0);
 	msgpack_pack_map(&pk, split ? 3 : 1);
 	kv_u64("cpu_ns", cpu);
@@ -367,8 +354,8 @@ int main(int argc, char **argv)
 	if (!strncmp(argv[1], "bad_header_", 11)) {
 		/* a HEADER with one field of the wrong type: the stream is corrupt at byte 0 */
 		const char *w = argv[1] + 11;
-		msgpack_pack_array(&pk, 4);
-		u64(1); str("sonde"); u64(1);
+		msgpack_pack_array(&pk, SD_F_HEADER_N);
+		u64(SD_K_HEADER); str(SD_FORMAT_MAGIC); u64(SD_FORMAT_VERSION);
 		if (!strcmp(w, "info")) {
 			str("not a map");
 		} else {
@@ -425,8 +412,8 @@ int main(int argc, char **argv)
 		frame(7, 6, 1, addr_of(mk_beta, b));
 		samples(10, 2, 0, 7, 1);
 		drops(1, 3, 1); /* supersedes the first: 4 drops */
-		msgpack_pack_array(&pk, 4); /* THREAD_END with the thread's final name */
-		u64(5); u64(2); u64(99999); str("worker-end");
+		msgpack_pack_array(&pk, SD_F_THREAD_END_DELTAS); /* THREAD_END with the thread's final name */
+		u64(SD_K_THREAD_END); u64(2); u64(99999); str("worker-end");
 	} else if (!strcmp(argv[1], "edge")) {
 		/* one sample each: raw address 0x1234, undefined module 9, the vDSO, no stack;
 		 * main. (A SAMPLE naming an undefined thread, source or node is corrupt: the
@@ -444,11 +431,11 @@ int main(int argc, char **argv)
 		samples(1, 1, 0, 1, 1);
 		msgpack_pack_array(&pk, 3); /* a kind from the future: skipped */
 		u64(42); str("future"); msgpack_pack_true(&pk);
-		msgpack_pack_array(&pk, 11); /* SAMPLE with flags, contexts, deltas and one more */
-		u64(7); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); u64(0); u64(0);
+		msgpack_pack_array(&pk, SD_F_SAMPLE_N + 1); /* SAMPLE with flags, contexts, deltas and one more */
+		u64(SD_K_SAMPLE); u64(1); u64(1); u64(0); u64(1); u64(1); u64(3); u64(0); u64(0);
 		msgpack_pack_array(&pk, 0); str("more");
-		msgpack_pack_array(&pk, 3); /* NOTE */
-		u64(10); u64(77); str("note with \"quotes\"\tand\x01 control");
+		msgpack_pack_array(&pk, SD_F_NOTE_N); /* NOTE */
+		u64(SD_K_NOTE); u64(77); str("note with \"quotes\"\tand\x01 control");
 	} else if (!strcmp(argv[1], "dup")) {
 		/* main;mk_alpha (this binary) 3 samples, main;mk_alpha (libmkdup.so) 1 sample */
 		module(2, dup.path, dup.bid, dup.bid_len, dup.bias);
@@ -581,8 +568,8 @@ int main(int argc, char **argv)
 		region(1, 23000000, 8, 0);
 		region(1, 24000000, 9, 0); /* not open: ignored */
 		region(1, 1000000, 8, 7);  /* unknown event */
-		msgpack_pack_array(&pk, 4); /* THREAD_END of T2 */
-		u64(5); u64(2); u64(40000000); str("worker");
+		msgpack_pack_array(&pk, SD_F_THREAD_END_DELTAS); /* THREAD_END of T2 */
+		u64(SD_K_THREAD_END); u64(2); u64(40000000); str("worker");
 	} else if (!strncmp(argv[1], "ctx_", 4)) {
 		/* invalid context records, each at the printed offset */
 		thread(1, pid, 0, "main");
@@ -596,8 +583,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[1], "ctx_skip"))
 			context(3, 1, 1, "x");          /* id 3 skips 2 */
 		else {
-			msgpack_pack_array(&pk, 5);     /* value nil */
-			u64(12); u64(2); u64(1); u64(1); msgpack_pack_nil(&pk);
+			msgpack_pack_array(&pk, SD_F_CONTEXT_FLAGS);     /* value nil */
+			u64(SD_K_CONTEXT); u64(2); u64(1); u64(1); msgpack_pack_nil(&pk);
 		}
 		csamples(1, 1, 0, 1, 0);
 	} else if (!strcmp(argv[1], "counters")) {
@@ -637,8 +624,8 @@ int main(int argc, char **argv)
 		cregion(1, 5000000, 3, 0, 3, 1, 10);
 		cregion(1, 10000000, 3, 1, 5, 1, 12);
 		cregion(1, 12000000, 3, 0, 9, 2, 20);
-		msgpack_pack_array(&pk, 5); /* THREAD_END of T2 with deltas: totals only */
-		u64(5); u64(2); u64(90000000); str("worker");
+		msgpack_pack_array(&pk, SD_F_THREAD_END_CPU); /* THREAD_END of T2 with deltas: totals only */
+		u64(SD_K_THREAD_END); u64(2); u64(90000000); str("worker");
 		msgpack_pack_array(&pk, 3); u64(0); u64(0); u64(0);
 	} else if (!strncmp(argv[1], "cnt_", 4)) {
 		/* invalid counter data (3 header counters), each at the printed offset */
@@ -647,8 +634,8 @@ int main(int argc, char **argv)
 		frame(1, 0, 1, addr_of(mk_main, b));
 		dsamples(2, 1, 0, 1, 0, 0, d);
 		mark = sb.size;
-		msgpack_pack_array(&pk, 10);
-		u64(7); u64(1); u64(1000000); u64(0); u64(1); u64(1);
+		msgpack_pack_array(&pk, SD_F_SAMPLE_N);
+		u64(SD_K_SAMPLE); u64(1); u64(1000000); u64(0); u64(1); u64(1);
 		u64(!strcmp(argv[1], "cnt_flag8") ? 8 : 0); u64(0); u64(0);
 		if (!strcmp(argv[1], "cnt_long")) {
 			msgpack_pack_array(&pk, 4); u64(1); u64(2); u64(3); u64(4);
@@ -661,8 +648,8 @@ int main(int argc, char **argv)
 			attribute(1, "region", "string", "thread");
 			context(1, 0, 1, "load");
 			mark = sb.size;
-			msgpack_pack_array(&pk, 6);
-			u64(13); u64(1); u64(1000); u64(1); u64(1);
+			msgpack_pack_array(&pk, SD_F_REGION_N);
+			u64(SD_K_REGION); u64(1); u64(1000); u64(1); u64(1);
 			msgpack_pack_array(&pk, 2); u64(1); u64(2);
 		} else { /* cnt_flag8: flag 8 and deltas */
 			msgpack_pack_array(&pk, 3); u64(1); u64(2); u64(3);
@@ -730,15 +717,15 @@ int main(int argc, char **argv)
 		drops_kv(3, 1, r3, c3);
 		drops_kv(0, 1, r0, c0);
 		samples(40, 4, 0, 2, 1);
-		msgpack_pack_array(&pk, 4); /* THREAD_CPU of T4 */
-		u64(14); u64(4); u64(60000000); u64(45000000);
+		msgpack_pack_array(&pk, SD_F_THREAD_CPU_N); /* THREAD_CPU of T4 */
+		u64(SD_K_THREAD_CPU); u64(4); u64(60000000); u64(45000000);
 		samples(10, 4, 0, 2, 1);
 		samples(7, 5, 0, 2, 1);
 		thread_end_cpu(1, 400000000, "main", 350000000, 340000000, 10000000, 1);
 		thread_end_cpu(2, 400000000, "worker", 50000000, 0, 0, 0);
 		thread_end_cpu(3, 400000000, "blocked", 102500000, 100000000, 2500000, 1);
-		msgpack_pack_array(&pk, 6); /* THREAD_END of T5: cpu unknown (empty map) */
-		u64(5); u64(5); u64(400000000); str("old"); msgpack_pack_array(&pk, 0);
+		msgpack_pack_array(&pk, SD_F_THREAD_END_N); /* THREAD_END of T5: cpu unknown (empty map) */
+		u64(SD_K_THREAD_END); u64(5); u64(400000000); str("old"); msgpack_pack_array(&pk, 0);
 		msgpack_pack_map(&pk, 0);
 	} else if (!strcmp(argv[1], "region_drops")) {
 		/* SONDE_REGIONS=on with a small ring: 3 samples (T1 main;alpha) and 2 REGION
@@ -784,34 +771,34 @@ int main(int argc, char **argv)
 		else if (!strcmp(w, "region_node"))
 			region(1, 1000, 2, 1);            /* context 2 never defined */
 		else if (!strcmp(w, "region_t")) {
-			msgpack_pack_array(&pk, 5);       /* t: str */
-			u64(13); u64(1); str("1000"); u64(1); u64(1);
+			msgpack_pack_array(&pk, SD_F_REGION_COUNTS);       /* t: str */
+			u64(SD_K_REGION); u64(1); str("1000"); u64(1); u64(1);
 		} else if (!strcmp(w, "region_event")) {
-			msgpack_pack_array(&pk, 5);       /* event: nil */
-			u64(13); u64(1); u64(1000); u64(1); msgpack_pack_nil(&pk);
+			msgpack_pack_array(&pk, SD_F_REGION_COUNTS);       /* event: nil */
+			u64(SD_K_REGION); u64(1); u64(1000); u64(1); msgpack_pack_nil(&pk);
 		} else if (!strcmp(w, "thread_cpu")) {
-			msgpack_pack_array(&pk, 4);       /* thread 2 never defined */
-			u64(14); u64(2); u64(1000); u64(5000);
+			msgpack_pack_array(&pk, SD_F_THREAD_CPU_N);       /* thread 2 never defined */
+			u64(SD_K_THREAD_CPU); u64(2); u64(1000); u64(5000);
 		} else if (!strcmp(w, "end_cpu")) {
-			msgpack_pack_array(&pk, 6);       /* cpu: str */
-			u64(5); u64(1); u64(1000); str("main"); msgpack_pack_array(&pk, 0);
+			msgpack_pack_array(&pk, SD_F_THREAD_END_N);       /* cpu: str */
+			u64(SD_K_THREAD_END); u64(1); u64(1000); str("main"); msgpack_pack_array(&pk, 0);
 			str("5ms");
 		} else if (!strcmp(w, "end_cpu_ns")) {
-			msgpack_pack_array(&pk, 6);       /* cpu_ns: str */
-			u64(5); u64(1); u64(1000); str("main"); msgpack_pack_array(&pk, 0);
+			msgpack_pack_array(&pk, SD_F_THREAD_END_N);       /* cpu_ns: str */
+			u64(SD_K_THREAD_END); u64(1); u64(1000); str("main"); msgpack_pack_array(&pk, 0);
 			msgpack_pack_map(&pk, 1); kv_str("cpu_ns", "5");
 		} else if (!strcmp(w, "end_reason")) {
-			msgpack_pack_array(&pk, 4);       /* reason: int */
-			u64(9); u64(1000); u64(1); msgpack_pack_map(&pk, 0);
+			msgpack_pack_array(&pk, SD_F_END_N);       /* reason: int */
+			u64(SD_K_END); u64(1000); u64(1); msgpack_pack_map(&pk, 0);
 		} else if (!strcmp(w, "end_t")) {
-			msgpack_pack_array(&pk, 4);       /* t: str */
-			u64(9); str("1000"); str("exit"); msgpack_pack_map(&pk, 0);
+			msgpack_pack_array(&pk, SD_F_END_N);       /* t: str */
+			u64(SD_K_END); str("1000"); str("exit"); msgpack_pack_map(&pk, 0);
 		} else if (!strcmp(w, "end_stats")) {
-			msgpack_pack_array(&pk, 4);       /* stats: array */
-			u64(9); u64(1000); str("exit"); msgpack_pack_array(&pk, 0);
+			msgpack_pack_array(&pk, SD_F_END_N);       /* stats: array */
+			u64(SD_K_END); u64(1000); str("exit"); msgpack_pack_array(&pk, 0);
 		} else if (!strcmp(w, "end_signal")) {
-			msgpack_pack_array(&pk, 4);       /* stats signal: str */
-			u64(9); u64(1000); str("signal"); msgpack_pack_map(&pk, 1);
+			msgpack_pack_array(&pk, SD_F_END_N);       /* stats signal: str */
+			u64(SD_K_END); u64(1000); str("signal"); msgpack_pack_map(&pk, 1);
 			kv_str("signal", "SIGKILL");
 		} else {
 			fprintf(stderr, "mkstream: unknown scenario %s\n", argv[1]);

@@ -1,0 +1,74 @@
+/* common.h - small utilities shared by the runtime and the analyzer (and the
+ * test programs), each defined once: hashing, and the GNU build-id of a
+ * loaded object.
+ *
+ * Header only (static inline): every component compiles them in without a
+ * library of its own, the runtime's hidden-visibility objects included.
+ * Everything here is async-signal-safe (no allocation, no locks, no calls
+ * but memcpy/memcmp).
+ */
+#ifndef SONDE_COMMON_H
+#define SONDE_COMMON_H
+
+#include <elf.h>
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A 64-bit finalizer (MurmurHash3's fmix64): spreads every input bit over
+ * the result, for open-addressing tables indexed by its low bits. */
+static inline uint64_t sd_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* FNV-1a of len bytes (not mixed: callers that index tables with it mix). */
+static inline uint64_t sd_fnv1a(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The GNU build-id of a loaded object (program headers phdr[0..phnum),
+ * load bias `bias`: dl_iterate_phdr's dlpi_phdr, dlpi_phnum, dlpi_addr), from
+ * its PT_NOTE segments in memory (NT_GNU_BUILD_ID, owner "GNU"): copied to
+ * out (at most cap bytes) and its length returned; 0 when it has none (or a
+ * longer one). Notes are walked with bounds checks: a malformed note ends
+ * the walk of its segment. */
+static inline size_t sd_build_id_of(const ElfW(Phdr) *phdr, unsigned phnum, uintptr_t bias,
+				    uint8_t *out, size_t cap)
+{
+	for (unsigned i = 0; i < phnum; i++) {
+		const ElfW(Phdr) *ph = &phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(bias + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			size_t name_sz = (nh->n_namesz + 3u) & ~3u;
+			size_t desc_sz = (nh->n_descsz + 3u) & ~3u;
+			const uint8_t *desc = p + sizeof *nh + name_sz;
+			if (desc + desc_sz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(p + sizeof *nh, "GNU", 4) && nh->n_descsz <= cap) {
+				memcpy(out, desc, nh->n_descsz);
+				return nh->n_descsz;
+			}
+			p = desc + desc_sz;
+		}
+	}
+	return 0;
+}
+
+#endif
