@@ -9,9 +9,12 @@
 #      OUT=DIR     keep everything there (default: a new mktemp -d)
 #      PARTS="procs threads"  which halves to run
 #
-# Every cell runs the same job plain, under `sonde run` (the runtime preloaded
-# into the shell and everything it starts) and under `perf record -g` (which
-# follows children), each through bench/runcpu: CPU = user + sys of the whole
+# Every cell runs the same job plain, under the floor (libbench_floor.so,
+# bench/floor_preload.c, preloaded into every process: the least an in-process
+# signal sampler does, one perf_event task clock at 1 ms to an empty handler),
+# under `sonde run` (the runtime preloaded into the shell and everything it
+# starts) and under `perf record -g` (which follows children), each through
+# bench/runcpu: CPU = user + sys of the whole
 # process tree (perf's own work included), wall = elapsed. It prints, per job:
 #   cpu_s / wall_s   medians over RUNS
 #   +cpu/proc        (CPU - plain CPU) / processes started, in ms
@@ -34,7 +37,7 @@
 # floor; +us-creator = the added cost less the creator floor.
 set -u
 B=$(cd "${1:?usage: bench/startup.sh BUILD_DIR}" && pwd)
-for f in libsonde.so sonde runcpu bench_threads; do
+for f in libsonde.so sonde runcpu bench_threads libbench_floor.so; do
 	[ -e "$B/$f" ] || { echo "startup.sh: $B/$f missing (build everything first)" >&2; exit 2; }
 done
 N=${N:-100} RUNS=${RUNS:-5} THREADS=${THREADS:-5000} PARTS=${PARTS:-procs threads}
@@ -100,6 +103,8 @@ run_cell() {
 		if [ "$name" = solo ]; then # one process at a time, the launcher not profiled
 			case $prof in
 			plain) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do /bin/true; done" ;;
+			floor) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
+				LD_PRELOAD='$B/libbench_floor.so' /bin/true; done" ;;
 			sonde) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
 				LD_PRELOAD='$B/libsonde.so' SONDE_OUTPUT='$OUT/$name.$prof.out' /bin/true; done" ;;
 			perf) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
@@ -111,6 +116,7 @@ run_cell() {
 		fi
 		case $prof in
 		plain) "$B/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
+		floor) LD_PRELOAD="$B/libbench_floor.so" "$B/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
 		sonde) "$B/runcpu" "$name.$prof.t" "$B/sonde" run -o "$name.$prof.out" -- "$@" >/dev/null 2>&1 ;;
 		perf) "$B/runcpu" "$name.$prof.t" perf record -q -e cpu-clock -F 1000 -g \
 			-o "$name.$prof.data" -- "$@" >/dev/null 2>&1 ;;
@@ -121,7 +127,7 @@ run_cell() {
 
 cell() { # NAME PROCS CMD...
 	local name=$1 procs=$2; shift 2
-	local profs="plain sonde"
+	local profs="plain floor sonde"
 	[ $HAVE_PERF = 1 ] && profs="$profs perf"
 	for p in $profs; do run_cell "$name" "$p" "$@"; done
 	local pc pw

@@ -1,11 +1,11 @@
 /* common.h - small utilities shared by the runtime and the analyzer (and the
- * test programs), each defined once: hashing, and the GNU build-id of a
- * loaded object.
+ * test programs), each defined once: the runtime's clock, hashing, and the
+ * GNU build-id of a loaded object.
  *
  * Header only (static inline): every component compiles them in without a
  * library of its own, the runtime's hidden-visibility objects included.
  * Everything here is async-signal-safe (no allocation, no locks, no calls
- * but memcpy/memcmp).
+ * but memcpy, memcmp and clock_gettime).
  */
 #ifndef SONDE_COMMON_H
 #define SONDE_COMMON_H
@@ -15,6 +15,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in ns: the time base of the runtime's records (the
+ * writer's and the sampler's alike). A vDSO read; async-signal-safe. */
+static inline uint64_t sd_now_ns_sigsafe(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* A 64-bit finalizer (MurmurHash3's fmix64): spreads every input bit over
  * the result, for open-addressing tables indexed by its low bits. */

@@ -35,22 +35,7 @@
 #include "annotate/annotate.h"
 #include "sampler/sampler.h"
 
-extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
-
 /* ---- the loader snapshot --------------------------------------------- */
-
-struct phdr_entry {
-	struct dl_phdr_info info;
-	ElfW(Phdr) *phdrs;
-	char *name;
-};
-
-struct phdr_snapshot {
-	size_t count;
-	size_t map_bytes;
-	unsigned long long adds, subs;
-	struct phdr_entry e[];
-};
 
 static _Atomic(struct phdr_snapshot *) snapshot;
 static _Atomic int snapshot_readers;
@@ -73,96 +58,19 @@ int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, vo
 	return ret;
 }
 
-/* ---- not signal context: building the snapshot ------------------------ */
-
-struct build_ctx {
-	size_t count, phdr_count, name_bytes;
-	struct phdr_snapshot *s;
-	char *cursor;
-};
-
-static int count_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* Publishes a new snapshot (built by loader.c) and returns the old one,
+ * which the caller frees once sd_phdr_snapshot_readers_sigsafe() is 0. */
+struct phdr_snapshot *sd_phdr_snapshot_swap_sigsafe(struct phdr_snapshot *s)
 {
-	(void)size;
-	struct build_ctx *b = data;
-	b->count++;
-	b->phdr_count += info->dlpi_phnum;
-	b->name_bytes += strlen(info->dlpi_name ? info->dlpi_name : "") + 1;
-	return 0;
+	return atomic_exchange(&snapshot, s);
 }
 
-static int fill_cb(struct dl_phdr_info *info, size_t size, void *data)
+int sd_phdr_snapshot_readers_sigsafe(void)
 {
-	(void)size;
-	struct build_ctx *b = data;
-	struct phdr_snapshot *s = b->s;
-	if (s->count >= b->count)
-		return 1; /* the set grew between the two passes: retry */
-	struct phdr_entry *e = &s->e[s->count++];
-	memset(&e->info, 0, sizeof e->info);
-	e->info.dlpi_addr = info->dlpi_addr;
-	e->info.dlpi_phnum = info->dlpi_phnum;
-	e->phdrs = (ElfW(Phdr) *)b->cursor;
-	memcpy(e->phdrs, info->dlpi_phdr, info->dlpi_phnum * sizeof(ElfW(Phdr)));
-	b->cursor += info->dlpi_phnum * sizeof(ElfW(Phdr));
-	e->info.dlpi_phdr = e->phdrs;
-	const char *name = info->dlpi_name ? info->dlpi_name : "";
-	size_t n = strlen(name) + 1;
-	e->name = b->cursor;
-	memcpy(e->name, name, n);
-	b->cursor += n;
-	e->info.dlpi_name = e->name;
-	s->adds = info->dlpi_adds;
-	s->subs = info->dlpi_subs;
-	return 0;
-}
-
-/* Rebuilds the snapshot from the real loader state. Ordinary context only;
- * the calling thread must have sonde's signals blocked or be the writer. */
-void sd_phdr_snapshot_rebuild(void)
-{
-	for (int attempt = 0; attempt < 4; attempt++) {
-		struct build_ctx b = {0};
-		sd_real_dl_iterate_phdr(count_cb, &b);
-		b.count += 8; /* slack for a concurrent load between passes */
-		size_t bytes = sizeof(struct phdr_snapshot) + b.count * sizeof(struct phdr_entry) +
-			       (b.phdr_count + 64) * sizeof(ElfW(Phdr)) + b.name_bytes + 4096;
-		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			return;
-		b.s = m;
-		b.s->map_bytes = bytes;
-		b.cursor = (char *)&b.s->e[b.count];
-		if (sd_real_dl_iterate_phdr(fill_cb, &b) != 0) {
-			munmap(m, bytes);
-			continue;
-		}
-		struct phdr_snapshot *old = atomic_exchange(&snapshot, b.s);
-		if (!old)
-			return;
-		/* Free the old copy once no handler reads it; a handler runs for
-		 * microseconds, so this waits at most a few yields. If readers never
-		 * drain (should not happen), the old copy is leaked, not freed under
-		 * a reader. */
-		for (int spin = 0; spin < 10000; spin++) {
-			if (atomic_load(&snapshot_readers) == 0) {
-				munmap(old, old->map_bytes);
-				return;
-			}
-			sched_yield();
-		}
-		return;
-	}
+	return atomic_load(&snapshot_readers);
 }
 
 /* ---- the sample handler ------------------------------------------------ */
-
-uint64_t sd_now_ns_sigsafe(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static pid_t gettid_sigsafe(void)
 {
@@ -747,28 +655,6 @@ counters:
 	t->busy = 0;
 out:
 	errno = saved_errno;
-}
-
-/* Runs libunwind's slow path a few frames in ordinary context, on the first
- * thread that begins, so that its process-wide lazy state (its set-up, the
- * caches of the unwind tables it met, its memory-validation pipe) is made
- * here, not in a handler. The fast trace's per-thread cache (256 KiB, about
- * 0.1 ms to fill) is made by each thread's first sample, the first thread's
- * included: a process or thread that is never sampled never pays for it.
- * Making it takes libunwind's own signal-safe path (its once-only key, an
- * mmap, a store), and never a lock the interrupted code could hold: the
- * handler does not run while this thread is inside libunwind (`busy`). */
-void sd_handler_warmup(struct sd_thread *t)
-{
-	t->busy = 1;
-	t->in_handler = 1; /* libunwind's lazily made pipe is marked as ours */
-	unw_context_t uc;
-	unw_cursor_t c;
-	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
-		for (int i = 0; i < 4 && unw_step(&c) > 0; i++)
-			;
-	t->in_handler = 0;
-	t->busy = 0;
 }
 
 unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max)

@@ -52,7 +52,6 @@
 #include "include/sonde.h"
 #include "sampler/sampler.h"
 
-extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
 
 #define REAL(name) real_##name
 #define DECL(ret, name, args) static ret(*REAL(name)) args

@@ -21,7 +21,6 @@
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
 
-extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
 
 static int papi_on; /* PAPI initialised and at least one PAPI source kept */
 static const struct sd_papi_lib *P; /* loaded when a PAPI source is asked for */

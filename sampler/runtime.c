@@ -374,7 +374,7 @@ struct sd_thread *sd_thread_begin(void)
 	 * every thread's own trace cache by its first sample (handler.c). */
 	static _Atomic int warmed;
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND && !atomic_exchange(&warmed, 1))
-		sd_handler_warmup(t);
+		sd_unwind_warmup(t);
 	pthread_mutex_lock(&lock);
 	t->next = sd_rt.threads;
 	sd_rt.threads = t;

@@ -143,6 +143,11 @@ struct sd_thread {
 	uint64_t fd_gap_ns;
 };
 
+/* The calling thread's record (NULL: not registered, or sonde off), set by
+ * sd_thread_begin with signals blocked. Initial-exec TLS: the handler never
+ * reaches __tls_get_addr. Defined in runtime.c. */
+extern __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
+
 /* A thread made without pthread_create (a raw clone), found by tasks.c in
  * /proc/self/task. Its TLS may be another thread's (no CLONE_SETTLS), so its
  * handler finds this slot by gettid() and never touches TLS (foreign.c). */
@@ -264,7 +269,8 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
 void sd_say_nofd_sigsafe(int src);
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
-void sd_handler_warmup(struct sd_thread *t);
+/* libunwind's process-wide lazy state, made on the first thread (loader.c). */
+void sd_unwind_warmup(struct sd_thread *t);
 /* The calling thread's stack here, innermost first, at most max frames (0
  * without libunwind). Ordinary context; the caller holds t->busy. */
 unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max);
@@ -277,8 +283,24 @@ unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, 
  * Returns 0 when an override was already in place (nothing to end). */
 int sd_handler_ovr_begin(struct sd_thread *t, unsigned pseudo);
 void sd_handler_ovr_end(struct sd_thread *t);
-/* The loader-state snapshot the handler iterates instead of the real
- * dl_iterate_phdr; rebuilt outside signal context. */
+/* The loader snapshot: what dl_iterate_phdr answers inside the handler
+ * instead of the real one (handler.c reads it and publishes a new one;
+ * loader.c builds it, outside signal context). */
+struct phdr_entry {
+	struct dl_phdr_info info;
+	ElfW(Phdr) *phdrs;
+	char *name;
+};
+
+struct phdr_snapshot {
+	size_t count;
+	size_t map_bytes;
+	unsigned long long adds, subs;
+	struct phdr_entry e[];
+};
+
+struct phdr_snapshot *sd_phdr_snapshot_swap_sigsafe(struct phdr_snapshot *s);
+int sd_phdr_snapshot_readers_sigsafe(void);
 void sd_phdr_snapshot_rebuild(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/common.h"
 #include "format/format.h"
 #include "kernel/kernel.h"
 
@@ -319,7 +320,5 @@ void sd_writer_note(const char *text);
 /* Process-wide drops (no thread record). async-signal-safe. */
 void sd_writer_drop_global_sigsafe(enum sd_drop why);
 
-/* CLOCK_MONOTONIC in ns. async-signal-safe. */
-uint64_t sd_now_ns_sigsafe(void);
 
 #endif
