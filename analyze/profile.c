@@ -798,389 +798,498 @@ static void thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_
 	}
 }
 
-static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
-		     struct sd_stream *s)
+/* One decoder per record kind (docs/FORMAT.md, format/format.h). Each reads
+ * its fields by name, checks them and the ids they name, and updates the
+ * stream's state. Returns 0, -ENOMEM, or REC_BAD with *why set (the generic
+ * reason: field_why() then names the missing or mistyped field). */
+#define REC_BAD 1
+
+struct rec_ctx {
+	struct sd_profile *p;
+	struct sstate *st;
+	const struct sd_record *r;
+	struct sd_stream *s;
+	const char *why;
+};
+
+/* A thread id the records before this one defined, for kind `what`. */
+static int known_thread(struct rec_ctx *c, uint64_t thread, const char *why)
 {
-	uint64_t a, b, c, d, e;
+	if (thread == 0 || thread >= c->st->nthreads) {
+		c->why = why;
+		return 0;
+	}
+	return 1;
+}
+
+static int rec_module(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t id;
 	const char *str;
 	uint32_t len;
 	long i;
-	const char *why = generic;
+	const msgpack_object *bid = r->n > SD_F_MODULE_BUILD_ID ? &r->v[SD_F_MODULE_BUILD_ID] : NULL;
+	if (sd_rec_u64(r, SD_F_MODULE_ID, &id) || sd_rec_str(r, SD_F_MODULE_PATH, &str, &len) ||
+	    !bid || (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL))
+		return REC_BAD;
+	c->why = "MODULE id out of order";
+	if ((i = def_index(id, st->nmods + 1)) < 0)
+		return REC_BAD;
+	/* Registered with the symbolizer when the stream is merged: parsing
+	 * may run in a worker thread (--jobs), the symbolizer is shared. */
+	/* an empty path is the main program's (docs/FORMAT.md, MODULE) */
+	char *path = len ? dupn(str, len) : strdup(st->exe[0] ? st->exe : "[unknown module]");
+	if (!path)
+		return -ENOMEM;
+	if ((size_t)i > st->nmods) {
+		size_t n = (size_t)i;
+		int *nm = realloc(st->mods, n * sizeof(*nm));
+		if (nm)
+			st->mods = nm;
+		char **np = realloc(st->modpath, n * sizeof(*np));
+		if (np)
+			st->modpath = np;
+		uint8_t **nb = realloc(st->modbid, n * sizeof(*nb));
+		if (nb)
+			st->modbid = nb;
+		size_t *nl = realloc(st->modbidlen, n * sizeof(*nl));
+		if (nl)
+			st->modbidlen = nl;
+		if (!nm || !np || !nb || !nl) {
+			free(path);
+			return -ENOMEM;
+		}
+		st->modpath[n - 1] = NULL;
+		st->modbid[n - 1] = NULL;
+		st->modbidlen[n - 1] = 0;
+		st->nmods = n;
+	}
+	free(st->modpath[i - 1]);
+	free(st->modbid[i - 1]);
+	st->modpath[i - 1] = path;
+	st->modbid[i - 1] = NULL;
+	st->modbidlen[i - 1] = 0;
+	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
+		st->modbid[i - 1] = malloc(bid->via.bin.size);
+		if (!st->modbid[i - 1])
+			return -ENOMEM;
+		memcpy(st->modbid[i - 1], bid->via.bin.ptr, bid->via.bin.size);
+		st->modbidlen[i - 1] = bid->via.bin.size;
+	}
+	st->mods[i - 1] = -2;
+	return 0;
+}
 
-	/* where `t` is in the records that have one (SAMPLE: its thread's time, below) */
+static int rec_thread(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t id, tid, t0;
+	long i;
+	if (sd_rec_u64(r, SD_F_THREAD_ID, &id) || sd_rec_u64(r, SD_F_THREAD_TID, &tid) ||
+	    sd_rec_u64(r, SD_F_THREAD_T, &t0))
+		return REC_BAD;
+	c->why = "THREAD id out of order";
+	if ((i = def_index(id, st->nthreads)) < 0 || id >= UINT32_MAX)
+		return REC_BAD;
+	if ((size_t)i == st->nthreads) {
+		struct sthread *nt = realloc(st->threads, (st->nthreads + 1) * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		st->threads = nt;
+		memset(&nt[st->nthreads++], 0, sizeof(*nt));
+	}
+	struct sthread *t = &st->threads[i];
+	free(t->name);
+	t->name = strdup_or(r->n > SD_F_THREAD_NAME ? &r->v[SD_F_THREAD_NAME] : NULL, "");
+	if (!t->name)
+		return -ENOMEM;
+	t->tid = tid;
+	t->t = t->now = t0;
+	if (t0 > t->last_t)
+		t->last_t = t0;
+	t->defined = 1;
+	return 0;
+}
+
+static int rec_thread_end(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t id, v;
+	const msgpack_object *deltas =
+		r->n > SD_F_THREAD_END_DELTAS ? &r->v[SD_F_THREAD_END_DELTAS] : NULL;
+	const msgpack_object *cpu = r->n > SD_F_THREAD_END_CPU ? &r->v[SD_F_THREAD_END_CPU] : NULL;
+	if (sd_rec_u64(r, SD_F_THREAD_END_ID, &id))
+		return REC_BAD;
+	if (deltas && (c->why = check_counts(deltas, st->nctrs, "THREAD_END deltas")))
+		return REC_BAD;
+	if (cpu && (c->why = check_cpu(cpu, c->s)))
+		return REC_BAD;
+	if (!known_thread(c, id, "THREAD_END names a thread that no THREAD record defined before it"))
+		return REC_BAD;
+	struct sthread *t = &st->threads[id];
+	if (cpu && !sd_obj_u64(sd_map_get(cpu, "cpu_ns"), &v)) {
+		t->end_cpu = 1;
+		t->end_cpu_ns = v;
+		t->split = !sd_obj_u64(sd_map_get(cpu, "user_ns"), &t->user_ns) &&
+			   !sd_obj_u64(sd_map_get(cpu, "sys_ns"), &t->sys_ns);
+	}
+	if (deltas && st->nctrs && deltas->via.array.size) { /* its thread's, after its last sample */
+		if (!t->endcnt && !(t->endcnt = calloc(st->nctrs, sizeof(*t->endcnt))))
+			return -ENOMEM;
+		for (size_t k = 0; k < st->nctrs; k++)
+			t->endcnt[k] += deltas->via.array.ptr[k].via.u64;
+	}
+	if (!sd_rec_u64(r, SD_F_THREAD_END_T, &v) && v > t->last_t)
+		t->last_t = v;
+	if (r->n > SD_F_THREAD_END_NAME && r->v[SD_F_THREAD_END_NAME].type == MSGPACK_OBJECT_STR) {
+		char *n = sd_obj_strdup(&r->v[SD_F_THREAD_END_NAME]);
+		if (!n)
+			return -ENOMEM;
+		free(t->name);
+		t->name = n;
+	}
+	return 0;
+}
+
+static int rec_frame(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t node, parent, module, addr;
+	long i;
+	if (sd_rec_u64(r, SD_F_FRAME_NODE, &node) || sd_rec_u64(r, SD_F_FRAME_PARENT, &parent) ||
+	    sd_rec_u64(r, SD_F_FRAME_MODULE, &module) || sd_rec_u64(r, SD_F_FRAME_ADDR, &addr))
+		return REC_BAD;
+	c->why = "FRAME node id out of order";
+	if ((i = def_index(node, st->nnodes)) < 0 || node >= UINT32_MAX)
+		return REC_BAD;
+	c->why = "FRAME parent is not an earlier node";
+	if (parent >= node)
+		return REC_BAD;
+	if ((size_t)i == st->nnodes) {
+		size_t cap = st->nnodes; /* capacity kept as a power of two >= nnodes */
+		if ((st->nnodes & (st->nnodes - 1)) == 0) {
+			struct snode *nn = realloc(st->nodes, cap * 2 * sizeof(*nn));
+			if (!nn)
+				return -ENOMEM;
+			st->nodes = nn;
+		}
+		memset(&st->nodes[st->nnodes++], 0, sizeof(*st->nodes));
+	}
+	struct snode *n = &st->nodes[i]; /* a redefinition keeps the counts */
+	n->parent = (uint32_t)parent;
+	n->mod = module > INT64_MAX ? INT64_MAX : (int64_t)module;
+	n->addr = addr;
+	return 0;
+}
+
+static int rec_sample(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t thread, dt, source, node, weight, fl = 0, cx = 0, pcx = 0;
+	const msgpack_object *dl = r->n > SD_F_SAMPLE_DELTAS ? &r->v[SD_F_SAMPLE_DELTAS] : NULL;
+	if (sd_rec_u64(r, SD_F_SAMPLE_THREAD, &thread) || sd_rec_u64(r, SD_F_SAMPLE_DT, &dt) ||
+	    sd_rec_u64(r, SD_F_SAMPLE_SOURCE, &source) || sd_rec_u64(r, SD_F_SAMPLE_NODE, &node) ||
+	    sd_rec_u64(r, SD_F_SAMPLE_WEIGHT, &weight) ||
+	    (r->n > SD_F_SAMPLE_FLAGS && sd_rec_u64(r, SD_F_SAMPLE_FLAGS, &fl)) ||
+	    (r->n > SD_F_SAMPLE_CONTEXT && sd_rec_u64(r, SD_F_SAMPLE_CONTEXT, &cx)) ||
+	    (r->n > SD_F_SAMPLE_PCONTEXT && sd_rec_u64(r, SD_F_SAMPLE_PCONTEXT, &pcx)))
+		return REC_BAD;
+	if (dl && (c->why = check_counts(dl, st->nctrs, "SAMPLE deltas")))
+		return REC_BAD;
+	c->why = "SAMPLE has both deltas and flag 8, counters unreadable";
+	if (dl && (fl & SD_FLAG_NO_COUNTERS))
+		return REC_BAD;
+	/* what a SAMPLE names is defined before it (docs/FORMAT.md) */
+	if (!known_thread(c, thread, "SAMPLE names a thread that no THREAD record defined before it"))
+		return REC_BAD;
+	c->why = "SAMPLE names a source that the HEADER does not list";
+	if (source >= st->nsources)
+		return REC_BAD;
+	c->why = "SAMPLE names a FRAME node that no FRAME record defined before it";
+	if (node >= st->nnodes)
+		return REC_BAD;
+	c->why = "SAMPLE names a CONTEXT node that no CONTEXT record defined before it";
+	if (cx >= st->nctxs || pcx >= st->nctxs)
+		return REC_BAD;
+	st->nsamples_all++;
+	struct ssource *src = &st->sources[source];
+	struct sthread *t = &st->threads[thread];
+	t->now += dt; /* time advances even for samples filtered out below */
+	/* coverage (no filter applies): signalled samples and the time accounted
+	 * from the thread's own clock while it kept the signal blocked */
+	if ((long)source == st->cpu_src) {
+		t->cov_sampled += (double)weight * (double)src->period;
+		if (fl & SD_FLAG_ACCOUNTED) /* from the thread's clock: user and system time */
+			t->cov_accounted += (double)weight * (double)src->period;
+	}
+	if (t->now > t->last_t)
+		t->last_t = t->now;
+	if (c->p->only_source && strcmp(src->name, c->p->only_source))
+		return 0;
+	uint32_t key[5] = { (uint32_t)thread, (uint32_t)source, (uint32_t)cx, (uint32_t)pcx,
+			    (uint32_t)node };
+	return agg_add(st, key, (double)weight * (double)src->period, t->now, dl,
+		       (fl & SD_FLAG_NO_COUNTERS) != 0);
+}
+
+static int rec_attribute(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t id;
+	const char *name, *ty, *sc;
+	uint32_t len, tl, sl;
+	long i;
+	if (sd_rec_u64(r, SD_F_ATTRIBUTE_ID, &id) || sd_rec_str(r, SD_F_ATTRIBUTE_NAME, &name, &len) ||
+	    sd_rec_str(r, SD_F_ATTRIBUTE_TYPE, &ty, &tl) ||
+	    sd_rec_str(r, SD_F_ATTRIBUTE_SCOPE, &sc, &sl))
+		return REC_BAD;
+	c->why = "ATTRIBUTE id out of order";
+	if ((i = def_index(id, st->nattrs)) < 0 || id >= UINT32_MAX)
+		return REC_BAD;
+	if ((size_t)i == st->nattrs) {
+		if (sd_grow(&st->attrs, &st->capattrs, st->nattrs + 1, sizeof(*st->attrs)))
+			return -ENOMEM;
+		st->nattrs++;
+	}
+	struct sattr *at = &st->attrs[i];
+	free(at->name);
+	if (!(at->name = dupn(name, len)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int rec_context(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t node, parent, attr;
+	long i;
+	if (sd_rec_u64(r, SD_F_CONTEXT_NODE, &node) || sd_rec_u64(r, SD_F_CONTEXT_PARENT, &parent) ||
+	    sd_rec_u64(r, SD_F_CONTEXT_ATTR, &attr) || r->n <= SD_F_CONTEXT_VALUE)
+		return REC_BAD;
+	c->why = "CONTEXT node id out of order";
+	if ((i = def_index(node, st->nctxs)) < 0 || node >= UINT32_MAX)
+		return REC_BAD;
+	c->why = "CONTEXT parent is not an earlier node";
+	if (parent >= node)
+		return REC_BAD;
+	c->why = "CONTEXT attribute is not defined";
+	if (attr == 0 || attr >= st->nattrs)
+		return REC_BAD;
+	c->why = "CONTEXT value is not a string or a number";
+	const msgpack_object *value = &r->v[SD_F_CONTEXT_VALUE];
+	char *v = value_str(value);
+	if (!v) {
+		if (value->type != MSGPACK_OBJECT_STR && value->type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
+		    value->type != MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+		    value->type != MSGPACK_OBJECT_FLOAT32 && value->type != MSGPACK_OBJECT_FLOAT64)
+			return REC_BAD;
+		return -ENOMEM;
+	}
+	if ((size_t)i == st->nctxs) {
+		if (sd_grow(&st->ctxs, &st->capctxs, st->nctxs + 1, sizeof(*st->ctxs))) {
+			free(v);
+			return -ENOMEM;
+		}
+		st->nctxs++;
+	}
+	struct sctx *x = &st->ctxs[i];
+	free(x->value);
+	x->value = v;
+	x->parent = (uint32_t)parent;
+	x->attr = (uint32_t)attr;
+	return 0;
+}
+
+static int rec_region(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t thread, t, node, event;
+	const msgpack_object *cn = r->n > SD_F_REGION_COUNTS ? &r->v[SD_F_REGION_COUNTS] : NULL;
+	if (sd_rec_u64(r, SD_F_REGION_THREAD, &thread) || sd_rec_u64(r, SD_F_REGION_T, &t) ||
+	    sd_rec_u64(r, SD_F_REGION_NODE, &node) || sd_rec_u64(r, SD_F_REGION_EVENT, &event))
+		return REC_BAD;
+	if (cn && (c->why = check_counts(cn, st->nctrs, "REGION counts")))
+		return REC_BAD;
+	if (!known_thread(c, thread, "REGION names a thread that no THREAD record defined before it"))
+		return REC_BAD;
+	c->why = "REGION names a CONTEXT node that no CONTEXT record defined before it";
+	if (node == 0 || node >= st->nctxs)
+		return REC_BAD;
+	st->nregion_records++;
+	st->nregion_counts += cn != NULL;
+	if (event > SD_REGION_FORCED_END)
+		return 0; /* an event of a later format: ignored */
+	return region_event(st, (uint32_t)thread, t, (uint32_t)node, event, cn);
+}
+
+static int rec_thread_cpu(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t thread, t, cpu_ns;
+	if (sd_rec_u64(r, SD_F_THREAD_CPU_THREAD, &thread) || sd_rec_u64(r, SD_F_THREAD_CPU_T, &t) ||
+	    sd_rec_u64(r, SD_F_THREAD_CPU_NS, &cpu_ns))
+		return REC_BAD;
+	if (!known_thread(c, thread, "THREAD_CPU names a thread that no THREAD record defined before it"))
+		return REC_BAD;
+	struct sthread *th = &st->threads[thread];
+	th->has_flush = 1;
+	th->flush_cpu_ns = cpu_ns;
+	th->snap_sampled = th->cov_sampled;
+	thread_drops(st, thread, th->snap_drops);
+	return 0;
+}
+
+static int rec_unsampled(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t thread, t, cpu_ns;
+	if (sd_rec_u64(r, SD_F_UNSAMPLED_THREAD, &thread) || sd_rec_u64(r, SD_F_UNSAMPLED_T, &t) ||
+	    r->n <= SD_F_UNSAMPLED_NS || r->v[SD_F_UNSAMPLED_REASON].type != MSGPACK_OBJECT_STR ||
+	    sd_rec_u64(r, SD_F_UNSAMPLED_NS, &cpu_ns))
+		return REC_BAD;
+	if (!known_thread(c, thread, "UNSAMPLED names a thread that no THREAD record defined before it"))
+		return REC_BAD;
+	struct sthread *th = &st->threads[thread];
+	const msgpack_object_str *rs = &r->v[SD_F_UNSAMPLED_REASON].via.str;
+	static const char *const reasons[SD_UNSAMPLED_NREASONS] = SD_UNSAMPLED_NAMES;
+	uint64_t *un[SD_UNSAMPLED_NREASONS] = {
+		[SD_UNSAMPLED_FD_CLOSED] = &th->un_fd_closed,
+		[SD_UNSAMPLED_NOT_SAMPLED] = &th->un_not_sampled,
+		[SD_UNSAMPLED_CLONE_VM] = &th->un_clone_vm };
+	for (unsigned k = 0; k < SD_UNSAMPLED_NREASONS; k++)
+		if (rs->size == strlen(reasons[k]) && !memcmp(rs->ptr, reasons[k], rs->size))
+			*un[k] = cpu_ns;
+	return 0; /* a reason of a later sonde: not counted */
+}
+
+/* Thread `thread`'s cumulative count for drop reason `reason`. */
+static int drop_set(struct sstate *st, uint64_t thread, const msgpack_object *reason,
+		    uint64_t count)
+{
+	uint32_t idx;
+	char key[600];
+	int kl = snprintf(key, sizeof(key), "%llu:%.*s", (unsigned long long)thread,
+			  (int)(reason->via.str.size > 500 ? 500 : reason->via.str.size),
+			  reason->via.str.ptr);
+	if (!sd_strmap_get(&st->drops, key, (size_t)kl, &idx)) {
+		idx = (uint32_t)st->ndrops;
+		if (sd_strmap_put(&st->drops, key, (size_t)kl, idx))
+			return -ENOMEM;
+		uint64_t *nv = realloc(st->dropv, (st->ndrops + 1) * sizeof(*nv));
+		if (nv)
+			st->dropv = nv;
+		uint64_t *nt = realloc(st->dropt, (st->ndrops + 1) * sizeof(*nt));
+		if (nt)
+			st->dropt = nt;
+		if (!nt)
+			return -ENOMEM;
+		nt[idx] = thread;
+		char **nr = realloc(st->dropr, (st->ndrops + 1) * sizeof(*nr));
+		if (nr)
+			st->dropr = nr;
+		if (!nv || !nr || !(nr[idx] = sd_obj_strdup(reason)))
+			return -ENOMEM;
+		st->ndrops++;
+	}
+	st->dropv[idx] = count;
+	return 0;
+}
+
+static int rec_drops(struct rec_ctx *c)
+{
+	const struct sd_record *r = c->r;
+	uint64_t thread, count;
+	const msgpack_object *m = r->n > SD_F_DROPS_COUNTS ? &r->v[SD_F_DROPS_COUNTS] : NULL;
+	if (sd_rec_u64(r, SD_F_DROPS_THREAD, &thread) || !m || m->type != MSGPACK_OBJECT_MAP)
+		return REC_BAD;
+	for (uint32_t k = 0; k < m->via.map.size; k++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[k];
+		c->why = "DROPS counts is not a map of reason names to unsigned integers";
+		if (kv->key.type != MSGPACK_OBJECT_STR || sd_obj_u64(&kv->val, &count))
+			return REC_BAD;
+		int err = drop_set(c->st, thread, &kv->key, count);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int rec_end(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t t;
+	const char *reason;
+	uint32_t len;
+	const msgpack_object *stats = r->n > SD_F_END_STATS ? &r->v[SD_F_END_STATS] : NULL;
+	c->why = "END t is not an unsigned integer";
+	if (sd_rec_u64(r, SD_F_END_T, &t))
+		return REC_BAD;
+	c->why = "END reason is not a string";
+	if (sd_rec_str(r, SD_F_END_REASON, &reason, &len))
+		return REC_BAD;
+	c->why = "END stats is not a map";
+	if (!stats || stats->type != MSGPACK_OBJECT_MAP)
+		return REC_BAD;
+	if ((c->why = check_keys(stats, stats_keys, "END stats", c->s->why_buf,
+				 sizeof(c->s->why_buf))))
+		return REC_BAD;
+	free(st->end_reason);
+	if (!(st->end_reason = dupn(reason, len)))
+		return -ENOMEM;
+	st->end_signal = 0;
+	sd_obj_u64(sd_map_get(stats, "signal"), &st->end_signal);
+	st->ended = 1;
+	return 0;
+}
+
+/* One record of a stream after its HEADER: the kind's decoder (MODULE_END,
+ * NOTE and kinds of later formats count nothing). 0, -errno, or
+ * SD_ERR_CORRUPT with the stream's error offset and reason set. */
+static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
+		     struct sd_stream *s)
+{
+	static int (*const decode[SD_K_LAST + 1])(struct rec_ctx *) = {
+		[SD_K_MODULE] = rec_module, [SD_K_THREAD] = rec_thread,
+		[SD_K_THREAD_END] = rec_thread_end, [SD_K_FRAME] = rec_frame,
+		[SD_K_SAMPLE] = rec_sample, [SD_K_ATTRIBUTE] = rec_attribute,
+		[SD_K_CONTEXT] = rec_context, [SD_K_REGION] = rec_region,
+		[SD_K_THREAD_CPU] = rec_thread_cpu, [SD_K_UNSAMPLED] = rec_unsampled,
+		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end,
+	};
+	/* where `t` is in the records that have one (SAMPLE: its thread's time) */
 	static const uint8_t t_index[SD_K_LAST + 1] = {
 		[SD_K_MODULE] = SD_F_MODULE_T, [SD_K_MODULE_END] = SD_F_MODULE_END_T,
 		[SD_K_THREAD] = SD_F_THREAD_T, [SD_K_THREAD_END] = SD_F_THREAD_END_T,
 		[SD_K_END] = SD_F_END_T, [SD_K_NOTE] = SD_F_NOTE_T, [SD_K_REGION] = SD_F_REGION_T,
 		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T };
+	uint64_t t;
 
-	if (r->kind != SD_K_END && r->kind <= SD_K_LAST)
+	if (r->kind > SD_K_LAST)
+		return 0; /* a kind of a later format: skipped */
+	if (r->kind != SD_K_END)
 		st->ended = 0; /* records after an END (a failed exec): not the end yet */
-	if (r->kind <= SD_K_LAST && t_index[r->kind] &&
-	    !sd_rec_u64(r, t_index[r->kind], &a) && a > st->max_t)
-		st->max_t = a;
-	switch (r->kind) {
-	case SD_K_MODULE: {
-		const msgpack_object *bid = r->n > SD_F_MODULE_BUILD_ID ? &r->v[SD_F_MODULE_BUILD_ID] : NULL;
-		if (sd_rec_u64(r, SD_F_MODULE_ID, &a) || sd_rec_str(r, SD_F_MODULE_PATH, &str, &len) || !bid ||
-		    (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL))
-			goto bad;
-		why = "MODULE id out of order";
-		if ((i = def_index(a, st->nmods + 1)) < 0)
-			goto bad;
-		/* Registered with the symbolizer when the stream is merged: parsing
-		 * may run in a worker thread (--jobs), the symbolizer is shared. */
-		/* an empty path is the main program's (docs/FORMAT.md, MODULE) */
-		char *path = len ? dupn(str, len) : strdup(st->exe[0] ? st->exe : "[unknown module]");
-		if (!path)
-			return -ENOMEM;
-		if ((size_t)i > st->nmods) {
-			size_t n = (size_t)i;
-			int *nm = realloc(st->mods, n * sizeof(*nm));
-			if (nm)
-				st->mods = nm;
-			char **np = realloc(st->modpath, n * sizeof(*np));
-			if (np)
-				st->modpath = np;
-			uint8_t **nb = realloc(st->modbid, n * sizeof(*nb));
-			if (nb)
-				st->modbid = nb;
-			size_t *nl = realloc(st->modbidlen, n * sizeof(*nl));
-			if (nl)
-				st->modbidlen = nl;
-			if (!nm || !np || !nb || !nl) {
-				free(path);
-				return -ENOMEM;
-			}
-			st->modpath[n - 1] = NULL;
-			st->modbid[n - 1] = NULL;
-			st->modbidlen[n - 1] = 0;
-			st->nmods = n;
-		}
-		free(st->modpath[i - 1]);
-		free(st->modbid[i - 1]);
-		st->modpath[i - 1] = path;
-		st->modbid[i - 1] = NULL;
-		st->modbidlen[i - 1] = 0;
-		if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
-			st->modbid[i - 1] = malloc(bid->via.bin.size);
-			if (!st->modbid[i - 1])
-				return -ENOMEM;
-			memcpy(st->modbid[i - 1], bid->via.bin.ptr, bid->via.bin.size);
-			st->modbidlen[i - 1] = bid->via.bin.size;
-		}
-		st->mods[i - 1] = -2;
+	if (t_index[r->kind] && !sd_rec_u64(r, t_index[r->kind], &t) && t > st->max_t)
+		st->max_t = t;
+	if (!decode[r->kind])
 		return 0;
-	}
-	case SD_K_THREAD: {
-		if (sd_rec_u64(r, SD_F_THREAD_ID, &a) || sd_rec_u64(r, SD_F_THREAD_TID, &b) || sd_rec_u64(r, SD_F_THREAD_T, &c))
-			goto bad;
-		why = "THREAD id out of order";
-		if ((i = def_index(a, st->nthreads)) < 0 || a >= UINT32_MAX)
-			goto bad;
-		if ((size_t)i == st->nthreads) {
-			struct sthread *nt = realloc(st->threads, (st->nthreads + 1) * sizeof(*nt));
-			if (!nt)
-				return -ENOMEM;
-			st->threads = nt;
-			memset(&nt[st->nthreads++], 0, sizeof(*nt));
-		}
-		struct sthread *t = &st->threads[i];
-		free(t->name);
-		t->name = strdup_or(r->n > SD_F_THREAD_NAME ? &r->v[SD_F_THREAD_NAME] : NULL, "");
-		if (!t->name)
-			return -ENOMEM;
-		t->tid = b;
-		t->t = t->now = c;
-		if (c > t->last_t)
-			t->last_t = c;
-		t->defined = 1;
-		return 0;
-	}
-	case SD_K_THREAD_END:
-		if (sd_rec_u64(r, SD_F_THREAD_END_ID, &a))
-			goto bad;
-		if (r->n > SD_F_THREAD_END_DELTAS && (why = check_counts(&r->v[SD_F_THREAD_END_DELTAS], st->nctrs, "THREAD_END deltas")))
-			goto bad;
-		if (r->n > SD_F_THREAD_END_CPU && (why = check_cpu(&r->v[SD_F_THREAD_END_CPU], s)))
-			goto bad;
-		why = "THREAD_END names a thread that no THREAD record defined before it";
-		if (a == 0 || a >= st->nthreads)
-			goto bad;
-		if (r->n > SD_F_THREAD_END_CPU && !sd_obj_u64(sd_map_get(&r->v[SD_F_THREAD_END_CPU], "cpu_ns"), &b)) {
-			struct sthread *t = &st->threads[a];
-			t->end_cpu = 1;
-			t->end_cpu_ns = b;
-			t->split = !sd_obj_u64(sd_map_get(&r->v[SD_F_THREAD_END_CPU], "user_ns"), &t->user_ns) &&
-				   !sd_obj_u64(sd_map_get(&r->v[SD_F_THREAD_END_CPU], "sys_ns"), &t->sys_ns);
-		}
-		if (r->n > SD_F_THREAD_END_DELTAS && st->nctrs && r->v[SD_F_THREAD_END_DELTAS].via.array.size) { /* its thread's, after its last sample */
-			struct sthread *t = &st->threads[a];
-			if (!t->endcnt && !(t->endcnt = calloc(st->nctrs, sizeof(*t->endcnt))))
-				return -ENOMEM;
-			for (size_t k = 0; k < st->nctrs; k++)
-				t->endcnt[k] += r->v[SD_F_THREAD_END_DELTAS].via.array.ptr[k].via.u64;
-		}
-		if (a >= 1 && a < st->nthreads && !sd_rec_u64(r, SD_F_THREAD_END_T, &b) && b > st->threads[a].last_t)
-			st->threads[a].last_t = b;
-		if (a >= 1 && a < st->nthreads && r->n > SD_F_THREAD_END_NAME && r->v[SD_F_THREAD_END_NAME].type == MSGPACK_OBJECT_STR) {
-			char *n = sd_obj_strdup(&r->v[SD_F_THREAD_END_NAME]);
-			if (!n)
-				return -ENOMEM;
-			free(st->threads[a].name);
-			st->threads[a].name = n;
-		}
-		return 0;
-	case SD_K_FRAME: {
-		if (sd_rec_u64(r, SD_F_FRAME_NODE, &a) || sd_rec_u64(r, SD_F_FRAME_PARENT, &b) || sd_rec_u64(r, SD_F_FRAME_MODULE, &c) ||
-		    sd_rec_u64(r, SD_F_FRAME_ADDR, &d))
-			goto bad;
-		why = "FRAME node id out of order";
-		if ((i = def_index(a, st->nnodes)) < 0 || a >= UINT32_MAX)
-			goto bad;
-		why = "FRAME parent is not an earlier node";
-		if (b >= a)
-			goto bad;
-		if ((size_t)i == st->nnodes) {
-			size_t cap = st->nnodes; /* capacity kept as a power of two >= nnodes */
-			if ((st->nnodes & (st->nnodes - 1)) == 0) {
-				struct snode *nn = realloc(st->nodes, cap * 2 * sizeof(*nn));
-				if (!nn)
-					return -ENOMEM;
-				st->nodes = nn;
-			}
-			memset(&st->nodes[st->nnodes++], 0, sizeof(*st->nodes));
-		}
-		struct snode *n = &st->nodes[i]; /* a redefinition keeps the counts */
-		n->parent = (uint32_t)b;
-		n->mod = c > INT64_MAX ? INT64_MAX : (int64_t)c;
-		n->addr = d;
-		return 0;
-	}
-	case SD_K_SAMPLE: {
-		uint64_t fl = 0, cx = 0, pcx = 0;
-		const msgpack_object *dl = r->n > SD_F_SAMPLE_DELTAS ? &r->v[SD_F_SAMPLE_DELTAS] : NULL;
-		if (sd_rec_u64(r, SD_F_SAMPLE_THREAD, &a) || sd_rec_u64(r, SD_F_SAMPLE_DT, &b) || sd_rec_u64(r, SD_F_SAMPLE_SOURCE, &c) ||
-		    sd_rec_u64(r, SD_F_SAMPLE_NODE, &d) || sd_rec_u64(r, SD_F_SAMPLE_WEIGHT, &e) ||
-		    (r->n > SD_F_SAMPLE_FLAGS && sd_rec_u64(r, SD_F_SAMPLE_FLAGS, &fl)) || (r->n > SD_F_SAMPLE_CONTEXT && sd_rec_u64(r, SD_F_SAMPLE_CONTEXT, &cx)) ||
-		    (r->n > SD_F_SAMPLE_PCONTEXT && sd_rec_u64(r, SD_F_SAMPLE_PCONTEXT, &pcx)))
-			goto bad;
-		if (dl && (why = check_counts(dl, st->nctrs, "SAMPLE deltas")))
-			goto bad;
-		why = "SAMPLE has both deltas and flag 8, counters unreadable";
-		if (dl && (fl & SD_FLAG_NO_COUNTERS))
-			goto bad;
-		/* what a SAMPLE names is defined before it (docs/FORMAT.md) */
-		why = "SAMPLE names a thread that no THREAD record defined before it";
-		if (a == 0 || a >= st->nthreads)
-			goto bad;
-		why = "SAMPLE names a source that the HEADER does not list";
-		if (c >= st->nsources)
-			goto bad;
-		why = "SAMPLE names a FRAME node that no FRAME record defined before it";
-		if (d >= st->nnodes)
-			goto bad;
-		why = "SAMPLE names a CONTEXT node that no CONTEXT record defined before it";
-		if (cx >= st->nctxs || pcx >= st->nctxs)
-			goto bad;
-		st->nsamples_all++;
-		uint32_t key[5];
-		key[0] = (uint32_t)a;
-		key[1] = (uint32_t)c;
-		struct ssource *src = &st->sources[key[1]];
-		struct sthread *t = &st->threads[key[0]];
-		t->now += b; /* time advances even for samples filtered out below */
-		/* coverage (no filter applies): signalled samples and the time accounted
-		 * from the thread's own clock while it kept the signal blocked */
-		if ((long)c == st->cpu_src) {
-			t->cov_sampled += (double)e * (double)src->period;
-			if (fl & SD_FLAG_ACCOUNTED) /* from the thread's clock: user and system time */
-				t->cov_accounted += (double)e * (double)src->period;
-		}
-		if (t->now > t->last_t)
-			t->last_t = t->now;
-		if (p->only_source && (c >= st->nsources || strcmp(src->name, p->only_source)))
-			return 0;
-		key[2] = (uint32_t)cx;
-		key[3] = (uint32_t)pcx;
-		key[4] = (uint32_t)d;
-		return agg_add(st, key, (double)e * (double)src->period, t->now, dl,
-			       (fl & SD_FLAG_NO_COUNTERS) != 0);
-	}
-	case SD_K_ATTRIBUTE: {
-		const char *ty, *sc;
-		uint32_t tl, sl;
-		if (sd_rec_u64(r, SD_F_ATTRIBUTE_ID, &a) || sd_rec_str(r, SD_F_ATTRIBUTE_NAME, &str, &len) ||
-		    sd_rec_str(r, SD_F_ATTRIBUTE_TYPE, &ty, &tl) || sd_rec_str(r, SD_F_ATTRIBUTE_SCOPE, &sc, &sl))
-			goto bad;
-		why = "ATTRIBUTE id out of order";
-		if ((i = def_index(a, st->nattrs)) < 0 || a >= UINT32_MAX)
-			goto bad;
-		if ((size_t)i == st->nattrs) {
-			if (sd_grow(&st->attrs, &st->capattrs, st->nattrs + 1, sizeof(*st->attrs)))
-				return -ENOMEM;
-			st->nattrs++;
-		}
-		struct sattr *at = &st->attrs[i];
-		free(at->name);
-		if (!(at->name = dupn(str, len)))
-			return -ENOMEM;
-		return 0;
-	}
-	case SD_K_CONTEXT: {
-		if (sd_rec_u64(r, SD_F_CONTEXT_NODE, &a) || sd_rec_u64(r, SD_F_CONTEXT_PARENT, &b) || sd_rec_u64(r, SD_F_CONTEXT_ATTR, &c) || r->n <= SD_F_CONTEXT_VALUE)
-			goto bad;
-		why = "CONTEXT node id out of order";
-		if ((i = def_index(a, st->nctxs)) < 0 || a >= UINT32_MAX)
-			goto bad;
-		why = "CONTEXT parent is not an earlier node";
-		if (b >= a)
-			goto bad;
-		why = "CONTEXT attribute is not defined";
-		if (c == 0 || c >= st->nattrs)
-			goto bad;
-		why = "CONTEXT value is not a string or a number";
-		char *v = value_str(&r->v[SD_F_CONTEXT_VALUE]);
-		if (!v) {
-			if (r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_STR &&
-			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
-			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_NEGATIVE_INTEGER &&
-			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_FLOAT32 &&
-			    r->v[SD_F_CONTEXT_VALUE].type != MSGPACK_OBJECT_FLOAT64)
-				goto bad;
-			return -ENOMEM;
-		}
-		if ((size_t)i == st->nctxs) {
-			if (sd_grow(&st->ctxs, &st->capctxs, st->nctxs + 1, sizeof(*st->ctxs))) {
-				free(v);
-				return -ENOMEM;
-			}
-			st->nctxs++;
-		}
-		struct sctx *x = &st->ctxs[i];
-		free(x->value);
-		x->value = v;
-		x->parent = (uint32_t)b;
-		x->attr = (uint32_t)c;
-		return 0;
-	}
-	case SD_K_REGION: {
-		const msgpack_object *cn = r->n > SD_F_REGION_COUNTS ? &r->v[SD_F_REGION_COUNTS] : NULL;
-		if (sd_rec_u64(r, SD_F_REGION_THREAD, &a) || sd_rec_u64(r, SD_F_REGION_T, &b) || sd_rec_u64(r, SD_F_REGION_NODE, &c) ||
-		    sd_rec_u64(r, SD_F_REGION_EVENT, &d))
-			goto bad;
-		if (cn && (why = check_counts(cn, st->nctrs, "REGION counts")))
-			goto bad;
-		why = "REGION names a thread that no THREAD record defined before it";
-		if (a == 0 || a >= st->nthreads)
-			goto bad;
-		why = "REGION names a CONTEXT node that no CONTEXT record defined before it";
-		if (c == 0 || c >= st->nctxs)
-			goto bad;
-		st->nregion_records++;
-		st->nregion_counts += cn != NULL;
-		if (d > 2)
-			return 0; /* an event of a later format: ignored */
-		return region_event(st, (uint32_t)a, b, (uint32_t)c, d, cn);
-	}
-	case SD_K_THREAD_CPU: {
-		if (sd_rec_u64(r, SD_F_THREAD_CPU_THREAD, &a) || sd_rec_u64(r, SD_F_THREAD_CPU_T, &b) || sd_rec_u64(r, SD_F_THREAD_CPU_NS, &c))
-			goto bad;
-		why = "THREAD_CPU names a thread that no THREAD record defined before it";
-		if (a == 0 || a >= st->nthreads)
-			goto bad;
-		struct sthread *t = &st->threads[a];
-		t->has_flush = 1;
-		t->flush_cpu_ns = c;
-		t->snap_sampled = t->cov_sampled;
-		thread_drops(st, a, t->snap_drops);
-		return 0;
-	}
-	case SD_K_UNSAMPLED: {
-		if (sd_rec_u64(r, SD_F_UNSAMPLED_THREAD, &a) || sd_rec_u64(r, SD_F_UNSAMPLED_T, &b) || r->n <= SD_F_UNSAMPLED_NS ||
-		    r->v[SD_F_UNSAMPLED_REASON].type != MSGPACK_OBJECT_STR || sd_rec_u64(r, SD_F_UNSAMPLED_NS, &c))
-			goto bad;
-		why = "UNSAMPLED names a thread that no THREAD record defined before it";
-		if (a == 0 || a >= st->nthreads)
-			goto bad;
-		struct sthread *t = &st->threads[a];
-		const msgpack_object_str *rs = &r->v[SD_F_UNSAMPLED_REASON].via.str;
-		static const char *const reasons[SD_UNSAMPLED_NREASONS] = SD_UNSAMPLED_NAMES;
-		uint64_t *un[SD_UNSAMPLED_NREASONS] = {
-			[SD_UNSAMPLED_FD_CLOSED] = &t->un_fd_closed,
-			[SD_UNSAMPLED_NOT_SAMPLED] = &t->un_not_sampled,
-			[SD_UNSAMPLED_CLONE_VM] = &t->un_clone_vm };
-		for (unsigned k = 0; k < SD_UNSAMPLED_NREASONS; k++)
-			if (rs->size == strlen(reasons[k]) && !memcmp(rs->ptr, reasons[k], rs->size))
-				*un[k] = c;
-		return 0; /* a reason of a later sonde: not counted */
-	}
-	case SD_K_DROPS: {
-		const msgpack_object *m = r->n > SD_F_DROPS_COUNTS ? &r->v[SD_F_DROPS_COUNTS] : NULL;
-		if (sd_rec_u64(r, SD_F_DROPS_THREAD, &a) || !m || m->type != MSGPACK_OBJECT_MAP)
-			goto bad;
-		for (uint32_t k = 0; k < m->via.map.size; k++) {
-			const msgpack_object_kv *kv = &m->via.map.ptr[k];
-			uint32_t idx;
-			why = "DROPS counts is not a map of reason names to unsigned integers";
-			if (kv->key.type != MSGPACK_OBJECT_STR || sd_obj_u64(&kv->val, &b))
-				goto bad;
-			char key[600];
-			int kl = snprintf(key, sizeof(key), "%llu:%.*s", (unsigned long long)a,
-					  (int)(kv->key.via.str.size > 500 ? 500 : kv->key.via.str.size),
-					  kv->key.via.str.ptr);
-			if (!sd_strmap_get(&st->drops, key, (size_t)kl, &idx)) {
-				idx = (uint32_t)st->ndrops;
-				if (sd_strmap_put(&st->drops, key, (size_t)kl, idx))
-					return -ENOMEM;
-				uint64_t *nv = realloc(st->dropv, (st->ndrops + 1) * sizeof(*nv));
-				if (nv)
-					st->dropv = nv;
-				uint64_t *nt = realloc(st->dropt, (st->ndrops + 1) * sizeof(*nt));
-				if (nt)
-					st->dropt = nt;
-				if (!nt)
-					return -ENOMEM;
-				nt[idx] = a;
-				char **nr = realloc(st->dropr, (st->ndrops + 1) * sizeof(*nr));
-				if (nr)
-					st->dropr = nr;
-				if (!nv || !nr || !(nr[idx] = sd_obj_strdup(&kv->key)))
-					return -ENOMEM;
-				st->ndrops++;
-			}
-			st->dropv[idx] = b;
-		}
-		return 0;
-	}
-	case SD_K_END: {
-		const msgpack_object *stats = r->n > SD_F_END_STATS ? &r->v[SD_F_END_STATS] : NULL;
-		why = "END t is not an unsigned integer";
-		if (sd_rec_u64(r, SD_F_END_T, &a))
-			goto bad;
-		why = "END reason is not a string";
-		if (sd_rec_str(r, SD_F_END_REASON, &str, &len))
-			goto bad;
-		why = "END stats is not a map";
-		if (!stats || stats->type != MSGPACK_OBJECT_MAP)
-			goto bad;
-		if ((why = check_keys(stats, stats_keys, "END stats", s->why_buf,
-				      sizeof(s->why_buf))))
-			goto bad;
-		free(st->end_reason);
-		if (!(st->end_reason = dupn(str, len)))
-			return -ENOMEM;
-		st->end_signal = 0;
-		sd_obj_u64(sd_map_get(stats, "signal"), &st->end_signal);
-		st->ended = 1;
-		return 0;
-	}
-	default: /* MODULE_END, NOTE, unknown kinds: nothing to count */
-		return 0;
-	}
-bad:
+	struct rec_ctx c = { p, st, r, s, generic };
+	int ret = decode[r->kind](&c);
+	if (ret != REC_BAD)
+		return ret;
 	s->err_off = r->offset;
-	s->err_why = why == generic ? field_why(r, s->why_buf, sizeof(s->why_buf)) : why;
+	s->err_why = c.why == generic ? field_why(r, s->why_buf, sizeof(s->why_buf)) : c.why;
 	return SD_ERR_CORRUPT;
 }
 
