@@ -41,11 +41,6 @@ int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
 int sd_cmd_diff(int argc, char **argv);
-/* cmd_report.c: the stream files of PATHs as `sonde report` reads them (a file as is; a
- * directory's *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or
- * SD_EXIT_IO / SD_EXIT_BADINPUT after printing why, or -ENOMEM. *files (each string and
- * the array, possibly partial on error) belong to the caller. */
-int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles);
 
 /* ---- cmd_events.c, events_papi.c / events_nopapi.c: `sonde events` ---------------- */
 
@@ -584,6 +579,58 @@ void sd_json_obj(FILE *out, const msgpack_object *o);
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+
+/* ---- cli.c: options, PATHs and loading shared by `sonde report` and `sonde diff` ---- */
+
+/* The stream files of PATHs as `sonde report` reads them (a file as is; a directory's
+ * *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or SD_EXIT_IO /
+ * SD_EXIT_BADINPUT after printing why, or -ENOMEM. *files (each string and the array,
+ * possibly partial on error) belong to the caller. */
+int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles);
+
+enum { SD_CLI_REPORT = 1, SD_CLI_DIFF = 2 };
+
+/* A command line of report or diff. Zeroed, then sd_cli_parse; sd_cli_fini frees. */
+struct sd_cli {
+	unsigned cmd_bit;       /* SD_CLI_REPORT or SD_CLI_DIFF */
+	const char *cmd, *see;  /* "report", "see 'sonde report --help'": for messages */
+	int help;               /* -h/--help: usage printed, nothing else to do */
+	char **paths;           /* positional arguments, in order */
+	size_t npaths;
+	enum sd_format format;
+	enum sd_view view;      /* report */
+	const char *func;       /* report: --view callers|callees NAME */
+	int weight;             /* --metric weight|time */
+	const char *counter;    /* --metric COUNTER */
+	char **group_by;        /* --group-by KEY,... (into group_copy) */
+	size_t ngroup;
+	char *group_copy;
+	const char **wheres;    /* --where, in order */
+	size_t nwheres;
+	size_t top;
+	const char *source;     /* --source NAME */
+	double min_percent;     /* report: --min-percent (0.5) */
+	int min_percent_given;
+	int stats;              /* report: --stats, enum sd_stats_key */
+	int by_thread;          /* report */
+	int absolute;           /* diff */
+	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
+	int strict, jobs;
+};
+
+/* Parses argv (argv[0] is the subcommand) for command cmd_bit: every option of the one
+ * table that this command takes, each error one `sonde: CMD:` line. SD_EXIT_OK (with
+ * c->help set after -h), SD_EXIT_USAGE, or -ENOMEM. */
+int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv);
+void sd_cli_fini(struct sd_cli *c);
+/* Loads the streams of PATHs into p (initialized here) with the --where filters (parsed
+ * into filters), --source and the symbol flags. `label` names the input in messages (a
+ * diff side's path; NULL for report). An exit code or -ENOMEM. */
+int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const char *label,
+		struct sd_profile *p, struct sd_filters *filters);
+/* After loading: the filters applied, the metric resolved into o (each failure said). */
+int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
+		   const struct sd_filters *filters, struct sd_report_opts *o);
 
 /* ---- view_stats.c: --stats KEY, a row's spread across threads, processes or ranks ---- */
 

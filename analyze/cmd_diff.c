@@ -74,67 +74,15 @@ static int table_add(struct table *t, const void *key, size_t klen, const char *
 }
 
 /* Load one side: 0 (SD_EXIT_OK) or an exit code after printing why; -ENOMEM. */
-static int load_side(struct side *s, const char **wheres, size_t nwheres, const char *source,
-		     int addresses, int jobs, int strict)
+static int load_side(const struct sd_cli *c, struct side *s)
 {
-	char **files = NULL, why[300] = "no attribute name (use attr=value, attr!=value, "
-					"attr~regex, attr or !attr)";
-	size_t nfiles = 0, used = 0;
 	char *one[1] = { (char *)s->path };
-	int code;
-
-	if (sd_profile_init(&s->p, addresses))
-		return -ENOMEM;
-	s->p.only_source = source;
-	for (size_t i = 0; i < nwheres; i++) {
-		int r = sd_filters_add(&s->filters, wheres[i], why, sizeof(why));
-		if (r == 0)
-			r = sd_profile_where(&s->p, wheres[i]);
-		if (r == -EINVAL) {
-			fprintf(stderr, "sonde: diff: --where '%s': %s\n", wheres[i], why);
-			code = SD_EXIT_USAGE;
-			goto out;
-		}
-		if (r < 0) {
-			code = -ENOMEM;
-			goto out;
-		}
-	}
-	code = sd_expand_paths(one, 1, &files, &nfiles);
+	int code = sd_cli_load(c, one, 1, s->path, &s->p, &s->filters);
 	if (code == SD_EXIT_OK)
-		code = sd_load_files(&s->p, files, nfiles, jobs, strict, &used);
-	if (code != SD_EXIT_OK)
-		goto out;
-	if (!used) {
-		fprintf(stderr, "sonde: diff: %s: no stream could be read (nothing to compare)\n",
-			s->path);
-		code = SD_EXIT_BADINPUT;
-		goto out;
-	}
-	if (sd_filters_apply(&s->p, &s->filters)) {
+		code = sd_cli_resolve(c, s->path, &s->p, &s->filters, &s->o);
+	if (code == SD_EXIT_OK && sd_sym_finish(s->p.sym))
 		code = -ENOMEM;
-		goto out;
-	}
-	int mr = sd_metric_resolve(&s->p, &s->o);
-	if (mr == -ENOMEM) {
-		code = -ENOMEM;
-	} else if (mr == -ENOENT || mr == -ENODATA) {
-		fprintf(stderr, "sonde: diff: --metric %s: no counter or counter group of that name "
-			"in %s (use samples, weight, or a counter listed by 'sonde report --view "
-			"counters')\n", s->o.counter, s->path);
-		code = mr == -ENOENT ? SD_EXIT_USAGE : SD_EXIT_BADINPUT;
-	} else if (mr == -EDOM) {
-		fprintf(stderr, "sonde: diff: --metric weight: the sources of %s count in different "
-			"units (pick one with --source NAME)\n", s->path);
-		code = SD_EXIT_USAGE;
-	} else if (sd_sym_finish(s->p.sym)) {
-		code = -ENOMEM;
-	}
 	s->total = sd_metric_total(&s->p, &s->o);
-out:
-	for (size_t i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(files);
 	return code;
 }
 
@@ -349,138 +297,28 @@ static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd
 
 int sd_cmd_diff(int argc, char **argv)
 {
-	static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
-	static const char *const with_val[] = { "--format", "--metric", "--group-by", "--where",
-						"--top", "--source", "--jobs", NULL };
+	struct sd_cli c = { 0 };
 	struct side sd[2] = { 0 };
 	struct table t = { 0 };
-	const char **wheres = calloc((size_t)argc + 1, sizeof(*wheres));
-	const char *paths[2], *source = NULL;
-	char *group_copy = NULL;
-	char **group_by = NULL;
-	size_t nwheres = 0, npaths = 0, ngroup = 0, top = 0;
-	enum sd_format fmt = SD_FMT_TEXT;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
-	int addresses = 0, strict = 0, weight = 0, absolute = 0, code = SD_EXIT_USAGE;
-	const char *counter = NULL;
+	int code = sd_cli_parse(&c, SD_CLI_DIFF, usage, argc, argv);
 
-	if (!wheres)
-		goto nomem;
-	for (int i = 1, opts = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		size_t k, l = 0;
-		if (!opts || a[0] != '-' || !a[1]) {
-			if (npaths == 2) {
-				fprintf(stderr, "sonde: diff: give two PATHs, A and B (%s)\n", see);
-				goto out;
-			}
-			paths[npaths++] = a;
-			continue;
-		}
-		if (!strcmp(a, "--")) {
-			opts = 0;
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("%s\n\nColumns and formats: docs/REPORT.md.\n", usage);
-			code = SD_EXIT_OK;
-			goto out;
-		}
-		if (!strcmp(a, "--absolute")) {
-			absolute = 1;
-			continue;
-		}
-		if (!strcmp(a, "--addresses") || !strcmp(a, "--strict")) {
-			*(a[2] == 'a' ? &addresses : &strict) = 1;
-			continue;
-		}
-		for (k = 0; with_val[k]; k++) {
-			l = strlen(with_val[k]);
-			if (!strncmp(a, with_val[k], l) && (a[l] == 0 || a[l] == '='))
-				break;
-		}
-		if (!with_val[k]) {
-			fprintf(stderr, "sonde: diff: unknown option '%s' (%s)\n", a, see);
-			goto out;
-		}
-		if (a[l] == '=')
-			val = a + l + 1;
-		else if (i + 1 < argc)
-			val = argv[++i];
-		else {
-			fprintf(stderr, "sonde: diff: option '%s' needs a value (%s)\n", a, see);
-			goto out;
-		}
-		char *end;
-		if (k == 0) {
-			int f;
-			for (f = 0; formats[f] && strcmp(formats[f], val); f++)
-				;
-			if (!formats[f] || f == SD_FMT_FOLDED) {
-				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv or "
-					"json)\n", val);
-				goto out;
-			}
-			fmt = (enum sd_format)f;
-		} else if (k == 1) {
-			weight = !strcmp(val, "weight") || !strcmp(val, "time");
-			counter = weight || !strcmp(val, "samples") ? NULL : val;
-		} else if (k == 2) {
-			free(group_copy);
-			free(group_by);
-			ngroup = 0;
-			if (!(group_copy = strdup(val)) ||
-			    !(group_by = calloc(strlen(val) + 1, sizeof(*group_by))))
-				goto nomem;
-			for (char *q = group_copy, *c;; q = c + 1) {
-				if ((c = strchr(q, ',')))
-					*c = 0;
-				if (!*q) {
-					fprintf(stderr, "sonde: diff: --group-by: empty key (give names "
-						"separated by commas, e.g. --group-by phase,function)\n");
-					goto out;
-				}
-				group_by[ngroup++] = q;
-				if (!c)
-					break;
-			}
-		} else if (k == 3) {
-			wheres[nwheres++] = val;
-		} else if (k == 4) {
-			unsigned long long n = strtoull(val, &end, 10);
-			if (!*val || *end || val[0] == '-') {
-				fprintf(stderr, "sonde: diff: --top: '%s' is not a count (%s)\n", val, see);
-				goto out;
-			}
-			top = (size_t)n;
-		} else if (k == 5) {
-			source = val;
-		} else {
-			long jn = strtol(val, &end, 10);
-			if (!*val || *end || jn < 1 || jn > 256) {
-				fprintf(stderr, "sonde: diff: --jobs: '%s' is not a number of threads from "
-					"1 to 256 (%s)\n", val, see);
-				goto out;
-			}
-			jobs = (int)jn;
-		}
-	}
-	if (npaths != 2) {
+	if (code != SD_EXIT_OK || c.help)
+		goto out;
+	if (c.npaths != 2) {
 		fprintf(stderr, "sonde: diff: give two PATHs, A and B (%s)\n", see);
+		code = SD_EXIT_USAGE;
 		goto out;
 	}
 	for (int s = 0; s < 2; s++) {
-		sd[s].path = paths[s];
-		sd[s].o = (struct sd_report_opts){ .format = fmt, .weight = weight, .counter = counter,
-						   .group_by = group_by, .ngroup = ngroup };
-		code = load_side(&sd[s], wheres, nwheres, source, addresses, jobs, strict);
-		if (code == -ENOMEM)
-			goto nomem;
+		sd[s].path = c.paths[s];
+		sd[s].o = (struct sd_report_opts){ .format = c.format, .weight = c.weight,
+						   .counter = c.counter, .group_by = c.group_by,
+						   .ngroup = c.ngroup };
+		code = load_side(&c, &sd[s]);
 		if (code != SD_EXIT_OK)
 			goto out;
 	}
-	if (weight && (sd[0].o.weight_unit || sd[1].o.weight_unit) &&
+	if (c.weight && (sd[0].o.weight_unit || sd[1].o.weight_unit) &&
 	    (!sd[0].o.weight_unit || !sd[1].o.weight_unit ||
 	     strcmp(sd[0].o.weight_unit, sd[1].o.weight_unit))) {
 		fprintf(stderr, "sonde: diff: --metric weight: A and B count in different units "
@@ -488,29 +326,29 @@ int sd_cmd_diff(int argc, char **argv)
 		code = SD_EXIT_USAGE;
 		goto out;
 	}
+	code = -ENOMEM;
 	for (int s = 0; s < 2; s++)
 		if (side_rows(&t, &sd[s], s))
-			goto nomem;
+			goto out;
 	for (size_t i = 0; i < t.n; i++)
-		t.rows[i].delta = absolute ? t.rows[i].v[1] - t.rows[i].v[0]
-				 : sd_pct(t.rows[i].v[1], sd[1].total) - sd_pct(t.rows[i].v[0], sd[0].total);
+		t.rows[i].delta = c.absolute ? t.rows[i].v[1] - t.rows[i].v[0]
+			: sd_pct(t.rows[i].v[1], sd[1].total) - sd_pct(t.rows[i].v[0], sd[0].total);
 	for (size_t i = 0; i < t.n; i++) /* shares: |delta| as printed, equal ones by name */
-		t.rows[i].sortkey = absolute ? fabs(t.rows[i].delta)
-					     : fabs(round(t.rows[i].delta * 100) / 100);
+		t.rows[i].sortkey = c.absolute ? fabs(t.rows[i].delta)
+					       : fabs(round(t.rows[i].delta * 100) / 100);
 	if (t.n > 1)
 		qsort(t.rows, t.n, sizeof(*t.rows), drow_cmp);
-	print(stdout, sd, &t, top && top < t.n ? top : t.n, fmt, absolute);
+	print(stdout, sd, &t, c.top && c.top < t.n ? c.top : t.n, c.format, c.absolute);
+	code = SD_EXIT_OK;
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));
 		code = SD_EXIT_IO;
-		goto out;
 	}
-	code = SD_EXIT_OK;
-	goto out;
-nomem:
-	fprintf(stderr, "sonde: diff: out of memory\n");
-	code = SD_EXIT_IO;
 out:
+	if (code == -ENOMEM) {
+		fprintf(stderr, "sonde: diff: out of memory\n");
+		code = SD_EXIT_IO;
+	}
 	for (int s = 0; s < 2; s++) {
 		sd_metric_fini(&sd[s].o);
 		sd_filters_fini(&sd[s].filters);
@@ -521,8 +359,6 @@ out:
 		free(t.rows[i].key);
 	free(t.rows);
 	sd_strmap_fini(&t.map);
-	free(wheres);
-	free(group_copy);
-	free(group_by);
+	sd_cli_fini(&c);
 	return code;
 }
