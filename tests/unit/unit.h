@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CHECK(cond)                                                                     \
 	do {                                                                            \
@@ -48,22 +50,40 @@ struct unit_case {
 	void (*fn)(void);
 };
 
-/* main() of a test program: runs argv[1] (a case name) or every case. */
+/* main() of a test program: runs case argv[1] in this process, or every
+ * case, each in a child process of its own (state such as the context tree
+ * only grows). */
 static inline int unit_main(int argc, char **argv, const struct unit_case *cases, size_t n)
 {
+	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
-			continue;
-		cases[i].fn();
-		printf("ok %s\n", cases[i].name);
-		if (argc > 1)
+		if (argc > 1) {
+			if (strcmp(argv[1], cases[i].name) != 0)
+				continue;
+			cases[i].fn();
+			printf("ok %s\n", cases[i].name);
 			return 0;
+		}
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			cases[i].fn();
+			printf("ok %s\n", cases[i].name);
+			fflush(NULL);
+			_exit(0);
+		}
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 77)) {
+			printf("FAILED %s\n", cases[i].name);
+			failed = 1;
+		}
 	}
 	if (argc > 1) {
 		fprintf(stderr, "%s: no case '%s'\n", argv[0], argv[1]);
 		return 2;
 	}
-	return 0;
+	return failed;
 }
 
 #define UNIT_MAIN(...)                                                                  \
