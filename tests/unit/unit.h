@@ -28,8 +28,9 @@
 	do {                                                                            \
 		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                        \
 		if (a_ != b_) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s == %s (%" PRIu64 " != %" PRIu64 ")\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_);                    \
+			fprintf(stderr, "%s:%d: check failed: %s == %s (%" PRIu64 " != %" PRIu64 \
+				", signed %" PRId64 " != %" PRId64 ")\n", __FILE__, __LINE__, #a, \
+				#b, a_, b_, (int64_t)a_, (int64_t)b_);                  \
 			exit(1);                                                        \
 		}                                                                       \
 	} while (0)
