@@ -637,6 +637,51 @@ static void case_counters(void)
 			      SD_CTR_RUSAGE);
 	}
 
+	/* At most SD_MAX_COUNTERS values: context-switches is two. With 7 used,
+	 * a one-value counter still fits; then the next one is refused, with a
+	 * line, whatever kind it is (PAPI/native events included). The native
+	 * software events need libpfm4 and perf_event for this user: where they
+	 * are unavailable, they fill no slot and only the first part is run. */
+	CHECK_EQ(SD_MAX_COUNTERS, 8);
+	nmsgs = 0;
+	sd_kernel_counters_probe("context-switches,minor-faults,major-faults,perf::PAGE-FAULTS,"
+				 "perf::CONTEXT-SWITCHES,perf::TASK-CLOCK,page-faults",
+				 &c, say);
+	if (c.n + c.nunavail != 8) {
+		for (unsigned i = 0; i < nmsgs; i++)
+			fprintf(stderr, "  message %u: %s\n", i, msgs[i]);
+		CHECK_EQ(c.n + c.nunavail, 8);
+	}
+	check_counter(&c, c.n - 1, "page-faults", "page-faults", "getrusage:ru_minflt+ru_majflt",
+		      SD_CTR_RUSAGE);
+	if (c.n == 8) {
+		CHECK_STR(c.c[5].name, "perf::CONTEXT-SWITCHES");
+		CHECK_STR(c.c[6].name, "perf::TASK-CLOCK");
+		CHECK_STR(c.c[6].source, "perf_event:perf::TASK-CLOCK");
+		CHECK_EQ(c.nperf, 3);
+		struct sd_counter last = c.c[7];
+		static const char *const more[] = {"perf::CPU-CLOCK", "cpu-migrations", "PAPI_TOT_INS"};
+		for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+			nmsgs = 0;
+			sd_kernel_counters_probe(
+				fmt("context-switches,minor-faults,major-faults,perf::PAGE-FAULTS,"
+				    "perf::CONTEXT-SWITCHES,perf::TASK-CLOCK,page-faults,%s,bogus",
+				    more[i]),
+				&c, say);
+			CHECK_EQ(c.n, 8);
+			CHECK_EQ(c.nunavail, 0);
+			/* the last one counted is left as it was */
+			CHECK(!memcmp(&c.c[7], &last, sizeof last));
+			expect_msgs(1, fmt("sonde: SONDE_COUNTERS: '%s': too many counters (at most 8 "
+					   "values)",
+					   more[i]));
+		}
+	} else {
+		printf("counters: native events unavailable here (%u of them): limit past 8 not "
+		       "run\n", c.nunavail);
+	}
+	sd_kernel_counters_probe_release(&c);
+
 	/* cpu-migrations: a perf_event counting kernel-side, where this user may
 	 * open one; else unavailable, with the documented line. */
 	nmsgs = 0;
