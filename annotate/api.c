@@ -313,12 +313,19 @@ static void op_begin(struct sd_attr *a, const struct sd_value *v, const char *fn
 	stack_done(st);
 }
 
+/* The length of `s` as a value: begins keep at most SD_VALUE_MAX bytes
+ * (value_str), so an end names the value by as many. */
+static size_t value_len(const char *s)
+{
+	return strnlen(s, SD_VALUE_MAX);
+}
+
 /* Is the innermost open value the string `want`? */
 static int top_is(const struct stack *st, const char *want)
 {
 	size_t len;
 	const char *have = sd_ann_node_str(st->e[st->depth - 1].node, &len);
-	return have && !strncmp(have, want, len) && want[len] == 0;
+	return have && len == value_len(want) && !memcmp(have, want, len);
 }
 
 static void op_end_slow(struct sd_attr *a, const char *want, const char *fn,
@@ -355,7 +362,7 @@ __attribute__((noinline)) static void op_end_slow(struct sd_attr *a, const char 
 		return;
 	}
 	int k = innermost(st, a->id);
-	size_t want_len = want ? strlen(want) : 0;
+	size_t want_len = want ? value_len(want) : 0;
 	if (want) {
 		/* the innermost open region named `want` */
 		k = -1;

@@ -270,22 +270,24 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 			dup |= !strcmp(out->c[i].group, tok);
 		if (dup)
 			continue;
-		if (!k && (!strncmp(tok, "PAPI_", 5) || strstr(tok, "::"))) {
-			probe_papi(tok, out, say);
-			continue;
-		}
-		if (!k) {
+		int papi = !k && (!strncmp(tok, "PAPI_", 5) || strstr(tok, "::"));
+		if (!k && !papi) {
 			say("sonde: SONDE_COUNTERS: '%s': unknown counter (use context-switches, "
 			    "cpu-migrations, page-faults, minor-faults or major-faults; see 'sonde events')",
 			    tok);
 			continue;
 		}
-		if (out->n + 2 > SD_MAX_COUNTERS) {
+		/* values it adds: context switches are two (voluntary, involuntary) */
+		unsigned need = k && k->ru[0] >= 0 && k->ru[1] >= 0 ? 2 : 1;
+		if (out->n + need > SD_MAX_COUNTERS) {
 			say("sonde: SONDE_COUNTERS: '%s': too many counters (at most %d values)", tok,
 			    SD_MAX_COUNTERS);
 			break;
 		}
-		probe_known(k, out, say);
+		if (papi)
+			probe_papi(tok, out, say);
+		else
+			probe_known(k, out, say);
 	}
 }
 

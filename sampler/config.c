@@ -56,7 +56,9 @@ static int parse_papi(const char *tok, const char *name, const char *at, struct 
 	char *end;
 	errno = 0;
 	unsigned long long n = at ? strtoull(at + 1, &end, 10) : 0;
-	if (!at || errno || end == at + 1 || *end || at[1] == '-' || n < 1000 || n > 2147483647ull) {
+	/* strtoull takes "-N" (after blanks, too) as 2^64 - N: any '-' is refused. */
+	if (!at || errno || end == at + 1 || *end || strchr(at + 1, '-') || n < 1000 ||
+	    n > 2147483647ull) {
 		sd_msg("sonde: SONDE_SAMPLE: '%s': a PAPI event needs a count from 1000 to 2147483647 "
 		       "(e.g. perf::TASK-CLOCK@1000000)", tok);
 		return -EINVAL;
@@ -143,7 +145,8 @@ static void parse_uint(const char *var, unsigned lo, unsigned hi, unsigned *out)
 	char *end;
 	errno = 0;
 	unsigned long x = strtoul(v, &end, 10);
-	if (errno || *end || end == v || x < lo || x > hi || v[0] == '-') {
+	/* strtoul takes "-N" (after blanks, too) as 2^64 - N: any '-' is refused. */
+	if (errno || *end || end == v || x < lo || x > hi || strchr(v, '-')) {
 		sd_msg("sonde: %s: '%s' is not an integer from %u to %u (keeping %u)", var, v, lo, hi,
 		       *out);
 		return;
