@@ -1645,28 +1645,9 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 	return 0;
 }
 
-static int merge(struct sd_profile *p, struct sstate *st, const char *name, int truncated)
+/* The kept keys (those --where keeps) count for their source, thread and call node. */
+static void merge_keys(struct sd_profile *p, struct sstate *st)
 {
-	uint32_t nostack_c = 0, badnode_c = 0;
-	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
-	int err = -ENOMEM;
-
-	st->host_id = value_id(p, st->host ? st->host : "?");
-	if (st->host_id < 0) {
-		free(srcrow);
-		return -ENOMEM;
-	}
-	if (!srcrow)
-		return -ENOMEM;
-	/* regions still open at the end: closed at the thread's last time, forced */
-	for (size_t i = 1; i < st->nthreads; i++)
-		while (st->threads[i].nopen)
-			if (region_close(st, (uint32_t)i, st->threads[i].last_t, 1,
-					 st->threads[i].lastcnt))
-				goto out;
-	if (merge_contexts(p, st) || merge_counters(p, st))
-		goto out;
-	/* the kept keys count for their source, thread and call node */
 	for (size_t i = 0; i < st->naggs; i++) {
 		struct sagg *a = &st->aggs[i];
 		if (!where_ok(p, st->ctxs[a->ctx].gnode, st->ctxs[a->pctx].gnode))
@@ -1695,15 +1676,31 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 			st->nodes[a->node].weight += a->weight;
 		}
 	}
-	/* THREAD_END deltas belong to their thread (and process, rank, host), to no call
-	 * path and no source: a row of their own (below), counted in the totals unless
-	 * --source picks samples or a --where filter needs a context */
-	int keep_ends = !p->only_source && where_ok(p, 0, 0);
-	for (size_t i = 1; keep_ends && i < st->nthreads; i++)
+}
+
+/* THREAD_END deltas belong to their thread (and process, rank, host), to no call path
+ * and no source: a row of their own (merge_end_rows), counted in the totals unless
+ * --source picks samples or a --where filter needs a context. */
+static int keep_thread_ends(const struct sd_profile *p)
+{
+	return !p->only_source && where_ok(p, 0, 0);
+}
+
+static void merge_end_totals(struct sd_profile *p, const struct sstate *st)
+{
+	for (size_t i = 1; i < st->nthreads; i++)
 		for (size_t k = 0; st->threads[i].endcnt && k < st->nctrs; k++) {
 			p->counters[st->ctrs[k].gid].total += st->threads[i].endcnt[k];
 			p->counters[st->ctrs[k].gid].end_total += st->threads[i].endcnt[k];
 		}
+}
+
+/* The stream's call nodes with samples in their subtree into the merged call tree
+ * (symbolized: an inlined address is several frames), and the [no stack] and
+ * [unknown stack] roots (their merged nodes in *nostack_c, *badnode_c). */
+static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostack_c,
+		       uint32_t *badnode_c)
+{
 	/* mark nodes with samples in their subtree; children come after parents */
 	for (size_t i = st->nnodes; i-- > 1;)
 		if (st->nodes[i].samples || st->nodes[i].used)
@@ -1718,30 +1715,36 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		const struct sd_frame *fr;
 		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
 		if (nf < 0)
-			goto out;
+			return -ENOMEM;
 		n->cnode = st->nodes[n->parent].cnode;
 		for (int k = 0; k < nf; k++)
 			if (cnode_child(p, n->cnode, fr[k].func, &n->cnode))
-				goto out;
+				return -ENOMEM;
 		n->file = fr[nf - 1].file;
 		n->line = fr[nf - 1].line;
 		p->nodes[n->cnode].samples += n->samples;
 		p->nodes[n->cnode].weight += n->weight;
 	}
-	if (add_root_pseudo(p, "[no stack]", st->nostack, st->nostack_w, &nostack_c) ||
-	    add_root_pseudo(p, "[unknown stack]", st->badnode, st->badnode_w, &badnode_c))
-		goto out;
+	if (add_root_pseudo(p, "[no stack]", st->nostack, st->nostack_w, nostack_c) ||
+	    add_root_pseudo(p, "[unknown stack]", st->badnode, st->badnode_w, badnode_c))
+		return -ENOMEM;
 
+	return 0;
+}
+
+/* One thread row per THREAD the stream defined. */
+static int merge_threads(struct sd_profile *p, struct sstate *st)
+{
 	for (size_t i = 0; i < st->nthreads; i++) {
 		struct sthread *t = &st->threads[i];
 		if (!t->defined)
 			continue;
 		if (sd_grow(&p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads)))
-			goto out;
+			return -ENOMEM;
 		struct sd_thread_row *row = &p->threads[p->nthreads];
 		row->name = strdup(t->defined ? t->name : "[unknown thread]");
 		if (!row->name)
-			goto out;
+			return -ENOMEM;
 		row->pid = st->pid;
 		row->tid = t->tid;
 		row->samples = t->samples;
@@ -1750,8 +1753,13 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		t->row = (uint32_t)p->nthreads;
 		p->nthreads++;
 	}
-	if (merge_coverage(p, st))
-		goto out;
+	return 0;
+}
+
+/* Sources merged by name, period, unit and mechanism; srcrow[i]: the row of the
+ * stream's source i. */
+static int merge_sources(struct sd_profile *p, struct sstate *st, uint32_t *srcrow)
+{
 	for (size_t i = 0; i <= st->nsources; i++) {
 		struct ssource *s = &st->sources[i];
 		size_t j;
@@ -1769,7 +1777,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		}
 		if (j == p->nsources) {
 			if (sd_grow(&p->sources, &p->capsources, j + 1, sizeof(*p->sources)))
-				goto out;
+				return -ENOMEM;
 			struct sd_source_row *r = &p->sources[j];
 			r->name = s->name, r->spec = s->spec, r->unit = s->unit;
 			r->mechanism = s->mechanism, r->period = s->period;
@@ -1780,35 +1788,48 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		p->sources[j].weight += s->weight;
 		srcrow[i] = (uint32_t)j;
 	}
-	uint64_t sdrop = 0, rdrop = 0;
+	return 0;
+}
+
+/* Drops by reason; the stream's sample and region-event drops in *sdrop, *rdrop. */
+static int merge_drops(struct sd_profile *p, const struct sstate *st, uint64_t *sdrop,
+		       uint64_t *rdrop)
+{
 	for (size_t i = 0; i < st->ndrops; i++) {
 		const char *reason = st->dropr[i];
 		uint32_t k;
 		/* reasons "region_*" count region events, every other one samples (FORMAT.md) */
 		if (!strncmp(reason, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1))
-			rdrop += st->dropv[i];
+			*rdrop += st->dropv[i];
 		else
-			sdrop += st->dropv[i];
+			*sdrop += st->dropv[i];
 		if (!sd_strmap_get(&p->drop_reasons, reason, strlen(reason), &k)) {
 			k = (uint32_t)p->ndrop;
 			if (sd_grow(&p->drop_counts, &p->capdrop, k + 1, sizeof(*p->drop_counts)))
-				goto out;
+				return -ENOMEM;
 			char **nn = realloc(p->drop_names, (k + 1) * sizeof(*nn));
 			if (!nn)
-				goto out;
+				return -ENOMEM;
 			p->drop_names = nn;
 			if (!(nn[k] = strdup(reason)) ||
 			    sd_strmap_put(&p->drop_reasons, reason, strlen(reason), k))
-				goto out;
+				return -ENOMEM;
 			p->ndrop++;
 		}
 		p->drop_counts[k] += st->dropv[i];
 	}
-	p->dropped += sdrop;
-	p->dropped_regions += rdrop;
+	p->dropped += *sdrop;
+	p->dropped_regions += *rdrop;
+	return 0;
+}
+
+/* The stream's row of --view streams and processes, and its pid and (rank, pid). */
+static int merge_stream_info(struct sd_profile *p, struct sstate *st, const char *name,
+			     int truncated, uint64_t sdrop, uint64_t rdrop)
+{
 	p->samples_read += st->nsamples_all;
 	if (sd_grow(&p->sinfo, &p->capsinfo, p->nsinfo + 1, sizeof(*p->sinfo)))
-		goto out;
+		return -ENOMEM;
 	struct sd_stream_info *si = &p->sinfo[p->nsinfo];
 	*si = (struct sd_stream_info){ .pid = st->pid, .rank = st->rank, .signal = st->end_signal,
 		.truncated = truncated, .samples = st->nsamples_all, .samples_dropped = sdrop,
@@ -1834,7 +1855,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 	    !si->label || (st->has_exe && !si->exe)) {
 		free(si->file), free(si->host), free(si->end);
 		free(si->name), free(si->label), free(si->command), free(si->exe);
-		goto out;
+		return -ENOMEM;
 	}
 	p->nsinfo++;
 	size_t j;
@@ -1842,7 +1863,7 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		;
 	if (j == p->npids) {
 		if (sd_grow(&p->pids, &p->cappids, j + 1, sizeof(*p->pids)))
-			goto out;
+			return -ENOMEM;
 		p->pids[p->npids++] = st->pid;
 	}
 	for (j = 0; j < p->nprocs && (p->procs[j].pid != st->pid || p->procs[j].rank != st->rank);
@@ -1850,21 +1871,27 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		;
 	if (j == p->nprocs) {
 		if (sd_grow(&p->procs, &p->capprocs, j + 1, sizeof(*p->procs)))
-			goto out;
+			return -ENOMEM;
 		p->procs[p->nprocs++] = (struct sd_proc){ st->rank, st->pid };
 	}
-	/* one row per kept key for the context views */
+	return 0;
+}
+
+/* One row per kept key for the context views. */
+static int merge_rows(struct sd_profile *p, const struct sstate *st, const uint32_t *srcrow,
+		      uint32_t nostack_c, uint32_t badnode_c)
+{
 	for (size_t i = 0; i < st->naggs; i++) {
 		const struct sagg *a = &st->aggs[i];
 		if (!a->kept)
 			continue;
 		if (sd_grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
-			goto out;
+			return -ENOMEM;
 		const struct sthread *t = &st->threads[a->thread];
 		const struct sd_thread_row *tr = &p->threads[t->row];
 		uint64_t *cnt = NULL;
 		if (st->nctrs && !(cnt = global_counts(p, st, &st->aggcnt[i * st->nctrs])))
-			goto out;
+			return -ENOMEM;
 		p->rows[p->nrows++] = (struct sd_crow){
 			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
 			.cnode = a->node == 0 ? nostack_c : a->node == UINT32_MAX ? badnode_c
@@ -1877,8 +1904,13 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 			.rank = st->rank, .host = (uint32_t)st->host_id,
 			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
-	/* one row per thread with THREAD_END deltas, under the pseudo function [thread end] */
-	for (size_t i = 1; keep_ends && i < st->nthreads; i++) {
+	return 0;
+}
+
+/* One row per thread with THREAD_END deltas, under the pseudo function [thread end]. */
+static int merge_end_rows(struct sd_profile *p, const struct sstate *st)
+{
+	for (size_t i = 1; i < st->nthreads; i++) {
 		const struct sthread *t = &st->threads[i];
 		const struct sd_thread_row *tr = &p->threads[t->row];
 		uint32_t c;
@@ -1888,33 +1920,77 @@ static int merge(struct sd_profile *p, struct sstate *st, const char *name, int 
 		if ((f = sd_sym_pseudo(p->sym, "[thread end]")) < 0 ||
 		    cnode_child(p, 0, (uint32_t)f, &c) ||
 		    sd_grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
-			goto out;
+			return -ENOMEM;
 		uint64_t *cnt = global_counts(p, st, t->endcnt);
 		if (!cnt)
-			goto out;
+			return -ENOMEM;
 		p->rows[p->nrows++] = (struct sd_crow){
 			.counts = cnt, .ncounts = (uint32_t)p->ncounters, .cnode = c,
 			.source = UINT32_MAX, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
 			.rank = st->rank, .host = (uint32_t)st->host_id, .thread_end = 1,
 			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
+	return 0;
+}
+
+/* One row per region (thread, context node) that --where keeps. */
+static int merge_regions(struct sd_profile *p, const struct sstate *st)
+{
 	for (size_t i = 0; i < st->nregs; i++) {
 		const struct sreg *g = &st->regs[i];
 		uint32_t gnode = st->ctxs[g->node].gnode;
 		if (!where_ok(p, gnode, 0))
 			continue;
 		if (sd_grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
-			goto out;
+			return -ENOMEM;
 		const struct sd_thread_row *tr = &p->threads[st->threads[g->thread].row];
 		uint64_t *cnt = NULL;
 		if (g->cnt && !(cnt = global_counts(p, st, g->cnt)))
-			goto out;
+			return -ENOMEM;
 		p->regions[p->nregions++] = (struct sd_region_row){
 			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
 			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
 			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
 			.max_ns = g->max, .forced = g->forced, .stream = (uint32_t)(p->nsinfo - 1) };
 	}
+	return 0;
+}
+
+/* Merges one parsed stream into the profile: its keys, call tree, threads, sources,
+ * drops, stream row, context and region rows. 0 or -ENOMEM. */
+static int merge(struct sd_profile *p, struct sstate *st, const char *name, int truncated)
+{
+	uint32_t nostack_c = 0, badnode_c = 0;
+	uint64_t sdrop = 0, rdrop = 0;
+	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
+	int keep_ends = keep_thread_ends(p);
+	int err = -ENOMEM;
+
+	st->host_id = value_id(p, st->host ? st->host : "?");
+	if (st->host_id < 0) {
+		free(srcrow);
+		return -ENOMEM;
+	}
+	if (!srcrow)
+		return -ENOMEM;
+	/* regions still open at the end: closed at the thread's last time, forced */
+	for (size_t i = 1; i < st->nthreads; i++)
+		while (st->threads[i].nopen)
+			if (region_close(st, (uint32_t)i, st->threads[i].last_t, 1,
+					 st->threads[i].lastcnt))
+				goto out;
+	if (merge_contexts(p, st) || merge_counters(p, st))
+		goto out;
+	merge_keys(p, st);
+	if (keep_ends)
+		merge_end_totals(p, st);
+	if (merge_nodes(p, st, &nostack_c, &badnode_c) || merge_threads(p, st) ||
+	    merge_coverage(p, st) || merge_sources(p, st, srcrow) ||
+	    merge_drops(p, st, &sdrop, &rdrop) ||
+	    merge_stream_info(p, st, name, truncated, sdrop, rdrop) ||
+	    merge_rows(p, st, srcrow, nostack_c, badnode_c) ||
+	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st))
+		goto out;
 	p->region_records += st->nregion_records;
 	p->region_counts += st->nregion_counts;
 	p->streams++;
