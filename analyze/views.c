@@ -129,21 +129,21 @@ static int key_value(struct buf *b, const struct sd_profile *p, const struct key
 	return 0;
 }
 
-int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+/* The grouped rows of --group-by, sorted, and what printing them needs. */
+struct grouped {
+	struct group *groups;
+	size_t ngroups, n; /* n: printed (--top) */
+	double all;        /* the metric's total */
+	const char *metric;
+	char mbuf[64];
+	struct sd_stats *st; /* --stats: columns after the usual ones */
+};
+
+/* The --group-by names resolved: a built-in key, or an annotation attribute. */
+static struct key *group_keys(const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct key *keys = calloc(o->ngroup, sizeof(*keys));
-	struct group *groups = NULL;
-	size_t ngroups = 0, capgroups = 0, *width = calloc(o->ngroup, sizeof(*width));
-	struct sd_strmap map = { 0 };
-	struct buf b = { 0 };
-	int text = o->format == SD_FMT_TEXT, err = -ENOMEM;
-	double all = sd_metric_total(p, o);
-	char mbuf[64];
-	struct sd_stats *st = NULL; /* --stats: columns after the usual ones */
-
-	if (!keys || !width || (o->stats && !(st = sd_stats_new(p, o->stats))))
-		goto out;
-	for (size_t i = 0; i < o->ngroup; i++) {
+	for (size_t i = 0; keys && i < o->ngroup; i++) {
 		keys[i].kind = K_ATTR;
 		for (int k = 1; builtins[k]; k++)
 			if (!strcmp(o->group_by[i], builtins[k]))
@@ -155,139 +155,183 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 			keys[i].attr = id;
 		}
 	}
+	return keys;
+}
+
+/* Every row's metric summed per combination of key values, into g->groups. */
+static int group_rows(struct grouped *g, const struct sd_profile *p,
+		      const struct sd_report_opts *o, const struct key *keys)
+{
+	struct sd_strmap map = { 0 };
+	struct buf b = { 0 };
+	size_t capgroups = 0;
+	int err = -ENOMEM;
+
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct sd_crow *r = &p->rows[i];
-		uint32_t g;
+		uint32_t id;
 		b.n = 0;
 		for (size_t k = 0; k < o->ngroup; k++)
-			if (key_value(&b, p, &keys[k], r, text))
+			if (key_value(&b, p, &keys[k], r, o->format == SD_FMT_TEXT))
 				goto out;
-		if (!sd_strmap_get(&map, b.p, b.n, &g)) {
-			if (ngroups == capgroups) {
+		if (!sd_strmap_get(&map, b.p, b.n, &id)) {
+			if (g->ngroups == capgroups) {
 				size_t cap = capgroups ? capgroups * 2 : 64;
-				struct group *ng = realloc(groups, cap * sizeof(*ng));
+				struct group *ng = realloc(g->groups, cap * sizeof(*ng));
 				if (!ng)
 					goto out;
-				groups = ng;
+				g->groups = ng;
 				capgroups = cap;
 			}
-			g = (uint32_t)ngroups;
-			if (sd_strmap_put(&map, b.p, b.n, g) || !(groups[g].key = malloc(b.n)))
+			id = (uint32_t)g->ngroups;
+			if (sd_strmap_put(&map, b.p, b.n, id) || !(g->groups[id].key = malloc(b.n)))
 				goto out;
-			memcpy(groups[g].key, b.p, b.n);
-			groups[g].klen = b.n;
-			groups[g].v = 0;
-			groups[g].id = g;
-			ngroups++;
+			memcpy(g->groups[id].key, b.p, b.n);
+			g->groups[id].klen = b.n;
+			g->groups[id].v = 0;
+			g->groups[id].id = id;
+			g->ngroups++;
 		}
-		groups[g].v += sd_metric_row(o, r);
-		if (st && sd_stats_add(st, g, r, sd_metric_row(o, r)))
+		g->groups[id].v += sd_metric_row(o, r);
+		if (g->st && sd_stats_add(g->st, id, r, sd_metric_row(o, r)))
 			goto out;
-	}
-	if (ngroups > 1)
-		qsort(groups, ngroups, sizeof(*groups), group_cmp);
-	size_t n = o->top && o->top < ngroups ? o->top : ngroups;
-	const char *metric = o->counter ? o->counter : o->weight
-			   ? sd_metric_col(o, "weight", mbuf, sizeof(mbuf)) : "samples";
-
-	if (o->format == SD_FMT_TEXT) {
-		for (size_t k = 0; k < o->ngroup; k++)
-			width[k] = strlen(o->group_by[k]);
-		for (size_t i = 0; i < n; i++) {
-			const char *v = groups[i].key;
-			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
-				if (strlen(v) > width[k])
-					width[k] = strlen(v);
-		}
-		for (size_t k = 0; k < o->ngroup; k++)
-			fprintf(out, "%-*s  ", (int)width[k], o->group_by[k]);
-		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
-		fprintf(out, "%*s %8s", mw, metric, "percent");
-		if (st)
-			sd_stats_head(out, st, o->format);
-		putc('\n', out);
-		for (size_t i = 0; i < n; i++) {
-			const char *v = groups[i].key;
-			double val = groups[i].v;
-			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
-				fprintf(out, "%-*s  ", (int)width[k], v);
-			sd_metric_put(out, o, val, mw);
-			fprintf(out, " %7.2f%%", sd_pct(val, all));
-			if (st)
-				sd_stats_row(out, st, o, groups[i].id);
-			putc('\n', out);
-		}
-	} else if (o->format == SD_FMT_CSV) {
-		for (size_t k = 0; k < o->ngroup; k++) {
-			sd_csv_str(out, o->group_by[k]);
-			putc(',', out);
-		}
-		fprintf(out, "%s,percent", metric);
-		if (st)
-			sd_stats_head(out, st, o->format);
-		putc('\n', out);
-		for (size_t i = 0; i < n; i++) {
-			const char *v = groups[i].key;
-			double val = groups[i].v;
-			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
-				sd_csv_str(out, v);
-				putc(',', out);
-			}
-			sd_metric_put(out, o, val, 0);
-			fprintf(out, ",%.2f", sd_pct(val, all));
-			if (st)
-				sd_stats_row(out, st, o, groups[i].id);
-			putc('\n', out);
-		}
-	} else {
-		fputs("{\"metric\":", out);
-		sd_json_str(out, o->counter ? o->counter : o->weight ? "weight" : "samples",
-			    strlen(o->counter ? o->counter : o->weight ? "weight" : "samples"));
-		fprintf(out, ",\"samples\":%" PRIu64, p->samples);
-		if (o->weight && o->weight_unit)
-			fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
-		else
-			fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
-		fputs(",\"group_by\":[", out);
-		for (size_t k = 0; k < o->ngroup; k++) {
-			if (k)
-				putc(',', out);
-			sd_json_str(out, o->group_by[k], strlen(o->group_by[k]));
-		}
-		fputs("],", out);
-		if (st)
-			sd_stats_head(out, st, o->format);
-		fputs("\"rows\":[", out);
-		for (size_t i = 0; i < n; i++) {
-			const char *v = groups[i].key;
-			double val = groups[i].v;
-			fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
-			for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
-				if (k)
-					putc(',', out);
-				sd_json_str(out, v, strlen(v));
-			}
-			fputs("],", out);
-			sd_json_str(out, metric, strlen(metric));
-			putc(':', out);
-			sd_metric_put(out, o, val, 0);
-			fprintf(out, ",\"percent\":%.2f", sd_pct(val, all));
-			if (st)
-				sd_stats_row(out, st, o, groups[i].id);
-			putc('}', out);
-		}
-		fputs("]}\n", out);
 	}
 	err = 0;
 out:
-	for (size_t i = 0; i < ngroups; i++)
-		free(groups[i].key);
-	free(groups);
-	free(keys);
-	free(width);
 	free(b.p);
 	sd_strmap_fini(&map);
-	sd_stats_free(st);
+	return err;
+}
+
+static int print_group_text(FILE *out, const struct grouped *g, const struct sd_report_opts *o)
+{
+	size_t *width = calloc(o->ngroup, sizeof(*width));
+	if (!width)
+		return -ENOMEM;
+	for (size_t k = 0; k < o->ngroup; k++)
+		width[k] = strlen(o->group_by[k]);
+	for (size_t i = 0; i < g->n; i++) {
+		const char *v = g->groups[i].key;
+		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
+			if (strlen(v) > width[k])
+				width[k] = strlen(v);
+	}
+	for (size_t k = 0; k < o->ngroup; k++)
+		fprintf(out, "%-*s  ", (int)width[k], o->group_by[k]);
+	int mw = strlen(g->metric) > 10 ? (int)strlen(g->metric) : 10;
+	fprintf(out, "%*s %8s", mw, g->metric, "percent");
+	if (g->st)
+		sd_stats_head(out, g->st, o->format);
+	putc('\n', out);
+	for (size_t i = 0; i < g->n; i++) {
+		const char *v = g->groups[i].key;
+		double val = g->groups[i].v;
+		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
+			fprintf(out, "%-*s  ", (int)width[k], v);
+		sd_metric_put(out, o, val, mw);
+		fprintf(out, " %7.2f%%", sd_pct(val, g->all));
+		if (g->st)
+			sd_stats_row(out, g->st, o, g->groups[i].id);
+		putc('\n', out);
+	}
+	free(width);
+	return 0;
+}
+
+static void print_group_csv(FILE *out, const struct grouped *g, const struct sd_report_opts *o)
+{
+	for (size_t k = 0; k < o->ngroup; k++) {
+		sd_csv_str(out, o->group_by[k]);
+		putc(',', out);
+	}
+	fprintf(out, "%s,percent", g->metric);
+	if (g->st)
+		sd_stats_head(out, g->st, o->format);
+	putc('\n', out);
+	for (size_t i = 0; i < g->n; i++) {
+		const char *v = g->groups[i].key;
+		double val = g->groups[i].v;
+		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
+			sd_csv_str(out, v);
+			putc(',', out);
+		}
+		sd_metric_put(out, o, val, 0);
+		fprintf(out, ",%.2f", sd_pct(val, g->all));
+		if (g->st)
+			sd_stats_row(out, g->st, o, g->groups[i].id);
+		putc('\n', out);
+	}
+}
+
+static void print_group_json(FILE *out, const struct grouped *g, const struct sd_profile *p,
+			     const struct sd_report_opts *o)
+{
+	const char *name = o->counter ? o->counter : o->weight ? "weight" : "samples";
+	fputs("{\"metric\":", out);
+	sd_json_str(out, name, strlen(name));
+	fprintf(out, ",\"samples\":%" PRIu64, p->samples);
+	if (o->weight && o->weight_unit)
+		fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
+	else
+		fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+	fputs(",\"group_by\":[", out);
+	for (size_t k = 0; k < o->ngroup; k++) {
+		if (k)
+			putc(',', out);
+		sd_json_str(out, o->group_by[k], strlen(o->group_by[k]));
+	}
+	fputs("],", out);
+	if (g->st)
+		sd_stats_head(out, g->st, o->format);
+	fputs("\"rows\":[", out);
+	for (size_t i = 0; i < g->n; i++) {
+		const char *v = g->groups[i].key;
+		double val = g->groups[i].v;
+		fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
+		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
+			if (k)
+				putc(',', out);
+			sd_json_str(out, v, strlen(v));
+		}
+		fputs("],", out);
+		sd_json_str(out, g->metric, strlen(g->metric));
+		putc(':', out);
+		sd_metric_put(out, o, val, 0);
+		fprintf(out, ",\"percent\":%.2f", sd_pct(val, g->all));
+		if (g->st)
+			sd_stats_row(out, g->st, o, g->groups[i].id);
+		putc('}', out);
+	}
+	fputs("]}\n", out);
+}
+
+int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct grouped g = { .all = sd_metric_total(p, o) };
+	struct key *keys = group_keys(p, o);
+	int err = -ENOMEM;
+
+	if (!keys || (o->stats && !(g.st = sd_stats_new(p, o->stats))) ||
+	    group_rows(&g, p, o, keys))
+		goto out;
+	if (g.ngroups > 1)
+		qsort(g.groups, g.ngroups, sizeof(*g.groups), group_cmp);
+	g.n = o->top && o->top < g.ngroups ? o->top : g.ngroups;
+	g.metric = o->counter ? o->counter : o->weight
+		 ? sd_metric_col(o, "weight", g.mbuf, sizeof(g.mbuf)) : "samples";
+	err = 0;
+	if (o->format == SD_FMT_TEXT)
+		err = print_group_text(out, &g, o);
+	else if (o->format == SD_FMT_CSV)
+		print_group_csv(out, &g, o);
+	else
+		print_group_json(out, &g, p, o);
+out:
+	for (size_t i = 0; i < g.ngroups; i++)
+		free(g.groups[i].key);
+	free(g.groups);
+	free(keys);
+	sd_stats_free(g.st);
 	return err;
 }
 
