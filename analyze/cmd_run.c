@@ -110,13 +110,12 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
-int sd_cmd_run(int argc, char **argv)
+/* -e/--sample (repeatable) and -o/--output, up to CMD: *cmd is its index in argv.
+ * SD_EXIT_OK (help printed: *cmd = 0), SD_EXIT_USAGE, or -ENOMEM. */
+static int parse_args(int argc, char **argv, char **sample, const char **out, int *cmd)
 {
-	char *sample = NULL, *preload = NULL, *outdir = NULL;
-	const char *out = NULL;
-	char lib[PATH_MAX];
-	int i, code = SD_EXIT_USAGE, pfd[2] = { -1, -1 }, dirfd = -1;
-
+	int i;
+	*cmd = 0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		int is_e = !strcmp(a, "-e") || !strcmp(a, "--sample");
@@ -134,13 +133,12 @@ int sd_cmd_run(int argc, char **argv)
 			       "Preloads libsonde.so from next to sonde (or $SONDE_LIB). Exit status: "
 			       "CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
 			       usage);
-			code = SD_EXIT_OK;
-			goto out;
+			return SD_EXIT_OK;
 		}
 		if (is_e || is_o) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "sonde: run: option '%s' needs a value (%s)\n", a, usage);
-				goto out;
+				return SD_EXIT_USAGE;
 			}
 			val = argv[++i];
 		} else if (!strncmp(a, "--sample=", 9) || !strncmp(a, "--output=", 9)) {
@@ -153,78 +151,81 @@ int sd_cmd_run(int argc, char **argv)
 			val = a + 2;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "sonde: run: unknown option '%s' (%s)\n", a, usage);
-			goto out;
+			return SD_EXIT_USAGE;
 		} else {
 			break; /* CMD */
 		}
-		if (is_e && append(&sample, ",", val))
-			goto nomem;
+		if (is_e && append(sample, ",", val))
+			return -ENOMEM;
 		if (is_o)
-			out = val;
+			*out = val;
 	}
 	if (i >= argc) {
 		fprintf(stderr, "sonde: run: no command given (%s)\n", usage);
-		goto out;
+		return SD_EXIT_USAGE;
 	}
-	if ((code = find_lib(lib, sizeof(lib))))
-		goto out;
-	if (!out) {
-		const char *base = strrchr(argv[i], '/');
-		if (append(&outdir, "", "./sonde-") || append(&outdir, "", base ? base + 1 : argv[i]))
-			goto nomem;
-		out = outdir;
-	}
-	/* The output directory, by the runtime's own rule (writer/outdir.c), before
-	 * the command starts: an unsafe one stops here, not in the program. */
+	*cmd = i;
+	return SD_EXIT_OK;
+}
+
+/* The output directory checked by the runtime's own rule (writer/outdir.c) before the
+ * command starts, and the command's environment: LD_PRELOAD, SONDE_OUTPUT (absolute:
+ * its children may run elsewhere, make -C), SONDE_SAMPLE. *dirfd: the directory. */
+static int prepare(const char *lib, const char *out, const char *sample, char **preload,
+		   int *dirfd)
+{
 	mode_t fmode, dmode;
 	if (sd_outdir_mode_parse(getenv("SONDE_MODE"), &fmode, &dmode) != 0)
 		sd_outdir_mode_parse(NULL, &fmode, &dmode); /* the runtime says why */
 	struct sd_outdir_why why = { .knob = "-o" };
-	dirfd = sd_outdir_open(out, dmode, &why);
-	if (dirfd < 0) {
+	*dirfd = sd_outdir_open(out, dmode, &why);
+	if (*dirfd < 0) {
 		fprintf(stderr, "sonde: run: %s (%s; the command was not started)\n", why.what,
 			why.hint);
-		code = SD_EXIT_IO;
-		goto out;
+		return SD_EXIT_IO;
 	}
-	int before = count_streams(dirfd);
-	/* Absolute for the command: its children may run elsewhere (make -C). */
 	static char abs_out[PATH_MAX];
 	const char *env_out = out; /* messages keep the name the user gave */
-	if (sd_outdir_path(dirfd, abs_out, sizeof abs_out) == 0)
+	if (sd_outdir_path(*dirfd, abs_out, sizeof abs_out) == 0)
 		env_out = abs_out;
 	const char *old = getenv("LD_PRELOAD");
-	if (append(&preload, "", lib) || (old && *old && append(&preload, ":", old)))
-		goto nomem;
+	if (append(preload, "", lib) || (old && *old && append(preload, ":", old)))
+		return -ENOMEM;
 	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", env_out, 1) ||
-	    setenv("LD_PRELOAD", preload, 1))
-		goto nomem;
+	    setenv("LD_PRELOAD", *preload, 1))
+		return -ENOMEM;
+	return SD_EXIT_OK;
+}
 
+/* Runs cmdv and waits for it, like a shell running a command: Ctrl-C and Ctrl-\
+ * reach the whole process group, so sonde ignores them and reports how CMD ended;
+ * SIGTERM and SIGHUP sent to sonde alone are passed on to CMD. 0 when CMD ran, with
+ * its exit status in *code (128+N if killed by signal N); else the exit code after
+ * saying why (127: CMD cannot be run). */
+static int spawn_wait(char **cmdv, int *code)
+{
+	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "sonde: run: pipe: %s\n", strerror(errno));
-		code = SD_EXIT_IO;
-		goto out;
+		return SD_EXIT_IO;
 	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "sonde: run: fork: %s (too many processes?)\n", strerror(errno));
-		code = SD_EXIT_IO;
-		goto out;
+		close(pfd[0]);
+		close(pfd[1]);
+		return SD_EXIT_IO;
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		execvp(argv[i], argv + i);
+		execvp(cmdv[0], cmdv);
 		int err = errno;
 		if (write(pfd[1], &err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
 	}
 	close(pfd[1]);
-	pfd[1] = -1;
-	/* Like a shell running a command: Ctrl-C and Ctrl-\ reach the whole
-	 * process group, so sonde ignores them and reports how CMD ended;
-	 * SIGTERM and SIGHUP sent to sonde alone are passed on to CMD. */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit, oterm, ohup;
 	struct sigaction fwd = { .sa_handler = forward_signal };
 	sigemptyset(&fwd.sa_mask);
@@ -243,30 +244,56 @@ int sd_cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &oquit, NULL);
 	sigaction(SIGTERM, &oterm, NULL);
 	sigaction(SIGHUP, &ohup, NULL);
+	close(pfd[0]);
 	if (n == (ssize_t)sizeof(exec_err)) {
-		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", argv[i],
+		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", cmdv[0],
 			strerror(exec_err));
-		code = 127;
+		return 127;
+	}
+	*code = WIFEXITED(status) ? WEXITSTATUS(status)
+	      : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	return 0;
+}
+
+int sd_cmd_run(int argc, char **argv)
+{
+	char *sample = NULL, *preload = NULL, *outdir = NULL;
+	const char *out = NULL;
+	char lib[PATH_MAX];
+	int cmd, dirfd = -1;
+	int code = parse_args(argc, argv, &sample, &out, &cmd);
+
+	if (code != SD_EXIT_OK || !cmd)
+		goto out;
+	if ((code = find_lib(lib, sizeof(lib))))
+		goto out;
+	if (!out) {
+		const char *base = strrchr(argv[cmd], '/');
+		code = -ENOMEM;
+		if (append(&outdir, "", "./sonde-") ||
+		    append(&outdir, "", base ? base + 1 : argv[cmd]))
+			goto out;
+		out = outdir;
+	}
+	if ((code = prepare(lib, out, sample, &preload, &dirfd)) != SD_EXIT_OK)
+		goto out;
+	int before = count_streams(dirfd), failed = spawn_wait(argv + cmd, &code);
+	if (failed) {
+		code = failed;
 		goto out;
 	}
-	code = WIFEXITED(status) ? WEXITSTATUS(status)
-	     : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	if (count_streams(dirfd) > before)
 		fprintf(stderr, "sonde: profile written to %s (sonde report %s)\n", out, out);
 	else
 		fprintf(stderr, "sonde: %s: no profile was written (is %s static, setuid or "
-			"setgid, or does it clear LD_PRELOAD?)\n", out, argv[i]);
-	goto out;
-nomem:
-	fprintf(stderr, "sonde: run: out of memory\n");
-	code = SD_EXIT_IO;
+			"setgid, or does it clear LD_PRELOAD?)\n", out, argv[cmd]);
 out:
+	if (code == -ENOMEM) {
+		fprintf(stderr, "sonde: run: out of memory\n");
+		code = SD_EXIT_IO;
+	}
 	if (dirfd >= 0)
 		close(dirfd);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
 	free(sample);
 	free(preload);
 	free(outdir);
