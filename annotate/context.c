@@ -219,8 +219,8 @@ uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v)
 			id = find_or_create(parent, attr, &capped);
 		if (!atomic_exchange(&capped_said, 1))
 			sd_ann_warn("sonde: annotations: %d distinct contexts reached, new values are "
-				    "recorded as \"(capped)\" (see docs/API.md, Limits)%s",
-				    SD_NODES_MAX - CAP_RESERVE, "");
+				    "recorded as \"(capped)\" (see docs/API.md, Limits)",
+				    SD_NODES_MAX - CAP_RESERVE);
 	}
 	pthread_mutex_unlock(&lock);
 	return id ? id : parent;

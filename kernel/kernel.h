@@ -1,6 +1,9 @@
-/* kernel.h - the kernel component's interface: per-thread perf_event
- * descriptors. Issue #2 uses the software task clock as a sampling source;
- * counters in every sample come later through this same header.
+/* kernel.h - the kernel component's interface: what sonde asks of the
+ * kernel per thread. perf_event task clocks (the cpu-time sampling source)
+ * and counter groups, thread CPU clocks, the counters read from getrusage,
+ * the probe of what this machine allows (perf_event_paranoid), descriptor
+ * marks that survive a program closing sonde's descriptors, and PAPI and
+ * libpfm4 loaded on first use (papi_dl.c).
  *
  * All functions run in ordinary context unless marked _sigsafe.
  */
@@ -10,7 +13,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
-#include <sys/types.h>
 
 /* Opens a task-clock (user time only) event on thread `tid` that overflows
  * every period_ns and delivers signal `signo` to that very thread. The fd is

@@ -8,10 +8,13 @@
  * writer thread for a final flush through atomics only.
  *
  * Invariants: `sd_w.lock` guards all writer state; it is never taken in
- * signal context. The file is opened for each flush and closed right after,
- * and checked to be the file we created (device and inode), so a program that
- * closes every descriptor or reuses fd numbers can never receive our bytes.
- * Only whole records are written: a killed process leaves a valid prefix.
+ * signal context. The stream file is made lazily (docs/FORMAT.md, Files) and
+ * its descriptor kept; before every write, and at every tick, the number is
+ * checked to still name the file we created (device and inode), so a program
+ * that closes every descriptor or reuses fd numbers can never receive our
+ * bytes: a number found gone is forgotten (never closed) and the file opened
+ * again by its path. Only whole records are written: a killed process leaves
+ * a valid prefix.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -225,8 +228,8 @@ static int create_file(void)
 		int len = snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%d%s.sonde", sd_w.dir,
 				   base_name(sd_w.exe), host, (int)getpid(), suffix);
 		if (len < 0 || len >= (int)sizeof sd_w.path) {
-			say("sonde: SONDE_OUTPUT: '%s': path too long%s (use a shorter directory)",
-			    sd_w.dir, "");
+			say("sonde: SONDE_OUTPUT: '%s': path too long (use a shorter directory)",
+			    sd_w.dir);
 			err = -ENAMETOOLONG;
 			break;
 		}
@@ -260,14 +263,14 @@ static int create_file(void)
 		atomic_store(&sd_w.out_fd, adopt_fd(fd));
 		sd_w.file_ok = 1;
 		if (sd_w.cfg.verbose)
-			say("sonde: profiling to %s%s", sd_w.path, "");
+			say("sonde: profiling to %s", sd_w.path);
 		return 0;
 	}
 	if (dirfd >= 0)
 		close(dirfd);
 	if (err == -EEXIST)
-		say("sonde: SONDE_OUTPUT: too many files for this process in '%s'%s "
-		    "(clean the directory)", sd_w.dir, "");
+		say("sonde: SONDE_OUTPUT: too many files for this process in '%s' "
+		    "(clean the directory)", sd_w.dir);
 	return err;
 }
 
