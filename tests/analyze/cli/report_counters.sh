@@ -1,0 +1,108 @@
+# analyze_report_counters: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+	mk counters c.sonde
+	run "$SONDE" report c.sonde
+	expect_rc 0 "counters flat"
+	expect_file "$T/out" <<'EOF'
+samples: 80  streams: 1  processes: 1  threads: 2
+source cpu-time: 75 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
+source wall-time: 5 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+counter context-switches.voluntary: 50 total, 666.7 per CPU-second (getrusage:ru_nvcsw)
+counter context-switches.involuntary: 10 total, 133.3 per CPU-second (getrusage:ru_nivcsw)
+counter page-faults: 80 total, 1066.7 per CPU-second (perf_event:page-faults)
+counter cpu-migrations: unavailable (perf_event_paranoid is 2: counts only user space, where no migration happens)
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
+
+      self   self%      total  total%  function
+        40  50.00%         40  50.00%  mk_beta
+        30  37.50%         30  37.50%  mk_gamma
+        10  12.50%         50  62.50%  mk_alpha
+         0   0.00%         80 100.00%  mk_main
+sonde: warning: 5 samples carry no counter values (their thread's counters could not be read, flag 8; counted as samples, not as zero deltas)
+EOF
+	# a group sums its parts: 50 voluntary + 10 involuntary
+	run "$SONDE" report --metric context-switches --format csv c.sonde
+	expect_rc 0 "metric group"
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_beta,40,66.67,40,66.67,mkstream
+mk_alpha,10,16.67,50,83.33,mkstream
+mk_gamma,10,16.67,10,16.67,mkstream
+mk_main,0,0.00,60,100.00,mkstream
+EOF
+	expect_err_line "sonde: warning: 5 samples carry no counter values (their thread's counters could not be read, flag 8; counted as samples, not as zero deltas)"
+	run "$SONDE" report --metric context-switches c.sonde
+	grep -qx 'samples: 80 (context-switches: 60)  streams: 1  processes: 1  threads: 2' "$T/out" || fail "metric header"
+	run "$SONDE" report --metric context-switches.involuntary --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_alpha 10
+EOF
+	run "$SONDE" report --metric page-faults --format json c.sonde
+	python3 - "$T/out" <<'EOF' || fail "counter json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["metric"] == "page-faults" and d["metric_total"] == 80 and d["samples"] == 80, d
+assert d["rows"][0] == {"function": "mk_beta", "self": 80, "self_pct": 100.0, "total": 80,
+                        "total_pct": 100.0, "module": "mkstream"}, d
+EOF
+	run "$SONDE" report --metric context-switches --group-by phase,thread --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+phase,thread,context-switches,percent
+solve,4242,40,66.67
+(none),4243,10,16.67
+io,4242,10,16.67
+EOF
+	run "$SONDE" report --metric context-switches.voluntary --where phase=solve --group-by phase c.sonde
+	expect_file "$T/out" <<'EOF'
+coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
+phase  context-switches.voluntary  percent
+solve                          40  100.00%
+EOF
+	run "$SONDE" report --metric context-switches --view tree --format folded c.sonde
+	expect_file "$T/out" <<'EOF'
+mk_main;mk_gamma 10
+phase=io;mk_main;mk_alpha 10
+phase=solve;mk_main;mk_alpha;mk_beta 40
+EOF
+	run "$SONDE" report --metric context-switches --source wall-time --format csv c.sonde
+	expect_file "$T/out" <<'EOF'
+function,self,self_pct,total,total_pct,module
+mk_gamma,10,100.00,10,100.00,mkstream
+mk_main,0,0.00,10,100.00,mkstream
+EOF
+	run "$SONDE" report --view counters --format csv c.sonde
+	expect_rc 0 "counters view"
+	expect_file "$T/out" <<'EOF'
+counter,group,status,source,total,per_cpu_s,streams,reason
+context-switches.voluntary,context-switches,available,getrusage:ru_nvcsw,50,666.7,1,
+context-switches.involuntary,context-switches,available,getrusage:ru_nivcsw,10,133.3,1,
+page-faults,page-faults,available,perf_event:page-faults,80,1066.7,1,
+cpu-migrations,cpu-migrations,unavailable,,,,1,"perf_event_paranoid is 2: counts only user space, where no migration happens"
+EOF
+	run "$SONDE" report --view counters --format json c.sonde
+	python3 - "$T/out" <<'EOF' || fail "counters json"
+import json, sys
+d = json.load(open(sys.argv[1]))["counters"]
+assert d[0] == {"counter": "context-switches.voluntary", "group": "context-switches", "status": "available",
+                "source": "getrusage:ru_nvcsw", "total": 50, "per_cpu_s": 666.7, "streams": 1, "reason": None}, d
+assert d[3]["status"] == "unavailable" and d[3]["total"] is None and "perf_event_paranoid" in d[3]["reason"], d
+EOF
+	# merged across streams by name; no cpu-time source: no per-second figure
+	mk counters d.sonde --pid 5000
+	run "$SONDE" report --view counters --format csv c.sonde d.sonde
+	sed -n 2p "$T/out" | grep -qx 'context-switches.voluntary,context-switches,available,getrusage:ru_nvcsw,100,666.7,2,' || fail "merged counters: $(cat "$T/out")"
+	run "$SONDE" report --source wall-time c.sonde
+	grep -qx 'counter context-switches.voluntary: 10 total (getrusage:ru_nvcsw)' "$T/out" || fail "no cpu-time: no per-second figure"
+	run "$SONDE" report --metric cpu-migrations c.sonde
+	expect_rc 4 "unavailable metric"
+	expect_err_line "sonde: report: --metric cpu-migrations: the counter was unavailable when the program ran (perf_event_paranoid is 2: counts only user space, where no migration happens; see 'sonde events')"
+	run "$SONDE" report --metric nosuch c.sonde
+	expect_rc 2 "unknown metric"
+	expect_err_line "sonde: report: --metric nosuch: no counter or counter group of that name in these streams (use samples, weight, or a counter listed by --view counters)"
+	# a stream without counters: no counter rows, no counter warning (its drops only)
+	mk flat a.sonde
+	run "$SONDE" report --view counters --format csv a.sonde
+	expect_file "$T/out" <<'EOF'
+counter,group,status,source,total,per_cpu_s,streams,reason
+EOF
+	expect_err_line "$DROPS"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "counters view of a stream without counters: $(cat "$T/err")"
