@@ -14,8 +14,38 @@
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* Internal consistency checks: SD_ASSERT(e) states an invariant a header
+ * documents. Compiled in with SD_ASSERTS (CMake SONDE_ASSERTS=ON, and every
+ * sanitizer build), where a failure writes one line
+ * "sonde: internal error: FILE:LINE: EXPR" and aborts, so that a test
+ * catches it; compiled out otherwise (a profiled program is never stopped
+ * by sonde's own bookkeeping). Async-signal-safe: usable in the handler. */
+static inline void sd_assert_fail_sigsafe(const char *expr, const char *file, unsigned line)
+{
+	char num[12];
+	unsigned n = sizeof num;
+	do
+		num[--n] = (char)('0' + line % 10);
+	while ((line /= 10) && n);
+	const char *parts[] = {"sonde: internal error: ", file, ":", NULL, ": ", expr, "\n"};
+	for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		const char *p = parts[i] ? parts[i] : num + n;
+		size_t len = parts[i] ? strlen(p) : sizeof num - n;
+		ssize_t w = write(STDERR_FILENO, p, len);
+		(void)w;
+	}
+	abort();
+}
+#ifdef SD_ASSERTS
+#define SD_ASSERT(e) ((e) ? (void)0 : sd_assert_fail_sigsafe(#e, __FILE__, __LINE__))
+#else
+#define SD_ASSERT(e) ((void)0)
+#endif
 
 /* CLOCK_MONOTONIC in ns: the time base of the runtime's records (the
  * writer's and the sampler's alike). A vDSO read; async-signal-safe. */

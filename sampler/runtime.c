@@ -105,6 +105,31 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* Is from -> to an arrow of the lifecycle drawn in sampler.h? */
+static int state_arrow(int from, int to)
+{
+	return (from == SD_OFF && to == SD_ARMED) || (from == SD_ARMED && to == SD_RUNNING) ||
+	       (from == SD_RUNNING && to == SD_DRAINING) ||
+	       (from == SD_DRAINING && to == SD_RUNNING) || to == SD_OFF;
+}
+
+/* Moves the runtime to `to` (from `from`, or from any state when from < 0):
+ * 1 when it moved. Only the drawn arrows (SD_ASSERT). */
+static int sd_state_move(int from, int to)
+{
+	int cur = atomic_load(&sd_rt.state);
+	if (from >= 0) {
+		if (!atomic_compare_exchange_strong(&sd_rt.state, &from, to))
+			return 0;
+		cur = from;
+	} else {
+		atomic_store(&sd_rt.state, to);
+	}
+	SD_ASSERT(state_arrow(cur, to));
+	(void)cur;
+	return 1;
+}
+
 SONDE_API int sonde_rt_active(void)
 {
 	return atomic_load(&sd_rt.state) == SD_RUNNING;
@@ -531,6 +556,7 @@ void sd_thread_end(void)
 	struct sd_thread *t = sd_tls_thread;
 	if (!t || t->adopted)
 		return;
+	SD_ASSERT(!t->in_handler); /* not from a handler, nor while one unwinds */
 	sd_annotate_thread_exit(); /* forced ends of open regions, into the ring */
 	sigset_t old;
 	sd_runtime_block_signals(&old);
@@ -858,15 +884,15 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		probes_release();
 		return; /* said why; the program runs on unprofiled */
 	}
-	atomic_store(&sd_rt.state, SD_ARMED);
+	sd_state_move(SD_OFF, SD_ARMED);
 	pid_t self = gettid_();
 	adopt_existing_threads(self); /* before the writer thread exists */
 	if (sd_writer_start() != 0) {
-		atomic_store(&sd_rt.state, SD_OFF);
+		sd_state_move(SD_ARMED, SD_OFF);
 		probes_release();
 		return;
 	}
-	atomic_store(&sd_rt.state, SD_RUNNING);
+	sd_state_move(SD_ARMED, SD_RUNNING);
 	sd_thread_begin();
 	probes_release(); /* after the first thread's own are open */
 	sd_annotate_start(sd_rt.cfg.regions ? region_event : NULL);
@@ -882,8 +908,7 @@ __attribute__((destructor)) static void sd_runtime_fini(void)
 /* RUNNING -> DRAINING: stop every source, then the writer's final drain. */
 void sd_runtime_stop(const char *reason, int signo)
 {
-	int expect = SD_RUNNING;
-	if (!atomic_compare_exchange_strong(&sd_rt.state, &expect, SD_DRAINING))
+	if (!sd_state_move(SD_RUNNING, SD_DRAINING))
 		return;
 	sigset_t old;
 	sd_runtime_block_signals(&old);
@@ -919,8 +944,7 @@ void sd_runtime_exec_prepare(void)
 /* DRAINING -> RUNNING after an exec that returned. */
 void sd_runtime_exec_failed(void)
 {
-	int expect = SD_DRAINING;
-	if (!atomic_compare_exchange_strong(&sd_rt.state, &expect, SD_RUNNING))
+	if (!sd_state_move(SD_DRAINING, SD_RUNNING))
 		return;
 	sigset_t old;
 	sd_runtime_block_signals(&old);
@@ -1092,7 +1116,7 @@ void sd_runtime_fork_child(void)
 	int running = atomic_load(&sd_rt.state) == SD_RUNNING;
 	if (!running || !sd_rt.cfg.follow_fork || !self) {
 		sd_writer_fork_child(NULL);
-		atomic_store(&sd_rt.state, SD_OFF);
+		sd_state_move(-1, SD_OFF);
 		if (self) {
 			sd_tls_thread = NULL;
 			free(self->scratch);
@@ -1110,7 +1134,7 @@ void sd_runtime_fork_child(void)
 	sd_rt.threads = self;
 	sd_papi_fork_child(); /* before any other thread exists in the child */
 	if (sd_writer_fork_child(self->ring) != 0) {
-		atomic_store(&sd_rt.state, SD_OFF);
+		sd_state_move(-1, SD_OFF);
 		sd_runtime_restore_signals(&fork_saved_mask);
 		return;
 	}

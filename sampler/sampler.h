@@ -3,14 +3,17 @@
  *
  * Lifecycle of the runtime (struct sd_runtime.state), drawn once:
  *
- *   OFF --sd_runtime_init()--> ARMED --sd_runtime_start()--> RUNNING
- *    ^                                                        |   ^
- *    |                                sd_runtime_stop()       |   | sd_runtime_resume()
- *    +------------------------------- DRAINING <--------------+---+ (exec failed)
+ *   OFF --init: probes done--> ARMED --init: writer started--> RUNNING
+ *    ^                           |                              |   ^
+ *    +-- writer did not start ---+          sd_runtime_stop()   |   | sd_runtime_exec_failed()
+ *    |                                                          v   |
+ *    +---- fork child not followed (from any state) ------- DRAINING
  *
  * RUNNING is the only state in which handlers record samples; in every other
- * state they drop and count. A forked child re-enters RUNNING through
- * sd_runtime_fork_child() with fresh threads, sources and stream.
+ * state they drop and count. A forked child that is followed stays RUNNING
+ * (sd_runtime_fork_child(): fresh threads, sources and stream); one that is
+ * not goes to OFF. Every change goes through sd_state_move (runtime.c), which
+ * checks it is one of these arrows (SD_ASSERT).
  */
 #ifndef SONDE_SAMPLER_H
 #define SONDE_SAMPLER_H

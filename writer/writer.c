@@ -547,6 +547,7 @@ void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *f
 	 * the writer just caught up with): its buffers go to the next thread
 	 * now, not at the next tick. The writer reads a buffer only between tail
 	 * and head, under the lock held here. */
+	SD_ASSERT(!atomic_load(&r->closed));
 	if (cpu && pthread_mutex_trylock(&sd_w.lock) == 0) {
 		if (atomic_load_explicit(&r->head, memory_order_acquire) ==
 		    atomic_load_explicit(&r->tail, memory_order_acquire))
@@ -608,6 +609,8 @@ static void drain(int final)
 		uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 		while (tail != head) {
 			const struct sd_rec *rec = (const void *)(r->buf + (tail & (r->cap_bytes - 1)));
+			SD_ASSERT(rec->len_bytes >= sizeof *rec && rec->len_bytes <= head - tail &&
+				  (rec->kind == SD_REC_PAD || rec->len_bytes <= r->max_rec_bytes));
 			if (rec->kind == SD_REC_SAMPLE)
 				sd_stream_sample(r, rec);
 			else if (rec->kind == SD_REC_REGION)

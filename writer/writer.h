@@ -138,6 +138,7 @@ static inline struct sd_rec *sd_ring_reserve_sigsafe(struct sd_ring *r)
 	} else if (r->cap_bytes - used < need) {
 		return NULL;
 	}
+	SD_ASSERT(head - tail + need <= r->cap_bytes && pos + need <= r->cap_bytes);
 	r->reserved_at = head;
 	return (struct sd_rec *)(r->buf + pos);
 }
@@ -149,6 +150,8 @@ static inline void sd_ring_commit_sigsafe(struct sd_ring *r, struct sd_rec *rec)
 {
 	uint32_t len = (uint32_t)(sizeof *rec + (rec->depth + rec->ncounters) * sizeof rec->pcs[0]);
 	rec->len_bytes = (len + 7u) & ~7u;
+	SD_ASSERT(rec->len_bytes <= r->max_rec_bytes &&
+		  (uint8_t *)rec == r->buf + (r->reserved_at & (r->cap_bytes - 1)));
 	atomic_store_explicit(&r->head, r->reserved_at + rec->len_bytes,
 			      memory_order_release);
 }

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -324,4 +325,44 @@ static void case_concurrent(void)
 	ring_free(x.r);
 }
 
-UNIT_MAIN({"wrap", case_wrap}, {"full", case_full}, {"concurrent", case_concurrent})
+/* With SD_ASSERTS (SONDE_ASSERTS=ON, sanitizer builds), a record committed
+ * longer than the ring's largest record (the invariant writer.h states)
+ * stops the process with one "sonde: internal error:" line naming the
+ * check; without, the case is skipped. */
+static void case_assert(void)
+{
+#ifndef SD_ASSERTS
+	printf("skip: built without SONDE_ASSERTS\n");
+	exit(77);
+#else
+	int pfd[2];
+	CHECK(pipe(pfd) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], STDERR_FILENO);
+		struct sd_ring *r = ring_new(1u << 16, 8);
+		struct sd_rec *rec = sd_ring_reserve_sigsafe(r);
+		rec->depth = 40; /* more frames than max_depth 8 allows */
+		rec->ncounters = 0;
+		sd_ring_commit_sigsafe(r, rec);
+		_exit(0); /* not reached when the check is in */
+	}
+	close(pfd[1]);
+	char buf[512] = "";
+	size_t n = 0;
+	ssize_t k;
+	while (n < sizeof buf - 1 && (k = read(pfd[0], buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = 0;
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	CHECK(!strncmp(buf, "sonde: internal error: ", 23));
+	CHECK(strstr(buf, "writer.h:") && strstr(buf, "rec->len_bytes <= r->max_rec_bytes"));
+#endif
+}
+
+UNIT_MAIN({"wrap", case_wrap}, {"full", case_full}, {"concurrent", case_concurrent},
+	  {"assert", case_assert})
