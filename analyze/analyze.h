@@ -1,16 +1,27 @@
 /*
  * analyze/analyze.h: the one interface of the offline analyzer and CLI (`sonde`).
  *
- * Layers, bottom up:
- *   stream.c   reads a docs/FORMAT.md stream record by record (bounded memory, byte offsets)
- *   hash.c     two small hash maps (u64 -> u32, string -> u32) used by the layers above
- *   symbols.c  turns (module, ELF vaddr) into function names with elfutils, cached
- *   profile.c  loads streams into one merged call tree plus per-thread/per-source tables,
- *              a merged annotation context tree, sample rows per (context, call path)
- *              and region timings; applies --where filters while merging
- *   output.c   renders a loaded profile (flat/folded/threads/sources; text/csv/json)
- *   views.c    renders the context views (--group-by, --view tree, --view regions)
- *   cmd_*.c    one file per subcommand; main.c holds the command table
+ * Three rooms, each calling only the ones before it:
+ *   the engine: a stream into a profile
+ *     stream.c    reads a docs/FORMAT.md stream record by record (format/format.h; bounded
+ *                 memory, byte offsets)
+ *     hash.c      two small hash maps (u64 -> u32, string -> u32)
+ *     symbols.c, symcache.c  (module, ELF vaddr) to function, file and line with
+ *                 elfutils; cached per build-id, in memory and across reports
+ *     profile.c   decodes records (one function per kind) and merges streams into one
+ *                 call tree, per-thread/per-source tables, a merged annotation context
+ *                 tree, sample rows per (context, call path) and region timings
+ *     load.c      loads many files (--jobs); where.c: --where filters; coverage.c: the
+ *                 CPU time measured against what the samples stand for
+ *   the report: a profile into text, csv, json, folded
+ *     emit.c      what every view prints through: percent, JSON/CSV strings, the metric
+ *     output.c    the dispatcher (sd_output) and the function, thread, source, counter
+ *                 and stream views
+ *     views.c     the context views (--group-by, --view tree, --view regions);
+ *                 view_*.c the others (callers, stats, tree csv/json, processes)
+ *   the CLI: `sonde SUBCOMMAND`
+ *     main.c      the command table; cmd_*.c one file per subcommand; cli.c the options,
+ *                 PATHs and loading that report and diff share
  *
  * Everything here runs in one ordinary thread of the `sonde` process; nothing is shared
  * with the runtime (libsonde.so) except docs/FORMAT.md.
@@ -505,7 +516,7 @@ int sd_filters_add(struct sd_filters *f, const char *expr, char *err, size_t err
 int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f);
 void sd_filters_fini(struct sd_filters *f);
 
-/* ---- output.c ---------------------------------------------------------------------- */
+/* ---- emit.c (the helpers every view uses) and output.c (sd_output, the dispatcher) ---- */
 
 /* 100 * v / all, 0 when all is not positive. */
 double sd_pct(double v, double all);

@@ -1,0 +1,294 @@
+/*
+ * emit.c: what every view of `sonde report` (and `sonde diff`, `sonde dump`) prints
+ * through: percent, JSON and CSV strings (JSON always valid: escaped, invalid UTF-8 as
+ * U+FFFD), msgpack values as JSON, and the metric a report shows (samples, weight or a
+ * counter: resolved once per profile, then per row, total, column name and value).
+ * The views and the dispatcher (output.c) call these; nothing here calls a view.
+ */
+#include "analyze/analyze.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+double sd_pct(double v, double all)
+{
+	return all > 0 ? 100.0 * v / all : 0.0;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+void sd_json_str(FILE *out, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putc('"', out);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			fprintf(out, "\\%c", c);
+		} else if (c == '\n') {
+			fputs("\\n", out);
+		} else if (c == '\t') {
+			fputs("\\t", out);
+		} else if (c == '\r') {
+			fputs("\\r", out);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+		} else if (c >= 0x80) {
+			size_t l = utf8_len(s + i, len - i);
+			if (l)
+				fwrite(s + i, 1, l, out);
+			else
+				fputs("\\ufffd", out);
+			i += l ? l : 1;
+			continue;
+		} else {
+			putc(c, out);
+		}
+		i++;
+	}
+	putc('"', out);
+}
+
+static void json_hex(FILE *out, const char *p, size_t len)
+{
+	putc('"', out);
+	for (size_t i = 0; i < len; i++)
+		fprintf(out, "%02x", (unsigned char)p[i]);
+	putc('"', out);
+}
+
+static void json_double(FILE *out, double d)
+{
+	if (isfinite(d))
+		fprintf(out, "%.17g", d);
+	else
+		fputs("null", out);
+}
+
+void sd_json_obj(FILE *out, const msgpack_object *o)
+{
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		fputs("null", out);
+		break;
+	case MSGPACK_OBJECT_BOOLEAN:
+		fputs(o->via.boolean ? "true" : "false", out);
+		break;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		fprintf(out, "%" PRIu64, o->via.u64);
+		break;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		fprintf(out, "%" PRId64, o->via.i64);
+		break;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		json_double(out, o->via.f64);
+		break;
+	case MSGPACK_OBJECT_STR:
+		sd_json_str(out, o->via.str.ptr, o->via.str.size);
+		break;
+	case MSGPACK_OBJECT_BIN:
+		json_hex(out, o->via.bin.ptr, o->via.bin.size);
+		break;
+	case MSGPACK_OBJECT_EXT:
+		fprintf(out, "{\"ext\":%d,\"data\":", o->via.ext.type);
+		json_hex(out, o->via.ext.ptr, o->via.ext.size);
+		putc('}', out);
+		break;
+	case MSGPACK_OBJECT_ARRAY:
+		putc('[', out);
+		for (uint32_t i = 0; i < o->via.array.size; i++) {
+			if (i)
+				putc(',', out);
+			sd_json_obj(out, &o->via.array.ptr[i]);
+		}
+		putc(']', out);
+		break;
+	case MSGPACK_OBJECT_MAP:
+		putc('{', out);
+		for (uint32_t i = 0; i < o->via.map.size; i++) {
+			const msgpack_object_kv *kv = &o->via.map.ptr[i];
+			if (i)
+				putc(',', out);
+			if (kv->key.type == MSGPACK_OBJECT_STR) {
+				sd_json_str(out, kv->key.via.str.ptr, kv->key.via.str.size);
+			} else if (kv->key.type == MSGPACK_OBJECT_ARRAY ||
+				   kv->key.type == MSGPACK_OBJECT_MAP) {
+				/* not quoted JSON: escaping nested keys would grow exponentially */
+				fputs(kv->key.type == MSGPACK_OBJECT_MAP ? "\"<map>\"" : "\"<array>\"",
+				      out);
+			} else { /* JSON keys are strings: render the scalar key's JSON as one */
+				char *buf = NULL;
+				size_t len = 0;
+				FILE *m = open_memstream(&buf, &len);
+				if (m) {
+					sd_json_obj(m, &kv->key);
+					fclose(m);
+				}
+				sd_json_str(out, buf ? buf : "", buf ? len : 0);
+				free(buf);
+			}
+			putc(':', out);
+			sd_json_obj(out, &kv->val);
+		}
+		putc('}', out);
+		break;
+	default:
+		fputs("null", out);
+	}
+}
+
+void sd_csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	putc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc('"', out);
+		putc(*s, out);
+	}
+	putc('"', out);
+}
+
+/* ---- metrics ----------------------------------------------------------------------- */
+
+int sd_metric_resolve(const struct sd_profile *p, struct sd_report_opts *o)
+{
+	o->weight_unit = NULL;
+	if (o->weight) {
+		const char *unit = NULL;
+		for (size_t i = 0; i < p->nsources; i++) {
+			const struct sd_source_row *s = &p->sources[i];
+			if (!s->samples)
+				continue;
+			if (unit && strcmp(unit, s->unit))
+				return -EDOM;
+			unit = s->unit;
+		}
+		if (unit && strcmp(unit, "ns"))
+			o->weight_unit = unit;
+	}
+	if (!o->counter)
+		return 0;
+	free(o->cids);
+	o->cids = malloc((p->ncounters + 1) * sizeof(*o->cids));
+	o->ncids = 0;
+	if (!o->cids)
+		return -ENOMEM;
+	for (size_t k = 0; k < p->ncounters; k++)
+		if (!strcmp(p->counters[k].name, o->counter) ||
+		    !strcmp(p->counters[k].group, o->counter))
+			o->cids[o->ncids++] = (uint32_t)k;
+	if (o->ncids)
+		return 0;
+	for (size_t k = 0; k < p->nunavail; k++)
+		if (!strcmp(p->unavail[k].name, o->counter))
+			return -ENODATA;
+	return -ENOENT;
+}
+
+void sd_metric_fini(struct sd_report_opts *o)
+{
+	free(o->cids);
+	o->cids = NULL;
+	o->ncids = 0;
+}
+
+double sd_metric_row(const struct sd_report_opts *o, const struct sd_crow *r)
+{
+	if (o->counter) {
+		double v = 0;
+		for (size_t k = 0; k < o->ncids; k++)
+			v += (double)sd_crow_count(r, o->cids[k]);
+		return v;
+	}
+	return o->weight ? r->weight : (double)r->samples;
+}
+
+double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	double v = 0;
+
+	if (!o->counter)
+		return o->weight ? p->weight : (double)p->samples;
+	for (size_t k = 0; k < o->ncids; k++) /* the rows (samples and thread ends) add up to it */
+		v += (double)p->counters[o->cids[k]].total;
+	return v;
+}
+
+void sd_metric_put(FILE *out, const struct sd_report_opts *o, double v, int width)
+{
+	if (o->weight && !o->counter && !o->weight_unit)
+		fprintf(out, "%*.3f", width, v / 1e6);
+	else
+		fprintf(out, "%*.0f", width, v);
+}
+
+const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, char *buf,
+			  size_t len)
+{
+	if (!o->weight || o->counter)
+		return prefix;
+	snprintf(buf, len, "%s_%s", prefix, o->weight_unit ? o->weight_unit : "ms");
+	return buf;
+}
+
+void sd_nocounters_warning(FILE *out, const struct sd_profile *p)
+{
+	if (p->nocounters)
+		fprintf(out, "sonde: warning: %" PRIu64 " samples carry no counter values (their "
+			"thread's counters could not be read, flag 8; counted as samples, not as "
+			"zero deltas)\n", p->nocounters);
+}
+
+/* The metric of each merged call node's own samples (index: node). NULL on ENOMEM. */
+double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	double *v = calloc(p->nnodes, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	if (o->counter) {
+		for (size_t i = 0; i < p->nrows; i++)
+			v[p->rows[i].cnode] += sd_metric_row(o, &p->rows[i]);
+	} else {
+		for (size_t i = 1; i < p->nnodes; i++)
+			v[i] = o->weight ? p->nodes[i].weight : (double)p->nodes[i].samples;
+	}
+	return v;
+}
