@@ -17,6 +17,7 @@
  * Runs in the CLI's only thread; every descriptor it opens is closed before it returns.
  */
 #include "analyze/analyze.h"
+#include "kernel/kernel.h"
 
 #include <linux/perf_event.h>
 #include <sched.h>
@@ -58,22 +59,6 @@ static void events_fini(struct sd_events *ev)
 	free(ev->rows);
 }
 
-/* perf_event_open of a software event on the calling thread, disabled: fd or -errno. */
-static int sw_open(uint64_t config, int exclude_kernel)
-{
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.size = sizeof(a);
-	a.config = config;
-	a.disabled = 1;
-	a.exclude_kernel = exclude_kernel ? 1 : 0;
-	a.exclude_hv = 1;
-	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : (int)fd;
-}
-
 /* Enable fd, make the thread switch and fault a few times, read the count. */
 static uint64_t count_activity(int fd)
 {
@@ -98,23 +83,17 @@ static uint64_t count_activity(int fd)
 	return v;
 }
 
+/* perf_event_paranoid, or -100 when it cannot be read. */
 static int read_paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = -100;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -100;
-		fclose(f);
-	}
-	return v;
+	int v = sd_kernel_paranoid();
+	return v < -1 ? -100 : v;
 }
 
 static int probe_sources(struct sd_events *ev, int paranoid)
 {
 	char why[256];
-	int fd = sw_open(PERF_COUNT_SW_TASK_CLOCK, 1);
+	int fd = sd_kernel_sw_open(PERF_COUNT_SW_TASK_CLOCK, 1);
 
 	if (fd >= 0) {
 		close(fd);
@@ -132,40 +111,35 @@ static int probe_sources(struct sd_events *ev, int paranoid)
 			     "POSIX timer");
 }
 
+/* The counters sonde knows (kernel/counters.c's table): from getrusage where the
+ * thread's rusage has them, else a perf_event probed here as the runtime would open it,
+ * with kernel-side counting, then without (where a kernel-side event reads 0). */
 static int probe_counters(struct sd_events *ev, int paranoid)
 {
-	static const struct {
-		const char *name; uint64_t config; int kernel_only; const char *rusage;
-	} ctrs[] = {
-		{ "context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, 1, "getrusage:ru_nvcsw+ru_nivcsw" },
-		{ "cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, 1, NULL },
-		{ "page-faults", PERF_COUNT_SW_PAGE_FAULTS, 0, "getrusage:ru_minflt+ru_majflt" },
-		{ "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, 0, "getrusage:ru_minflt" },
-		{ "major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, 0, "getrusage:ru_majflt" },
-	};
 	char src[96], why[320];
+	const struct sd_counter_known *k;
 
-	for (size_t i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++) {
-		if (ctrs[i].rusage) {
-			if (sd_events_add(ev, "counter", ctrs[i].name, "available", ctrs[i].rusage,
+	for (size_t i = 0; (k = sd_kernel_counter_known(i)); i++) {
+		if (k->rusage) {
+			if (sd_events_add(ev, "counter", k->name, "available", k->rusage,
 					  "RUSAGE_THREAD: exact, per thread, no descriptor"))
 				return -ENOMEM;
 			continue;
 		}
-		int k0 = sw_open(ctrs[i].config, 0), k1 = -1, zero = 0;
+		int k0 = sd_kernel_sw_open(k->perf_config, 0), k1 = -1, zero = 0;
 		if (k0 >= 0) {
 			close(k0);
-			snprintf(src, sizeof(src), "perf_event:%s", ctrs[i].name);
-			if (sd_events_add(ev, "counter", ctrs[i].name, "available", src,
+			snprintf(src, sizeof(src), "perf_event:%s", k->name);
+			if (sd_events_add(ev, "counter", k->name, "available", src,
 					  "perf_event (exclude_kernel=0)"))
 				return -ENOMEM;
 			continue;
 		}
-		k1 = sw_open(ctrs[i].config, 1);
+		k1 = sd_kernel_sw_open(k->perf_config, 1);
 		if (k1 >= 0) {
 			/* context switches and migrations happen in the kernel: with
 			 * exclude_kernel=1 they read 0 (perf_event_paranoid 2) */
-			if (ctrs[i].kernel_only)
+			if (k->kernel_side)
 				zero = count_activity(k1) == 0;
 			close(k1);
 		}
@@ -178,7 +152,7 @@ static int probe_counters(struct sd_events *ev, int paranoid)
 		char hint[400];
 		snprintf(hint, sizeof(hint), "%s; run as root or set kernel.perf_event_paranoid=1",
 			 why);
-		if (sd_events_add(ev, "counter", ctrs[i].name, "unavailable", "", hint))
+		if (sd_events_add(ev, "counter", k->name, "unavailable", "", hint))
 			return -ENOMEM;
 	}
 	return 0;

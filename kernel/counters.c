@@ -100,23 +100,34 @@ static void unavailable(struct sd_counters *out, const char *name, const char *r
 }
 
 struct known {
-	const char *name;
-	uint64_t config;
-	const char *perf_name;
-	int ru[2];       /* rusage fields, -1 if none */
+	struct sd_counter_known k; /* k.name, k.perf_config: the perf_event */
+	int ru[2];                /* rusage fields, -1 if none */
 	const char *ru_names[2];
 };
 
 static const struct known known[] = {
-	{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches",
+	{{"context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, 1, "getrusage:ru_nvcsw+ru_nivcsw"},
 	 {SD_RU_NVCSW, SD_RU_NIVCSW}, {"voluntary", "involuntary"}},
-	{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "cpu-migrations", {-1, -1}, {0, 0}},
-	{"page-faults", PERF_COUNT_SW_PAGE_FAULTS, "page-faults", {SD_RU_FAULTS, -1}, {0, 0}},
-	{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, "minor-faults", {SD_RU_MINFLT, -1},
-	 {0, 0}},
-	{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, "major-faults", {SD_RU_MAJFLT, -1},
-	 {0, 0}},
+	{{"cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, 1, NULL}, {-1, -1}, {0, 0}},
+	{{"page-faults", PERF_COUNT_SW_PAGE_FAULTS, 0, "getrusage:ru_minflt+ru_majflt"},
+	 {SD_RU_FAULTS, -1}, {0, 0}},
+	{{"minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, 0, "getrusage:ru_minflt"},
+	 {SD_RU_MINFLT, -1}, {0, 0}},
+	{{"major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, 0, "getrusage:ru_majflt"},
+	 {SD_RU_MAJFLT, -1}, {0, 0}},
 };
+
+const struct sd_counter_known *sd_kernel_counter_known(size_t i)
+{
+	return i < sizeof known / sizeof known[0] ? &known[i].k : NULL;
+}
+
+int sd_kernel_sw_open(uint64_t config, int exclude_kernel)
+{
+	struct sd_counter ev = {.type = PERF_TYPE_SOFTWARE, .config = config,
+				.exclude_kernel = exclude_kernel};
+	return perf_open_ev(&ev, 0, -1);
+}
 
 static const char *const ru_field_names[] = {"ru_nvcsw", "ru_nivcsw", "ru_minflt", "ru_majflt",
 					     "ru_minflt+ru_majflt"};
@@ -135,22 +146,22 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 		if (k->ru[1] >= 0) {
 			for (int i = 0; i < 2; i++) {
 				char name[48];
-				snprintf(name, sizeof name, "%s.%s", k->name, k->ru_names[i]);
+				snprintf(name, sizeof name, "%s.%s", k->k.name, k->ru_names[i]);
 				snprintf(src, sizeof src, "getrusage:%s", ru_field_names[k->ru[i]]);
-				add(out, name, k->name, src, SD_CTR_RUSAGE, (uint64_t)k->ru[i], 0);
+				add(out, name, k->k.name, src, SD_CTR_RUSAGE, (uint64_t)k->ru[i], 0);
 			}
 		} else {
 			snprintf(src, sizeof src, "getrusage:%s", ru_field_names[k->ru[0]]);
-			add(out, k->name, k->name, src, SD_CTR_RUSAGE, (uint64_t)k->ru[0], 0);
+			add(out, k->k.name, k->k.name, src, SD_CTR_RUSAGE, (uint64_t)k->ru[0], 0);
 		}
 		return;
 	}
 	/* The perf event with kernel-side counting; with exclude_kernel only
 	 * (perf_event_paranoid 2), a kernel-side event would read 0 forever. */
-	int r0 = probe_one(out, k->config, 0);
+	int r0 = probe_one(out, k->k.perf_config, 0);
 	if (r0 >= 0) {
-		snprintf(src, sizeof src, "perf_event:%s", k->perf_name);
-		add(out, k->name, k->name, src, SD_CTR_PERF, k->config, 0);
+		snprintf(src, sizeof src, "perf_event:%s", k->k.name);
+		add(out, k->k.name, k->k.name, src, SD_CTR_PERF, k->k.perf_config, 0);
 		return;
 	}
 	int level = sd_kernel_paranoid();
@@ -158,9 +169,9 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 		 "perf_event_paranoid=%d: kernel-side events read 0 for this user (%s), and no "
 		 "other source exists",
 		 level, strerror(-r0));
-	unavailable(out, k->name, reason);
+	unavailable(out, k->k.name, reason);
 	say("sonde: SONDE_COUNTERS: %s: unavailable: %s (run as root or lower "
-	    "kernel.perf_event_paranoid; see 'sonde events')", k->name, reason);
+	    "kernel.perf_event_paranoid; see 'sonde events')", k->k.name, reason);
 }
 
 /* A PAPI event as a counter: PAPI_read is not async-signal-safe, so the
@@ -263,7 +274,7 @@ void sd_kernel_counters_probe(const char *spec, struct sd_counters *out,
 			continue;
 		const struct known *k = NULL;
 		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-			if (!strcmp(tok, known[i].name))
+			if (!strcmp(tok, known[i].k.name))
 				k = &known[i];
 		int dup = 0;
 		for (unsigned i = 0; i < out->n; i++)

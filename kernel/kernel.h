@@ -56,6 +56,23 @@ int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid);
 /* Reads /proc/sys/kernel/perf_event_paranoid; returns the level or -errno. */
 int sd_kernel_paranoid(void);
 
+/* A disabled software perf_event of the calling thread (kernel-side counts
+ * too unless exclude_kernel): the descriptor, or -errno. What a probe opens
+ * to learn whether this user may count it (`sonde events`). */
+int sd_kernel_sw_open(uint64_t config, int exclude_kernel);
+
+/* The counters sonde knows by name (SONDE_COUNTERS, `sonde events`), i from
+ * 0 up; NULL past the last. `rusage`: where getrusage(RUSAGE_THREAD) has it
+ * ("getrusage:ru_minflt+ru_majflt"), NULL when only a perf_event counts it;
+ * `kernel_side`: it happens in the kernel, so with exclude_kernel it reads 0. */
+struct sd_counter_known {
+	const char *name;
+	uint64_t perf_config;
+	int kernel_side;
+	const char *rusage;
+};
+const struct sd_counter_known *sd_kernel_counter_known(size_t i);
+
 /* ---- counters in every sample ------------------------------------------ */
 
 #define SD_MAX_COUNTERS 8
