@@ -85,24 +85,18 @@ int sd_foreign_sample_sigsafe(const siginfo_t *si, void *ucv)
 		return 1;
 	}
 	t->busy = 1;
-	struct sd_rec *rec = sd_ring_reserve_sigsafe(t->ring);
-	if (!rec) {
-		sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
-		t->busy = 0;
-		return 1;
-	}
 	uint32_t weight = 1;
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)
 		weight += (uint32_t)si->si_overrun;
-	rec->kind = SD_REC_SAMPLE;
-	rec->t_ns = sd_now_ns_sigsafe();
-	rec->ctx = 0; /* the thread blackboard is TLS: not this thread's */
-	rec->pctx = sd_annotate_process_ctx_sigsafe();
-	rec->source = (uint8_t)src;
-	rec->flags = sd_rt.counters.n ? SD_FLAG_NO_COUNTERS : 0;
-	rec->weight = weight;
+	/* ctx 0: the thread blackboard is TLS, not this thread's */
+	struct sd_rec *rec = sd_ring_begin_sigsafe(
+		t->ring, SD_REC_SAMPLE, (uint8_t)src, sd_rt.counters.n ? SD_FLAG_NO_COUNTERS : 0,
+		weight, 0, sd_annotate_process_ctx_sigsafe(), SD_DROP_RING_FULL);
+	if (!rec) {
+		t->busy = 0;
+		return 1;
+	}
 	rec->depth = (uint16_t)unwind_sigsafe(f, ucv, rec->pcs, sd_rt.cfg.max_depth, &rec->flags);
-	rec->ncounters = 0;
 	sd_ring_commit_sigsafe(t->ring, rec);
 	t->busy = 0;
 	return 1;

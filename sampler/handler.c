@@ -594,19 +594,13 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 		goto out;
 	}
 	t->busy = 1;
-	struct sd_rec *rec = sd_ring_reserve_sigsafe(t->ring);
+	struct sd_rec *rec = sd_ring_begin_sigsafe(t->ring, SD_REC_SAMPLE, (uint8_t)src, 0, weight,
+						   sd_annotate_thread_ctx_sigsafe(),
+						   sd_annotate_process_ctx_sigsafe(), SD_DROP_RING_FULL);
 	if (!rec) {
-		sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
 		t->busy = 0;
 		goto out;
 	}
-	rec->kind = SD_REC_SAMPLE;
-	rec->t_ns = sd_now_ns_sigsafe();
-	rec->ctx = sd_annotate_thread_ctx_sigsafe();
-	rec->pctx = sd_annotate_process_ctx_sigsafe();
-	rec->source = (uint8_t)src;
-	rec->flags = 0;
-	rec->weight = weight;
 
 	unsigned max = sd_rt.cfg.max_depth;
 	if (t->ovr) {
@@ -634,7 +628,6 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 		break;
 	}
 counters:
-	rec->ncounters = 0;
 	if (sd_rt.counters.n) {
 		uint64_t now[SD_MAX_COUNTERS];
 		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, now) == 0) {

@@ -479,24 +479,17 @@ static void pause_charge(struct sd_thread *t)
 		if (!k)
 			continue;
 		t->pause_acc_ns[i] -= k * s->period_ns;
-		struct sd_rec *rec = sd_ring_reserve_sigsafe(t->ring);
-		if (!rec) {
-			sd_ring_drop_sigsafe(t->ring, SD_DROP_RING_FULL);
+		struct sd_rec *rec = sd_ring_begin_sigsafe(
+			t->ring, SD_REC_SAMPLE, (uint8_t)i, SD_FLAG_ACCOUNTED,
+			(uint32_t)(k > UINT32_MAX ? UINT32_MAX : k), sd_annotate_thread_ctx_sigsafe(),
+			sd_annotate_process_ctx_sigsafe(), SD_DROP_RING_FULL);
+		if (!rec)
 			continue;
-		}
 		unsigned n = t->pause_depth < sd_rt.cfg.max_depth ? t->pause_depth
 								  : sd_rt.cfg.max_depth - 1;
-		rec->kind = SD_REC_SAMPLE;
-		rec->t_ns = sd_now_ns_sigsafe();
-		rec->ctx = sd_annotate_thread_ctx_sigsafe();
-		rec->pctx = sd_annotate_process_ctx_sigsafe();
-		rec->source = (uint8_t)i;
-		rec->flags = SD_FLAG_ACCOUNTED;
-		rec->weight = (uint32_t)(k > UINT32_MAX ? UINT32_MAX : k);
 		rec->pcs[0] = SD_PSEUDO_SIGNALS_BLOCKED;
 		memcpy(&rec->pcs[1], t->pause_pcs, n * sizeof rec->pcs[0]);
 		rec->depth = (uint16_t)(n + 1);
-		rec->ncounters = 0;
 		sd_ring_commit_sigsafe(t->ring, rec);
 		if ((int)i == sd_rt.wall_src)
 			atomic_fetch_add_explicit(&t->ring->wall_periods, k, memory_order_relaxed);
@@ -603,22 +596,14 @@ static void region_event(uint32_t node, int ev)
 		return;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	struct sd_rec *rec = sd_ring_reserve_sigsafe(t->ring);
+	/* a REGION: the context node in `weight`, the event in `source` */
+	struct sd_rec *rec = sd_ring_begin_sigsafe(t->ring, SD_REC_REGION, (uint8_t)ev, 0, node, 0,
+						   0, SD_DROP_REGION_RING_FULL);
 	if (rec) {
-		rec->kind = SD_REC_REGION;
-		rec->depth = 0;
-		rec->t_ns = sd_now_ns_sigsafe();
-		rec->weight = node;
-		rec->source = (uint8_t)ev;
-		rec->flags = 0;
-		rec->ctx = rec->pctx = 0;
-		rec->ncounters = 0;
 		if (sd_rt.counters.n &&
 		    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, rec->pcs) == 0)
 			rec->ncounters = (uint16_t)sd_rt.counters.n;
 		sd_ring_commit_sigsafe(t->ring, rec);
-	} else {
-		sd_ring_drop_sigsafe(t->ring, SD_DROP_REGION_RING_FULL);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;

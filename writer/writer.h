@@ -156,6 +156,31 @@ static inline void sd_ring_commit_sigsafe(struct sd_ring *r, struct sd_rec *rec)
 			      memory_order_release);
 }
 
+/* A record begun: reserved, and every header field filled (the time now,
+ * depth and counters 0: the caller adds frames and counter values, then
+ * commits). NULL when the ring is full, counted as `full_why`. The one place
+ * records are filled. async-signal-safe; the ring's producer only. */
+static inline struct sd_rec *sd_ring_begin_sigsafe(struct sd_ring *r, enum sd_rec_kind kind,
+						   uint8_t source, uint8_t flags, uint32_t weight,
+						   uint32_t ctx, uint32_t pctx, enum sd_drop full_why)
+{
+	struct sd_rec *rec = sd_ring_reserve_sigsafe(r);
+	if (!rec) {
+		atomic_fetch_add_explicit(&r->drops[full_why], 1, memory_order_relaxed);
+		return NULL;
+	}
+	rec->kind = (uint16_t)kind;
+	rec->depth = 0;
+	rec->t_ns = sd_now_ns_sigsafe();
+	rec->weight = weight;
+	rec->source = source;
+	rec->flags = flags;
+	rec->ncounters = 0;
+	rec->ctx = ctx;
+	rec->pctx = pctx;
+	return rec;
+}
+
 /* Counts one lost sample. async-signal-safe; any thread. */
 static inline void sd_ring_drop_sigsafe(struct sd_ring *r, enum sd_drop why)
 {
