@@ -587,6 +587,10 @@ void sd_csv_str(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);
+/* The opening of a view's JSON object: {"metric":M,"samples":N,"weight_UNIT":W (or
+ * "weight_ms"), without the closing brace. */
+void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+		  const char *metric);
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);

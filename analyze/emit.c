@@ -292,3 +292,15 @@ double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *
 	}
 	return v;
 }
+
+void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+		  const char *metric)
+{
+	fputs("{\"metric\":", out);
+	sd_json_str(out, metric, strlen(metric));
+	fprintf(out, ",\"samples\":%" PRIu64, p->samples);
+	if (o->weight && o->weight_unit)
+		fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
+	else
+		fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+}

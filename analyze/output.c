@@ -297,13 +297,7 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 		sd_nocounters_warning(stderr, p);
 		break;
 	default: /* json */
-		fputs("{\"metric\":", out);
-		json_cstr(out, metric);
-		fprintf(out, ",\"samples\":%" PRIu64, p->samples);
-		if (o->weight && o->weight_unit)
-			fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
-		else
-			fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+		sd_json_head(out, p, o, metric);
 		if (o->counter)
 			fprintf(out, ",\"metric_total\":%.0f", all);
 		fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"

@@ -32,13 +32,7 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 	if (!at)
 		return -ENOMEM;
 	if (json) {
-		fputs("{\"metric\":", out);
-		sd_json_str(out, metric, strlen(metric));
-		fprintf(out, ",\"samples\":%" PRIu64, p->samples);
-		if (o->weight && o->weight_unit)
-			fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
-		else
-			fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+		sd_json_head(out, p, o, metric);
 		fprintf(out, ",\"min_percent\":%g,\"rows\":[", o->min_percent);
 	} else {
 		fprintf(out, "depth,path,name,%s,total_pct,%s,self_pct\n", total, self);

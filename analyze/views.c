@@ -267,13 +267,7 @@ static void print_group_json(FILE *out, const struct grouped *g, const struct sd
 			     const struct sd_report_opts *o)
 {
 	const char *name = o->counter ? o->counter : o->weight ? "weight" : "samples";
-	fputs("{\"metric\":", out);
-	sd_json_str(out, name, strlen(name));
-	fprintf(out, ",\"samples\":%" PRIu64, p->samples);
-	if (o->weight && o->weight_unit)
-		fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
-	else
-		fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+	sd_json_head(out, p, o, name);
 	fputs(",\"group_by\":[", out);
 	for (size_t k = 0; k < o->ngroup; k++) {
 		if (k)
