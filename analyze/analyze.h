@@ -487,11 +487,15 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		  size_t *used);
 struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s);
 int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off);
-/* Add a --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`) before any
- * sd_profile_add. 0, -EINVAL (malformed: empty attribute name) or -ENOMEM. */
+/* where.c: add a plain --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`)
+ * before any stream is merged. 0, -EINVAL (malformed: empty attribute name) or -ENOMEM. */
 int sd_profile_where(struct sd_profile *p, const char *expr);
+/* where.c: do all plain --where filters hold for merged contexts (ctx, pctx)? */
+int sd_where_ctx_ok(const struct sd_profile *p, uint32_t ctx, uint32_t pctx);
 /* Id of attribute name `name` in p->attr_names, created if needed: >= 0 or -ENOMEM. */
 long sd_profile_attr(struct sd_profile *p, const char *name);
+/* Id of value `v` in p->value_strs, created if needed: >= 0 or -ENOMEM. */
+long sd_profile_value(struct sd_profile *p, const char *v);
 /* The value of attribute `attr` in a sample with contexts (ctx, pctx): the innermost on
  * the thread path, else the innermost on the process path. 1 and *value, or 0 (absent). */
 int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32_t attr,

@@ -1358,44 +1358,9 @@ static long value_id(struct sd_profile *p, const char *v)
 	return intern(&p->value_map, &p->value_strs, &p->nvalue_strs, &p->capvalue_strs, v);
 }
 
-int sd_profile_where(struct sd_profile *p, const char *expr)
+long sd_profile_value(struct sd_profile *p, const char *v)
 {
-	struct sd_where w = { SD_WHERE_PRESENT, 0, 0 };
-	const char *eq = strchr(expr, '=');
-	char *name;
-	long a, v = 0;
-
-	if (expr[0] == '!' && !eq) {
-		w.op = SD_WHERE_ABSENT;
-		expr++;
-	}
-	if (eq && eq > expr && eq[-1] == '!') {
-		w.op = SD_WHERE_NE;
-		name = strndup(expr, (size_t)(eq - 1 - expr));
-	} else if (eq) {
-		w.op = SD_WHERE_EQ;
-		name = strndup(expr, (size_t)(eq - expr));
-	} else {
-		name = strdup(expr);
-	}
-	if (!name)
-		return -ENOMEM;
-	if (!name[0]) {
-		free(name);
-		return -EINVAL;
-	}
-	a = sd_profile_attr(p, name);
-	free(name);
-	if (a < 0 || (eq && (v = value_id(p, eq + 1)) < 0))
-		return -ENOMEM;
-	w.attr = (uint32_t)a;
-	w.value = (uint32_t)v;
-	struct sd_where *nw = realloc(p->where, (p->nwhere + 1) * sizeof(*nw));
-	if (!nw)
-		return -ENOMEM;
-	p->where = nw;
-	p->where[p->nwhere++] = w;
-	return 0;
+	return value_id(p, v);
 }
 
 static int path_value(const struct sd_profile *p, uint32_t c, uint32_t attr, uint32_t *value)
@@ -1412,23 +1377,6 @@ int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32
 		 uint32_t *value)
 {
 	return path_value(p, ctx, attr, value) || path_value(p, pctx, attr, value);
-}
-
-/* Do all --where filters hold for merged contexts (ctx, pctx)? */
-static int where_ok(const struct sd_profile *p, uint32_t ctx, uint32_t pctx)
-{
-	for (size_t i = 0; i < p->nwhere; i++) {
-		const struct sd_where *w = &p->where[i];
-		uint32_t v;
-		int has = sd_ctx_value(p, ctx, pctx, w->attr, &v);
-		int ok = w->op == SD_WHERE_PRESENT ? has
-		       : w->op == SD_WHERE_ABSENT ? !has
-		       : w->op == SD_WHERE_EQ ? has && v == w->value
-		       : !(has && v == w->value);
-		if (!ok)
-			return 0;
-	}
-	return 1;
 }
 
 /* Map the stream's used context nodes to merged ones (parents first: parent < child). */
@@ -1650,7 +1598,7 @@ static void merge_keys(struct sd_profile *p, struct sstate *st)
 {
 	for (size_t i = 0; i < st->naggs; i++) {
 		struct sagg *a = &st->aggs[i];
-		if (!where_ok(p, st->ctxs[a->ctx].gnode, st->ctxs[a->pctx].gnode))
+		if (!sd_where_ctx_ok(p, st->ctxs[a->ctx].gnode, st->ctxs[a->pctx].gnode))
 			continue;
 		a->kept = 1;
 		p->nocounters += a->nocnt;
@@ -1683,7 +1631,7 @@ static void merge_keys(struct sd_profile *p, struct sstate *st)
  * --source picks samples or a --where filter needs a context. */
 static int keep_thread_ends(const struct sd_profile *p)
 {
-	return !p->only_source && where_ok(p, 0, 0);
+	return !p->only_source && sd_where_ctx_ok(p, 0, 0);
 }
 
 static void merge_end_totals(struct sd_profile *p, const struct sstate *st)
@@ -1939,7 +1887,7 @@ static int merge_regions(struct sd_profile *p, const struct sstate *st)
 	for (size_t i = 0; i < st->nregs; i++) {
 		const struct sreg *g = &st->regs[i];
 		uint32_t gnode = st->ctxs[g->node].gnode;
-		if (!where_ok(p, gnode, 0))
+		if (!sd_where_ctx_ok(p, gnode, 0))
 			continue;
 		if (sd_grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
 			return -ENOMEM;

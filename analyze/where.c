@@ -1,10 +1,15 @@
 /*
- * where.c: the --where filters that are evaluated after loading, for `sonde report` and
- * `sonde diff`: `attr~REGEX` / `attr!~REGEX` (POSIX extended regular expressions), and
- * every filter on a built-in key (`function`, `module`, `thread`, `process`, `source`),
- * which profile.c cannot test while merging (functions are known only after
- * symbolization). Plain attribute filters (`attr=value`, `attr!=value`, `attr`, `!attr`)
- * stay in profile.c (sd_profile_where), applied while merging.
+ * where.c: every --where filter of `sonde report` and `sonde diff`, in two phases.
+ *
+ * While merging (profile.c asks sd_where_ctx_ok for each sample key and region): the
+ * plain attribute filters (`attr=value`, `attr!=value`, `attr`, `!attr`, kept by
+ * sd_profile_where in p->where), which need only the annotation context, so samples
+ * they drop are never symbolized nor counted.
+ *
+ * After loading (sd_filters_apply): `attr~REGEX` / `attr!~REGEX` (POSIX extended regular
+ * expressions), and every filter on a built-in key (`function`, `module`, `thread`,
+ * `process`, `source`), which need symbols (functions are known only after
+ * symbolization). Each filter is tested in one of the two phases, never both.
  *
  * sd_filters_apply() drops the sample rows (struct sd_crow) that fail a filter and
  * recomputes from the kept rows what the views read: the merged call nodes' counts, the
@@ -14,7 +19,8 @@
  * with attribute filters on the region's own path and with `thread`/`process`; the
  * other built-ins do not apply to regions.
  *
- * Runs in the CLI's only thread, once, between loading and printing.
+ * Runs in the CLI's only thread: sd_profile_where before loading, sd_filters_apply once
+ * between loading and printing.
  */
 #include "analyze/analyze.h"
 
@@ -283,4 +289,62 @@ out:
 	free(attrs);
 	sd_u64map_fini(&trow);
 	return err;
+}
+
+/* ---- phase 1: attribute filters, while merging ----------------------------------- */
+
+int sd_profile_where(struct sd_profile *p, const char *expr)
+{
+	struct sd_where w = { SD_WHERE_PRESENT, 0, 0 };
+	const char *eq = strchr(expr, '=');
+	char *name;
+	long a, v = 0;
+
+	if (expr[0] == '!' && !eq) {
+		w.op = SD_WHERE_ABSENT;
+		expr++;
+	}
+	if (eq && eq > expr && eq[-1] == '!') {
+		w.op = SD_WHERE_NE;
+		name = strndup(expr, (size_t)(eq - 1 - expr));
+	} else if (eq) {
+		w.op = SD_WHERE_EQ;
+		name = strndup(expr, (size_t)(eq - expr));
+	} else {
+		name = strdup(expr);
+	}
+	if (!name)
+		return -ENOMEM;
+	if (!name[0]) {
+		free(name);
+		return -EINVAL;
+	}
+	a = sd_profile_attr(p, name);
+	free(name);
+	if (a < 0 || (eq && (v = sd_profile_value(p, eq + 1)) < 0))
+		return -ENOMEM;
+	w.attr = (uint32_t)a;
+	w.value = (uint32_t)v;
+	struct sd_where *nw = realloc(p->where, (p->nwhere + 1) * sizeof(*nw));
+	if (!nw)
+		return -ENOMEM;
+	p->where = nw;
+	p->where[p->nwhere++] = w;
+	return 0;
+}
+
+int sd_where_ctx_ok(const struct sd_profile *p, uint32_t ctx, uint32_t pctx)
+{
+	for (size_t i = 0; i < p->nwhere; i++) {
+		const struct sd_where *w = &p->where[i];
+		uint32_t v;
+		int has = sd_ctx_value(p, ctx, pctx, w->attr, &v);
+		int ok = w->op == SD_WHERE_PRESENT ? has
+		       : w->op == SD_WHERE_ABSENT ? !has
+		       : w->op == SD_WHERE_EQ ? has && v == w->value
+		       : !(has && v == w->value);
+		if (!ok)
+			return 0;
+	}
+	return 1;
 }
