@@ -678,36 +678,33 @@ static size_t col_width(const char *name)
 	return strlen(name) > 8 ? strlen(name) : 8;
 }
 
-int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+/* The region rows summed per (context path[, thread with --by-thread]) into rows[0..*n). */
+static int region_rows(const struct sd_profile *p, int bt, size_t nc, struct rrow *rows,
+		       size_t *n)
 {
-	struct rrow *rows = calloc(p->nregions + 1, sizeof(*rows));
 	struct sd_strmap map = { 0 };
-	size_t n = 0, pw = 4, tw = 6;
-	int err = -ENOMEM, bt = o->by_thread;
-	char tbuf[600];
-	/* counter columns when REGION records carried counts */
-	size_t nc = p->region_counts ? p->ncounters : 0;
+	int err = -ENOMEM;
 
-	if (!rows)
-		goto out;
+	*n = 0;
 	for (size_t i = 0; i < p->nregions; i++) {
 		const struct sd_region_row *g = &p->regions[i];
 		uint64_t key[3] = { g->ctx, bt ? g->pid : 0, bt ? g->tid : 0 };
 		uint32_t k;
 		if (!sd_strmap_get(&map, key, sizeof(key), &k)) {
-			k = (uint32_t)n;
-			if (sd_strmap_put(&map, key, sizeof(key), k) || !(rows[n].path = path_str(p, g->ctx)))
+			k = (uint32_t)*n;
+			if (sd_strmap_put(&map, key, sizeof(key), k) ||
+			    !(rows[k].path = path_str(p, g->ctx)))
 				goto out;
-			rows[n].r = *g;
-			rows[n].r.calls = rows[n].r.incl_ns = rows[n].r.excl_ns = 0;
-			rows[n].r.max_ns = rows[n].r.forced = 0;
-			rows[n].r.min_ns = UINT64_MAX;
-			rows[n].r.counts = NULL; /* the row's own sums, not g's */
-			rows[n].r.ncounts = 0;
-			if (nc && !(rows[n].r.counts = calloc(nc, sizeof(uint64_t))))
+			rows[k].r = *g;
+			rows[k].r.calls = rows[k].r.incl_ns = rows[k].r.excl_ns = 0;
+			rows[k].r.max_ns = rows[k].r.forced = 0;
+			rows[k].r.min_ns = UINT64_MAX;
+			rows[k].r.counts = NULL; /* the row's own sums, not g's */
+			rows[k].r.ncounts = 0;
+			if (nc && !(rows[k].r.counts = calloc(nc, sizeof(uint64_t))))
 				goto out;
-			rows[n].r.ncounts = (uint32_t)nc;
-			n++;
+			rows[k].r.ncounts = (uint32_t)nc;
+			(*n)++;
 		}
 		struct sd_region_row *r = &rows[k].r;
 		for (size_t c = 0; c < g->ncounts && c < nc; c++)
@@ -721,86 +718,124 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 		if (g->max_ns > r->max_ns)
 			r->max_ns = g->max_ns;
 	}
-	if (n > 1)
-		qsort(rows, n, sizeof(*rows), rrow_cmp);
-	if (o->top && o->top < n)
-		n = o->top;
-	if (o->format == SD_FMT_TEXT) {
-		for (size_t i = 0; i < n; i++) {
-			size_t l = strlen(rows[i].path);
-			pw = l > pw ? l : pw;
-			l = (size_t)snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", rows[i].r.tid,
-					     rows[i].r.tname);
-			tw = l > tw ? l : tw;
-		}
-		if (bt)
-			fprintf(out, "%-*s  ", (int)tw, "thread");
-		fprintf(out, "%-*s %8s %12s %12s %12s %12s %12s %7s", (int)pw, "path", "calls",
-			"incl_ms", "excl_ms", "min_ms", "mean_ms", "max_ms", "forced");
-		for (size_t c = 0; c < nc; c++)
-			fprintf(out, "  %*s", (int)col_width(p->counters[c].name), p->counters[c].name);
-		putc('\n', out);
-	} else if (o->format == SD_FMT_CSV) {
-		fprintf(out, "%spath,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced",
-			bt ? "thread," : "");
-		for (size_t c = 0; c < nc; c++) {
-			putc(',', out);
-			sd_csv_str(out, p->counters[c].name);
-		}
-		putc('\n', out);
-	} else {
-		fputs("{\"regions\":[", out);
+	err = 0;
+out:
+	sd_strmap_fini(&map);
+	return err;
+}
+
+static void regions_text(FILE *out, const struct sd_profile *p, const struct rrow *rows, size_t n,
+			 int bt, size_t nc)
+{
+	size_t pw = 4, tw = 6;
+	char tbuf[600];
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(rows[i].path);
+		pw = l > pw ? l : pw;
+		l = (size_t)snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", rows[i].r.tid,
+				     rows[i].r.tname);
+		tw = l > tw ? l : tw;
 	}
+	if (bt)
+		fprintf(out, "%-*s  ", (int)tw, "thread");
+	fprintf(out, "%-*s %8s %12s %12s %12s %12s %12s %7s", (int)pw, "path", "calls",
+		"incl_ms", "excl_ms", "min_ms", "mean_ms", "max_ms", "forced");
+	for (size_t c = 0; c < nc; c++)
+		fprintf(out, "  %*s", (int)col_width(p->counters[c].name), p->counters[c].name);
+	putc('\n', out);
 	for (size_t i = 0; i < n; i++) {
 		const struct sd_region_row *r = &rows[i].r;
 		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
 		uint64_t mn = r->calls ? r->min_ns : 0;
-		if (o->format == SD_FMT_TEXT) {
-			if (bt) {
-				snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", r->tid, r->tname);
-				fprintf(out, "%-*s  ", (int)tw, tbuf);
-			}
-			fprintf(out, "%-*s %8" PRIu64, (int)pw, rows[i].path, r->calls);
-			ms(out, r->incl_ns, 13), ms(out, r->excl_ns, 13), ms(out, mn, 13);
-			ms(out, mean, 13), ms(out, r->max_ns, 13);
-			fprintf(out, " %7" PRIu64, r->forced);
-			for (size_t c = 0; c < nc; c++)
-				fprintf(out, "  %*" PRIu64, (int)col_width(p->counters[c].name),
-					r->counts[c]);
-			putc('\n', out);
-		} else if (o->format == SD_FMT_CSV) {
-			if (bt)
-				fprintf(out, "%" PRIu64 ",", r->tid);
-			sd_csv_str(out, rows[i].path);
-			fprintf(out, ",%" PRIu64 ",", r->calls);
-			ms(out, r->incl_ns, 0), putc(',', out), ms(out, r->excl_ns, 0), putc(',', out);
-			ms(out, mn, 0), putc(',', out), ms(out, mean, 0), putc(',', out);
-			ms(out, r->max_ns, 0);
-			fprintf(out, ",%" PRIu64, r->forced);
-			for (size_t c = 0; c < nc; c++)
-				fprintf(out, ",%" PRIu64, r->counts[c]);
-			putc('\n', out);
-		} else {
-			fputs(i ? ",\n{" : "\n{", out);
-			if (bt)
-				fprintf(out, "\"pid\":%" PRIu64 ",\"thread\":%" PRIu64 ",", r->pid, r->tid);
-			fputs("\"path\":", out);
-			sd_json_str(out, rows[i].path, strlen(rows[i].path));
-			fprintf(out, ",\"calls\":%" PRIu64 ",\"incl_ms\":", r->calls);
-			ms(out, r->incl_ns, 0), fputs(",\"excl_ms\":", out), ms(out, r->excl_ns, 0);
-			fputs(",\"min_ms\":", out), ms(out, mn, 0), fputs(",\"mean_ms\":", out);
-			ms(out, mean, 0), fputs(",\"max_ms\":", out), ms(out, r->max_ns, 0);
-			fprintf(out, ",\"forced\":%" PRIu64, r->forced);
-			for (size_t c = 0; c < nc; c++) {
-				putc(',', out);
-				sd_json_str(out, p->counters[c].name, strlen(p->counters[c].name));
-				fprintf(out, ":%" PRIu64, r->counts[c]);
-			}
-			putc('}', out);
+		if (bt) {
+			snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", r->tid, r->tname);
+			fprintf(out, "%-*s  ", (int)tw, tbuf);
 		}
+		fprintf(out, "%-*s %8" PRIu64, (int)pw, rows[i].path, r->calls);
+		ms(out, r->incl_ns, 13), ms(out, r->excl_ns, 13), ms(out, mn, 13);
+		ms(out, mean, 13), ms(out, r->max_ns, 13);
+		fprintf(out, " %7" PRIu64, r->forced);
+		for (size_t c = 0; c < nc; c++)
+			fprintf(out, "  %*" PRIu64, (int)col_width(p->counters[c].name), r->counts[c]);
+		putc('\n', out);
 	}
-	if (o->format == SD_FMT_JSON)
-		fputs("]}\n", out);
+}
+
+static void regions_csv(FILE *out, const struct sd_profile *p, const struct rrow *rows, size_t n,
+			int bt, size_t nc)
+{
+	fprintf(out, "%spath,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced",
+		bt ? "thread," : "");
+	for (size_t c = 0; c < nc; c++) {
+		putc(',', out);
+		sd_csv_str(out, p->counters[c].name);
+	}
+	putc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		const struct sd_region_row *r = &rows[i].r;
+		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
+		uint64_t mn = r->calls ? r->min_ns : 0;
+		if (bt)
+			fprintf(out, "%" PRIu64 ",", r->tid);
+		sd_csv_str(out, rows[i].path);
+		fprintf(out, ",%" PRIu64 ",", r->calls);
+		ms(out, r->incl_ns, 0), putc(',', out), ms(out, r->excl_ns, 0), putc(',', out);
+		ms(out, mn, 0), putc(',', out), ms(out, mean, 0), putc(',', out);
+		ms(out, r->max_ns, 0);
+		fprintf(out, ",%" PRIu64, r->forced);
+		for (size_t c = 0; c < nc; c++)
+			fprintf(out, ",%" PRIu64, r->counts[c]);
+		putc('\n', out);
+	}
+}
+
+static void regions_json(FILE *out, const struct sd_profile *p, const struct rrow *rows, size_t n,
+			 int bt, size_t nc)
+{
+	fputs("{\"regions\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct sd_region_row *r = &rows[i].r;
+		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
+		uint64_t mn = r->calls ? r->min_ns : 0;
+		fputs(i ? ",\n{" : "\n{", out);
+		if (bt)
+			fprintf(out, "\"pid\":%" PRIu64 ",\"thread\":%" PRIu64 ",", r->pid, r->tid);
+		fputs("\"path\":", out);
+		sd_json_str(out, rows[i].path, strlen(rows[i].path));
+		fprintf(out, ",\"calls\":%" PRIu64 ",\"incl_ms\":", r->calls);
+		ms(out, r->incl_ns, 0), fputs(",\"excl_ms\":", out), ms(out, r->excl_ns, 0);
+		fputs(",\"min_ms\":", out), ms(out, mn, 0), fputs(",\"mean_ms\":", out);
+		ms(out, mean, 0), fputs(",\"max_ms\":", out), ms(out, r->max_ns, 0);
+		fprintf(out, ",\"forced\":%" PRIu64, r->forced);
+		for (size_t c = 0; c < nc; c++) {
+			putc(',', out);
+			sd_json_str(out, p->counters[c].name, strlen(p->counters[c].name));
+			fprintf(out, ":%" PRIu64, r->counts[c]);
+		}
+		putc('}', out);
+	}
+	fputs("]}\n", out);
+}
+
+int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct rrow *rows = calloc(p->nregions + 1, sizeof(*rows));
+	size_t n = 0;
+	int err = -ENOMEM, bt = o->by_thread;
+	/* counter columns when REGION records carried counts */
+	size_t nc = p->region_counts ? p->ncounters : 0;
+
+	if (!rows || region_rows(p, bt, nc, rows, &n))
+		goto out;
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), rrow_cmp);
+	size_t shown = o->top && o->top < n ? o->top : n;
+	if (o->format == SD_FMT_TEXT)
+		regions_text(out, p, rows, shown, bt, nc);
+	else if (o->format == SD_FMT_CSV)
+		regions_csv(out, p, rows, shown, bt, nc);
+	else
+		regions_json(out, p, rows, shown, bt, nc);
 	err = 0;
 out:
 	for (size_t i = 0; rows && i < p->nregions + 1; i++) {
@@ -808,6 +843,5 @@ out:
 		free(rows[i].r.counts);
 	}
 	free(rows);
-	sd_strmap_fini(&map);
 	return err;
 }
