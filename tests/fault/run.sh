@@ -1,0 +1,281 @@
+# run.sh BUILD_DIR CASE - one fault-injection case (tests/fault/CMakeLists.txt).
+#
+# Each case runs fault_wl under libsonde with the fault shim preloaded first
+# (shim.c: SD_FAULT fails chosen calls that libsonde makes, never the
+# program's) and checks three things:
+#   (a) the program is unchanged: the exit status and stdout of a plain run;
+#   (b) sonde says what happened, in its exact words, on stderr, and/or the
+#       stream records why data is missing (NOTE, incomplete stream,
+#       coverage: threads not sampled);
+#   (c) the analyzer (sonde dump, sonde report) reads what is left, or
+#       refuses it with its own one-line message, without crashing.
+# Every case first checks, in the shim's log, that its fault really fired.
+# No expectation is a timing threshold: a fault meant for a later call is
+# reached by letting the program run until the shim's log exists (WL_UNTIL),
+# and sample counts are compared with the CPU time the program reports.
+. "$(dirname "$0")/../e2e/lib.sh"
+CASE=${2:?usage: run.sh BUILD_DIR CASE}
+P=$(pwd -P) # $T as the kernel names it (sonde prints resolved paths)
+SHIM="$B/libsonde_fault.so"
+WL="$B/fault_wl"
+[ -x "$WL" ] && [ -f "$SHIM" ] || fail "build fault_wl and libsonde_fault.so first"
+
+# The plain run, the reference for (a).
+WL_ARGS=(2 20000)
+"$WL" "${WL_ARGS[@]}" >plain.out 2>plain.err
+plain_rc=$?
+[ "$plain_rc" = 0 ] || fail "fault_wl fails without sonde: $(cat plain.err)"
+
+# faulted NAME SPEC [FAULT_WL ARGS...]: runs fault_wl under libsonde and the
+# shim with SD_FAULT=SPEC, into the output directory NAME; stdout NAME.out,
+# stderr NAME.err, the shim's log NAME.log; the status in $rc. Variables set
+# on the call (WL_UNTIL=..., SONDE_...=...) reach the program.
+faulted() {
+	local name=$1 spec=$2
+	shift 2
+	[ $# -gt 0 ] || set -- "${WL_ARGS[@]}"
+	LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT="$name" SD_FAULT="$spec" SD_FAULT_LOG="$T/$name.log" \
+		"$WL" "$@" >"$name.out" 2>"$name.err"
+	rc=$?
+}
+
+# unchanged NAME: (a), against the plain run (lines "cpu ..." aside: they
+# are the CPU time the program measured, asked for with WL_CPU=1).
+unchanged() {
+	[ "$rc" = "$plain_rc" ] || fail "$1: exit status $rc, $plain_rc without sonde; stderr: $(cat "$1.err")"
+	grep -v '^cpu ' "$1.out" >"$1.cmp"
+	cmp -s plain.out "$1.cmp" || fail "$1: the program's output changed: $(diff plain.out "$1.cmp" | head -n 5)"
+}
+
+# fired NAME LINE: the shim's log has LINE (a fault that really happened),
+# the caller's offset in libsonde.so left out.
+faults() { sed 's/ libsonde\.so+0x[0-9a-f]*//' "$1.log" 2>/dev/null; }
+fired() {
+	faults "$1" | grep -qxF -- "$2" ||
+		fail "$1: the fault did not fire as '$2' (log: $(head -c 300 "$1.log" 2>/dev/null))"
+}
+
+# fired_like NAME REGEX: the same, for a line matched by an extended regex.
+fired_like() {
+	faults "$1" | grep -qE -- "$2" ||
+		fail "$1: no fault like '$2' fired (log: $(head -c 300 "$1.log" 2>/dev/null))"
+}
+
+# said NAME TEXT: sonde's stderr is exactly TEXT (one line per message).
+said() {
+	[ "$(cat "$1.err")" = "$2" ] || fail "$1: stderr is
+$(cat "$1.err")
+expected
+$2"
+}
+
+# stream NAME: the one stream file in NAME/.
+stream() {
+	local f
+	f=$(ls "$1"/*.sonde 2>/dev/null)
+	[ -n "$f" ] && [ "$(echo "$f" | wc -l)" = 1 ] || fail "$1: expected one stream, found: ${f:-none}"
+	echo "$f"
+}
+
+# analyzer_ok FILE: (c) sonde dump and sonde report end with one of the
+# CLI's own exit codes (0 ok, 3 I/O, 4 bad input: never a crash), every line
+# either says on stderr starts with "sonde: " (or "coverage: "), and the dump is left in
+# $T/dump.json, its status in $dump_rc.
+analyzer_ok() {
+	local f=$1 r
+	"$SONDE" dump "$f" >"$T/dump.json" 2>"$T/dump.err"
+	dump_rc=$?
+	case $dump_rc in 0 | 3 | 4) ;; *) fail "$f: sonde dump exited $dump_rc: $(head -c 500 "$T/dump.err")" ;; esac
+	"$SONDE" report "$f" >"$T/report.txt" 2>"$T/report.err"
+	r=$?
+	case $r in 0 | 3 | 4) ;; *) fail "$f: sonde report exited $r: $(head -c 500 "$T/report.err")" ;; esac
+	"$SONDE" report --view coverage --format csv "$f" >"$T/coverage.csv" 2>>"$T/report.err"
+	r=$?
+	case $r in 0 | 3 | 4) ;; *) fail "$f: sonde report --view coverage exited $r: $(head -c 500 "$T/report.err")" ;; esac
+	# (the coverage view also notes on stderr what it could not measure)
+	if grep -qvE '^(sonde|coverage): ' "$T/dump.err" "$T/report.err"; then
+		fail "$f: the analyzer said something not in its own words: $(grep -hvE '^(sonde|coverage): ' "$T/dump.err" "$T/report.err" | head -n 3)"
+	fi
+	return 0
+}
+
+# shaped NAME: every line on stderr is one sonde message, shaped
+# "sonde: <what>: <why> (<hint>)".
+shaped() {
+	local bad
+	bad=$(grep -vE '^sonde: [^:]+(:[^(]*)?: .+ \(.+\)$' "$1.err")
+	[ -z "$bad" ] || fail "$1: stderr has lines that are not one-line sonde messages: $bad"
+}
+
+# kinds: "KIND COUNT" per record kind of $T/dump.json.
+count_kind() { grep -c "\"kind\":\"$1\"" "$T/dump.json"; }
+
+# weights_match NAME TOL: the samples' weights stand for the CPU time the
+# program's threads say they used (lines "cpu NAME cpu_ns N user_ns N").
+weights_match() {
+	local w u c
+	w=$(grep '"kind":"SAMPLE"' "$T/dump.json" | grep -o '"weight":[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
+	u=$(awk '$1 == "cpu" { s += $6 } END { printf "%.1f", s / 1e6 }' "$1.out")
+	c=$(awk '$1 == "cpu" { s += $4 } END { printf "%.1f", s / 1e6 }' "$1.out")
+	expect_samples "$1: sample weights" "$w" "$u" "$c" "$2"
+}
+
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo "?")
+fallback_msg="sonde: cpu-time@1ms: perf_event task clock unavailable: Permission denied, perf_event_paranoid=$paranoid (sampling with a POSIX CPU-time timer, limited to the scheduler tick; lower kernel.perf_event_paranoid for exact rates)"
+
+# perf_event must work here for the cases that fail it on purpose.
+perf_ok() {
+	LD_PRELOAD="$LIB" SONDE_OUTPUT=probe "$WL" 0 10 >/dev/null 2>probe.err
+	grep -q 'perf_event task clock unavailable' probe.err && skip "perf_event is refused here already"
+	rm -rf probe probe.err
+}
+
+case $CASE in
+
+# The output directory cannot be opened: the first open() libsonde makes is
+# the start of its walk of SONDE_OUTPUT. One line, no stream, the program
+# runs on.
+outdir)
+	faulted o 'open:1'
+	fired o 'fault open 1 (.): EACCES'
+	unchanged o
+	said o "sonde: SONDE_OUTPUT: 'o': Permission denied (set SONDE_OUTPUT to a writable directory; this run is not profiled)"
+	[ -e o ] && fail "outdir: the output directory was made anyway"
+	pass "outdir: said once, nothing written, program unchanged"
+	;;
+
+# The stream file cannot be created (openat of <exe>.<host>.<pid>.sonde).
+create)
+	faulted c 'openat/.sonde:1+'
+	fired_like c '^fault openat 1 \(fault_wl\..*\.sonde\): EACCES$'
+	unchanged c
+	said c "sonde: SONDE_OUTPUT: cannot create a file in '$P/c': Permission denied (set SONDE_OUTPUT to a writable directory; this run is not profiled)"
+	[ -z "$(ls c)" ] && pass "create: said once, no file, program unchanged" ||
+		fail "create: files were left: $(ls c)"
+	;;
+
+# Out of descriptors when the file is made: the directory's descriptor was
+# the one kept for it; sonde closes it and makes the file by its absolute
+# path. Nothing is lost and nothing needs saying.
+create_emfile)
+	faulted e 'openat/.sonde:1=EMFILE'
+	fired_like e '^fault openat 1 \(fault_wl\..*\.sonde\): EMFILE$'
+	unchanged e
+	said e ""
+	valid_stream "$(stream e)"
+	analyzer_ok "$(stream e)"
+	pass "create_emfile: the file made by its path on the second try, stream complete"
+	;;
+
+# The first write of the stream fails (ENOSPC): one line; the file is cut
+# back to whole records (empty here) and the analyzer says so.
+write_first)
+	faulted w 'write/.sonde:1'
+	fired_like w '^fault write 1 \(.*/w/fault_wl\..*\.sonde\): ENOSPC$'
+	unchanged w
+	f=$(stream w)
+	said w "sonde: $P/$f: write failed: No space left on device (profiling data from now on is discarded; check free space)"
+	[ -s "$f" ] && fail "write_first: the file is not empty ($(stat -c %s "$f") bytes)"
+	analyzer_ok "$f"
+	[ "$dump_rc" = 4 ] && [ "$(cat "$T/dump.err")" = "sonde: $f: empty file (not a sonde stream; the profiled process wrote nothing)" ] ||
+		fail "write_first: sonde dump: status $dump_rc, $(cat "$T/dump.err")"
+	pass "write_first: said once, empty file, the analyzer says it is empty"
+	;;
+
+# A later write fails (EIO, then every write after it): the file keeps the
+# records written before, whole; the stream has no END and the report says
+# it is incomplete.
+write_later)
+	WL_UNTIL="$T/w.log" faulted w 'write/.sonde:3+=EIO'
+	fired_like w '^fault write 3 \(.*/w/fault_wl\..*\.sonde\): EIO$'
+	unchanged w
+	f=$(stream w)
+	said w "sonde: $P/$f: write failed: Input/output error (profiling data from now on is discarded; check free space)"
+	analyzer_ok "$f"
+	[ "$dump_rc" = 0 ] && [ ! -s "$T/dump.err" ] || fail "write_later: sonde dump: status $dump_rc, $(cat "$T/dump.err")"
+	head -n 1 "$T/dump.json" | grep -q '"kind":"HEADER"' || fail "write_later: no HEADER first"
+	[ "$(count_kind END)" = 0 ] || fail "write_later: an END record was written after the failure"
+	grep -qxF "sonde: $f: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)" "$T/report.txt" ||
+		fail "write_later: the report does not say the stream is incomplete: $(head -n 8 "$T/report.txt")"
+	pass "write_later: said once, a valid prefix of $(wc -l <"$T/dump.json") records, reported incomplete"
+	;;
+
+# perf_event_open refused at start (the probe): the POSIX-timer fallback is
+# said, recorded in the header and a NOTE, and the weights still add up.
+perf_probe)
+	perf_ok
+	WL_CPU=1 faulted p 'perf_event_open:1'
+	fired_like p '^fault perf_event_open 1 \([0-9]+\): EACCES$'
+	unchanged p
+	said p "$fallback_msg"
+	f=$(stream p)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	head -n 1 "$T/dump.json" | grep -qF "\"mechanism\":\"posix-timer:thread-cputime\",\"signal\":" ||
+		fail "perf_probe: the header does not name the timer: $(head -c 800 "$T/dump.json")"
+	head -n 1 "$T/dump.json" | grep -qF "\"fallback_reason\":\"perf_event_open refused: Permission denied (perf_event_paranoid=$paranoid)\"" ||
+		fail "perf_probe: the header does not say why: $(head -c 800 "$T/dump.json")"
+	grep '"kind":"NOTE"' "$T/dump.json" | grep -qF "perf_event task clock unavailable" || fail "perf_probe: no NOTE"
+	weights_match p 0.15
+	pass "perf_probe: fallback said, recorded, weights match the CPU time"
+	;;
+
+# perf_event_open out of descriptors for the threads the program starts
+# (their lazy clock's upgrade): they keep their POSIX timer, said once.
+perf_thread_emfile)
+	perf_ok
+	WL_CPU=1 faulted p 'perf_event_open:2+=EMFILE'
+	fired_like p '^fault perf_event_open 2 \([0-9]+\): EMFILE$'
+	unchanged p
+	said p "sonde: cpu-time@1ms: no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); threads from now on may sample with a POSIX CPU-time timer (raise ulimit -n for exact rates)"
+	f=$(stream p)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	weights_match p 0.15
+	pass "perf_thread_emfile: said once, weights match the CPU time"
+	;;
+
+# timer_create fails for the lazy clocks of new threads: they open their
+# perf_event clock at once instead. Nothing is lost, nothing said.
+timer_lazy)
+	perf_ok
+	WL_CPU=1 faulted t 'timer_create:1+'
+	fired_like t '^fault timer_create 1 \(-[0-9]+\): EAGAIN$'
+	unchanged t
+	said t ""
+	f=$(stream t)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	[ "$(count_kind THREAD)" = 3 ] || fail "timer_lazy: $(count_kind THREAD) threads in the stream"
+	for th in 1 2 3; do
+		grep '"kind":"SAMPLE"' "$T/dump.json" | grep -q "\"thread\":$th," || fail "timer_lazy: thread $th has no sample"
+	done
+	weights_match t 0.10
+	pass "timer_lazy: every thread sampled through perf_event, weights match the CPU time"
+	;;
+
+# No perf_event and no POSIX timer: the fallback is said, then that
+# threads cannot be sampled (once); the coverage view names their CPU time
+# "not sampled".
+timer_none)
+	perf_ok
+	faulted t 'perf_event_open:1,timer_create:1+'
+	fired_like t '^fault timer_create 1 \(-[0-9]+\): EAGAIN$'
+	unchanged t
+	pid=$(stream t | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
+	said t "$fallback_msg
+sonde: thread $pid: cannot start sampling: Resource temporarily unavailable (this thread is not sampled; check RLIMIT_NOFILE and SONDE_SAMPLE)"
+	f=$(stream t)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	[ "$(count_kind SAMPLE)" = 0 ] || fail "timer_none: $(count_kind SAMPLE) samples without any source"
+	awk -F, 'NR > 1 && $3 != "total" && !($8 == 0 && $23 > 0) { bad = 1; print }
+		END { exit bad }' "$T/coverage.csv" >bad.txt ||
+		fail "timer_none: threads not named 'not sampled' in the coverage view: $(cat bad.txt)"
+	pass "timer_none: both said, every thread's CPU time shown as not sampled"
+	;;
+
+*)
+	fail "unknown case '$CASE'"
+	;;
+esac
