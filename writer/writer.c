@@ -827,8 +827,11 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
-	if (!sd_w.tmp_nodes)
+	if (!sd_w.tmp_nodes) {
+		drop_dir_fd();
+		say("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	int err = sd_w.dir_fd >= 0 ? 0 : prepare_dir();
 	if (err)
 		return err;
