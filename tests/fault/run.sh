@@ -287,6 +287,61 @@ malloc_writer)
 	pass "malloc_writer: said once, no stream, program unchanged"
 	;;
 
+# A thread's sample ring cannot be mapped (mmap of SONDE_BUFFER_KB, 512 KiB
+# by default): the thread has no record. Said once; the writer's scan of
+# /proc/self/task then finds it and samples it from its tid (as it would a
+# raw clone), counting the CPU time before as not sampled. The main thread's
+# ring is the first one mapped, a program thread's the second or third.
+ring_main | ring_thread)
+	n=1
+	[ "$CASE" = ring_thread ] && n=2
+	faulted r "mmap/524288:$n"
+	fired_like r "^fault mmap $n \(524288\): ENOMEM$"
+	unchanged r
+	f=$(stream r)
+	pid=$(echo "$f" | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
+	tid=$(head -n 1 r.err | sed -n 's/^sonde: thread \([0-9]*\) .*/\1/p')
+	[ "$CASE" = ring_main ] && [ "$tid" != "$pid" ] && fail "ring_main: thread $tid said, not the main thread $pid"
+	[ "$CASE" = ring_thread ] && [ "$tid" = "$pid" ] && fail "ring_thread: the main thread said, not a program thread"
+	[ "$(sed -n 1p r.err)" = "sonde: thread $tid (fault_wl): no memory for its sample buffers: Cannot allocate memory (it is not sampled, unless sonde finds it later as a thread made without pthread_create; lower SONDE_BUFFER_KB)" ] ||
+		fail "$CASE: first line: $(sed -n 1p r.err)"
+	valid_stream "$f"
+	analyzer_ok "$f"
+	grep '"kind":"NOTE"' "$T/dump.json" | grep -qF "thread $tid (fault_wl): no memory for its sample buffers" ||
+		fail "$CASE: no NOTE of the missing ring"
+	th=$(grep '"kind":"THREAD",' "$T/dump.json" | grep "\"tid\":$tid," | grep -o '"thread":[0-9]*' | cut -d: -f2)
+	if [ "$CASE" = ring_thread ] && [ "$(wc -l <r.err)" = 1 ] && [ -z "$th" ]; then
+		# It ended before the writer's scan came (a loaded machine): said,
+		# and nothing else claimed about it.
+		pass "$CASE: said; thread $tid ended before sonde found it"
+		exit 0
+	fi
+	sed -n 2p r.err | grep -qxE "sonde: thread $tid \((fault_wl|worker-[01])\): made without pthread_create \(a raw clone\): sampled from its tid, found within two writer ticks of its start, stacks by frame pointers only and no counters \(build with -fno-omit-frame-pointer for call paths\)" ||
+		fail "$CASE: second line: $(sed -n 2p r.err)"
+	[ "$(wc -l <r.err)" = 2 ] || fail "$CASE: more said: $(cat r.err)"
+	[ -n "$th" ] || fail "$CASE: thread $tid is not in the stream"
+	grep '"kind":"UNSAMPLED"' "$T/dump.json" | grep -q "\"thread\":$th,.*\"reason\":\"not_sampled\"" ||
+		fail "$CASE: no UNSAMPLED record for thread $tid"
+	pass "$CASE: said, thread $tid found and sampled from its tid, the time before it counted as not sampled"
+	;;
+
+# No ring can be mapped at all: said once (for the main thread); the stream
+# has the NOTE and no thread.
+ring_none)
+	faulted r 'mmap/524288:1+'
+	fired_like r '^fault mmap 1 \(524288\): ENOMEM$'
+	unchanged r
+	f=$(stream r)
+	pid=$(echo "$f" | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
+	said r "sonde: thread $pid (fault_wl): no memory for its sample buffers: Cannot allocate memory (it is not sampled, unless sonde finds it later as a thread made without pthread_create; lower SONDE_BUFFER_KB)"
+	valid_stream "$f"
+	analyzer_ok "$f"
+	grep '"kind":"NOTE"' "$T/dump.json" | grep -qF "thread $pid (fault_wl): no memory for its sample buffers" ||
+		fail "ring_none: no NOTE"
+	[ "$(count_kind THREAD)" = 0 ] && [ "$(count_kind SAMPLE)" = 0 ] || fail "ring_none: threads or samples without rings?"
+	pass "ring_none: said once and recorded as a NOTE"
+	;;
+
 *)
 	fail "unknown case '$CASE'"
 	;;
