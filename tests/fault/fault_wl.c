@@ -4,7 +4,7 @@
  *
  * Makes the very calls the fault shim fails in sonde (open, openat, write,
  * mmap, malloc, calloc, realloc, timer_create, syscall) from the program
- * itself, and prints what each returned, so that a test sees at once if a
+ * itself, and a dlopen/dlclose (libm: sonde scans the loader's list), and prints what each returned, so that a test sees at once if a
  * fault meant for sonde reached the program. Its threads do a fixed amount
  * of arithmetic each (ROUNDS), so that stdout is the same in every run;
  * with WL_CPU=1 each thread also prints "cpu NAME cpu_ns N user_ns N"
@@ -19,6 +19,7 @@
  * Every line goes out with write(2) on descriptor 1, not through stdio.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -148,6 +149,12 @@ static void own_calls(void)
 		timer_delete(tm);
 	long pid = syscall(SYS_getpid);
 	out("syscall %s\n", pid == (long)getpid() ? "ok" : strerror(errno));
+	/* A library loaded and unloaded: sonde scans the loader's list at each. */
+	void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+	double (*cos_)(double) = h ? (double (*)(double))dlsym(h, "cos") : NULL;
+	out("dlopen %s\n", cos_ && cos_(0.0) == 1.0 ? "ok" : "failed");
+	if (h)
+		dlclose(h);
 }
 
 static int exists(const char *path)

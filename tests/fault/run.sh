@@ -342,6 +342,27 @@ ring_none)
 	pass "ring_none: said once and recorded as a NOTE"
 	;;
 
+# Out of memory in a scan of the loader's list (its first allocation, 32
+# entries of 104 bytes) after the first one: fault_wl's dlopen/dlclose of
+# libm and the writer's checks scan again. An incomplete scan must not
+# record the modules it did not get to as unloaded: the program's code stays
+# in its module and symbolized.
+modules_scan)
+	faulted s 'malloc/3328:2+'
+	fired_like s '^fault malloc 2 \(3328\): ENOMEM$'
+	unchanged s
+	said s ""
+	f=$(stream s)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	[ "$(count_kind MODULE_END)" = 0 ] ||
+		fail "modules_scan: loaded modules recorded as unloaded: $(grep '"kind":"MODULE_END"' "$T/dump.json" | head -n 3)"
+	"$SONDE" report --format folded "$f" >folded.txt || fail "modules_scan: report --format folded failed"
+	awk '{ n = split($1, fr, ";"); if (fr[n] == "work") s += $NF } END { exit !(s > 0) }' folded.txt ||
+		fail "modules_scan: no sample symbolized in work(): $(head -n 3 folded.txt)"
+	pass "modules_scan: no false MODULE_END, samples still symbolized"
+	;;
+
 *)
 	fail "unknown case '$CASE'"
 	;;
