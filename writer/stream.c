@@ -43,6 +43,14 @@ static const char *const drop_names[SD_DROP_NREASONS] = {
 	"stack", "throttled", "queue_overflow", "signals_blocked", "region_ring_full",
 };
 
+/* Every record starts here: where it starts is kept, so that a record cut
+ * short by out of memory is taken back whole (writer.c, sbuf_write). */
+static void rec_begin(size_t n)
+{
+	sd_w.rec_start = sd_w.sbuf.size;
+	msgpack_pack_array(&sd_w.pk, n);
+}
+
 static void pack_str(const char *s)
 {
 	size_t n = strlen(s);
@@ -95,7 +103,7 @@ void sd_stream_header(void)
 	if (!getcwd(cwd, sizeof cwd))
 		cwd[0] = 0;
 
-	msgpack_pack_array(&sd_w.pk, 4);
+	rec_begin(4);
 	msgpack_pack_uint8(&sd_w.pk, K_HEADER);
 	pack_str("sonde");
 	msgpack_pack_uint8(&sd_w.pk, SONDE_FORMAT_VERSION);
@@ -178,7 +186,7 @@ void sd_stream_header(void)
 
 void sd_stream_module(const struct sd_module *m)
 {
-	msgpack_pack_array(&sd_w.pk, 8);
+	rec_begin(8);
 	msgpack_pack_uint8(&sd_w.pk, K_MODULE);
 	msgpack_pack_uint32(&sd_w.pk, m->id);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_load));
@@ -196,7 +204,7 @@ void sd_stream_module(const struct sd_module *m)
 
 void sd_stream_module_end(const struct sd_module *m)
 {
-	msgpack_pack_array(&sd_w.pk, 3);
+	rec_begin(3);
 	msgpack_pack_uint8(&sd_w.pk, K_MODULE_END);
 	msgpack_pack_uint32(&sd_w.pk, m->id);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_unload));
@@ -207,7 +215,7 @@ void sd_stream_thread(struct sd_ring *r)
 	r->idx = ++sd_w.next_thread;
 	sd_w.n_threads++;
 	r->last_t_ns = sd_stream_rel(r->t_begin_ns);
-	msgpack_pack_array(&sd_w.pk, 5);
+	rec_begin(5);
 	msgpack_pack_uint8(&sd_w.pk, K_THREAD);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint32(&sd_w.pk, (uint32_t)r->tid);
@@ -217,7 +225,7 @@ void sd_stream_thread(struct sd_ring *r)
 
 void sd_stream_thread_end(struct sd_ring *r)
 {
-	msgpack_pack_array(&sd_w.pk, 6);
+	rec_begin(6);
 	msgpack_pack_uint8(&sd_w.pk, K_THREAD_END);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(atomic_load(&r->t_end_ns)));
@@ -244,7 +252,7 @@ void sd_stream_thread_end(struct sd_ring *r)
  * up to its last flush. */
 void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns)
 {
-	msgpack_pack_array(&sd_w.pk, 4);
+	rec_begin(4);
 	msgpack_pack_uint8(&sd_w.pk, K_THREAD_CPU);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(t_ns));
@@ -263,7 +271,7 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 		sd_w.n_dropped += sd_w.global_drops_sent[i];
 	sd_w.n_dropped += sd_w.n_dropped_gone;
-	msgpack_pack_array(&sd_w.pk, 3);
+	rec_begin(3);
 	msgpack_pack_uint8(&sd_w.pk, K_DROPS);
 	msgpack_pack_uint32(&sd_w.pk, thread);
 	msgpack_pack_map(&sd_w.pk, n);
@@ -274,7 +282,7 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 
 void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
 {
-	msgpack_pack_array(&sd_w.pk, 5);
+	rec_begin(5);
 	msgpack_pack_uint8(&sd_w.pk, K_UNSAMPLED);
 	msgpack_pack_uint32(&sd_w.pk, thread);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
@@ -284,7 +292,7 @@ void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
 
 void sd_stream_note(const char *text)
 {
-	msgpack_pack_array(&sd_w.pk, 3);
+	rec_begin(3);
 	msgpack_pack_uint8(&sd_w.pk, K_NOTE);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(text);
@@ -293,7 +301,7 @@ void sd_stream_note(const char *text)
 void sd_stream_end(const char *reason, int signo)
 {
 	uint64_t dropped = sd_w.n_dropped;
-	msgpack_pack_array(&sd_w.pk, 4);
+	rec_begin(4);
 	msgpack_pack_uint8(&sd_w.pk, K_END);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(reason);
@@ -371,7 +379,7 @@ static uint32_t intern(uint32_t parent, uint32_t module, uint64_t addr)
 	s->node = ++sd_w.next_node;
 	sd_w.used_slots++;
 	sd_w.n_frames++;
-	msgpack_pack_array(&sd_w.pk, 5);
+	rec_begin(5);
 	msgpack_pack_uint8(&sd_w.pk, K_FRAME);
 	msgpack_pack_uint32(&sd_w.pk, s->node);
 	msgpack_pack_uint32(&sd_w.pk, parent);
@@ -411,7 +419,7 @@ static void emit_attrs_upto(uint32_t id)
 		uint32_t n = ++sd_w.attrs_sent;
 		if (sd_annotate_attr_get(n, &a) != 0)
 			continue;
-		msgpack_pack_array(&sd_w.pk, 5);
+		rec_begin(5);
 		msgpack_pack_uint8(&sd_w.pk, K_ATTRIBUTE);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		pack_str(a.name);
@@ -430,7 +438,7 @@ static void emit_contexts_upto(uint32_t id)
 		if (sd_annotate_node_get(n, &v) != 0)
 			continue;
 		emit_attrs_upto(v.attr);
-		msgpack_pack_array(&sd_w.pk, v.flags ? 6 : 5);
+		rec_begin(v.flags ? 6 : 5);
 		msgpack_pack_uint8(&sd_w.pk, K_CONTEXT);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		msgpack_pack_uint32(&sd_w.pk, v.parent);
@@ -449,7 +457,7 @@ static void emit_contexts_upto(uint32_t id)
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 {
 	emit_contexts_upto(rec->weight);
-	msgpack_pack_array(&sd_w.pk, rec->ncounters ? 6 : 5);
+	rec_begin(rec->ncounters ? 6 : 5);
 	msgpack_pack_uint8(&sd_w.pk, K_REGION);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
@@ -502,7 +510,7 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 	int ctx = rec->ctx || rec->pctx || deltas;
 	if (rec->ctx || rec->pctx)
 		emit_contexts_upto(rec->ctx > rec->pctx ? rec->ctx : rec->pctx);
-	msgpack_pack_array(&sd_w.pk, deltas ? 10 : ctx ? 9 : rec->flags ? 7 : 6);
+	rec_begin(deltas ? 10 : ctx ? 9 : rec->flags ? 7 : 6);
 	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);
@@ -539,7 +547,7 @@ void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const
 	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
 	if (t > r->last_t_ns)
 		r->last_t_ns = t;
-	msgpack_pack_array(&sd_w.pk, 7);
+	rec_begin(7);
 	msgpack_pack_uint8(&sd_w.pk, K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);

@@ -363,6 +363,61 @@ modules_scan)
 	pass "modules_scan: no false MODULE_END, samples still symbolized"
 	;;
 
+# The stream's buffer cannot get its first 8 KiB (the first allocation of
+# that size): the record being packed is taken back, everything later is
+# dropped, said once. The file holds whole records only (here: none), never
+# a cut record the reader would take for a corrupt stream.
+buffer)
+	faulted m 'malloc/8192:1'
+	fired_like m '^fault malloc 1 \(8192\): ENOMEM$'
+	unchanged m
+	said m "sonde: stream: out of memory for its buffer: Cannot allocate memory (profiling data from now on is discarded; lower SONDE_FLUSH_MS)"
+	f=$(stream m)
+	analyzer_ok "$f"
+	[ "$dump_rc" = 4 ] && [ "$(cat "$T/dump.err")" = "sonde: $f: empty file (not a sonde stream; the profiled process wrote nothing)" ] ||
+		fail "buffer: sonde dump: status $dump_rc, $(cat "$T/dump.err")"
+	pass "buffer: said once, no partial record written"
+	;;
+
+# Every call of one function that libsonde makes, failed in turn (the Nth
+# alone; for the functions called less often, also the Nth and every later
+# one): the program is unchanged, whatever sonde says is one shaped line,
+# and every stream left is whole records (sonde dump reads it without a
+# warning, or says it is empty) that the report reads.
+sweep_*)
+	fn=${CASE#sweep_}
+	args=(2 2000)
+	LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT=trace SD_FAULT_TRACE=1 SD_FAULT_LOG="$T/trace.log" \
+		"$WL" "${args[@]}" >trace.out 2>trace.err || fail "$CASE: the traced run failed: $(cat trace.err)"
+	"$WL" "${args[@]}" >plain.out 2>plain.err
+	k=$(grep -c "^call $fn " trace.log)
+	[ "$k" -gt 0 ] || fail "$CASE: libsonde made no $fn call: $(head -c 300 trace.log)"
+	specs=()
+	for n in $(seq 1 "$k"); do
+		specs+=("$fn:$n")
+		[ "$k" -le 12 ] && specs+=("$fn:$n+")
+	done
+	hits=0
+	for spec in "${specs[@]}"; do
+		rm -rf s s.*
+		faulted s "$spec" "${args[@]}"
+		grep -q '^fault ' s.log 2>/dev/null && hits=$((hits + 1))
+		unchanged s
+		shaped s
+		for f in s/*.sonde; do
+			[ -e "$f" ] || continue
+			analyzer_ok "$f"
+			if [ "$dump_rc" = 0 ]; then
+				[ -s "$T/dump.err" ] && fail "$spec: sonde dump warned: $(cat "$T/dump.err")"
+			elif [ "$(cat "$T/dump.err")" != "sonde: $f: empty file (not a sonde stream; the profiled process wrote nothing)" ]; then
+				fail "$spec: the stream is not whole records: $(cat "$T/dump.err")"
+			fi
+		done
+	done
+	[ "$hits" -gt 0 ] || fail "$CASE: no fault fired"
+	pass "$CASE: ${#specs[@]} faults ($hits fired) of $k calls: program unchanged, messages shaped, streams whole"
+	;;
+
 *)
 	fail "unknown case '$CASE'"
 	;;
