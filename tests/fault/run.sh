@@ -422,6 +422,9 @@ sweep_*)
 		"$WL" "${args[@]}" >trace.out 2>trace.err || fail "$CASE: the traced run failed: $(cat trace.err)"
 	"$WL" "${args[@]}" >plain.out 2>plain.err
 	plain_rc=$?
+	# (under AddressSanitizer, whose dlopen interceptor searches its own
+	# paths, dlrpath cannot find its plugin without sonde)
+	[ "$CASE" = sweep_dlopen ] && [ "$plain_rc" != 0 ] && skip "dlrpath fails without sonde: $(cat plain.out)"
 	k=$(grep -c "^call $fn " trace.log)
 	[ "$k" -gt 0 ] || fail "$CASE: libsonde made no $fn call: $(head -c 300 trace.log)"
 	specs=()

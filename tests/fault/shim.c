@@ -128,9 +128,10 @@ static void (*next_free)(void *);
 static int (*next_timer_create)(clockid_t, struct sigevent *, timer_t *);
 static long (*next_syscall)(long, ...);
 /* libc's own, for the log: never libsonde's wrappers (its close spares
- * descriptors inside its signal handler). */
+ * descriptors inside its signal handler, its write checks them). */
 static int (*libc_open)(const char *, int, ...);
 static ssize_t (*libc_write)(int, const void *, size_t);
+static ssize_t (*libc_read)(int, void *, size_t);
 static int (*libc_close)(int);
 
 /* ---- allocations while dlsym resolves ----------------------------------- */
@@ -194,8 +195,38 @@ static void parse(const char *spec)
 	}
 }
 
-/* First call of any wrapper, ordinary context (see the header). getenv is
- * safe here: libc is initialised before any constructor runs. */
+/* The environment as the process started with it, from /proc/self/environ:
+ * the first call may come before libc has set up environ (under
+ * AddressSanitizer, from inside the sanitizer's start-up, getenv finds
+ * nothing). */
+static char environ_buf[64 << 10];
+static size_t environ_len;
+
+static void load_environ(void)
+{
+	if (!libc_open || !libc_read || !libc_close)
+		return;
+	int fd = libc_open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n;
+	while (environ_len < sizeof environ_buf - 1 &&
+	       (n = libc_read(fd, environ_buf + environ_len, sizeof environ_buf - 1 - environ_len)) > 0)
+		environ_len += (size_t)n;
+	environ_buf[environ_len] = 0;
+	libc_close(fd);
+}
+
+static const char *env(const char *name)
+{
+	size_t k = strlen(name);
+	for (size_t at = 0; at < environ_len; at += strlen(environ_buf + at) + 1)
+		if (!strncmp(environ_buf + at, name, k) && environ_buf[at + k] == '=')
+			return environ_buf + at + k + 1;
+	return NULL;
+}
+
+/* First call of any wrapper, ordinary context (see the header). */
 static void resolve(void)
 {
 	int expect = 0;
@@ -217,20 +248,22 @@ static void resolve(void)
 	*(void **)&next_mmap = dlsym(RTLD_NEXT, "mmap");
 	*(void **)&next_timer_create = dlsym(RTLD_NEXT, "timer_create");
 	*(void **)&next_syscall = dlsym(RTLD_NEXT, "syscall");
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-	if (libc) {
-		*(void **)&libc_open = dlsym(libc, "open");
-		*(void **)&libc_write = dlsym(libc, "write");
-		*(void **)&libc_close = dlsym(libc, "close");
-	}
-	const char *s = getenv("SD_FAULT");
+	/* libc's own aliases, which nothing interposes (a dlopen of libc here
+	 * would go through libsonde's dlopen wrapper, and under AddressSanitizer
+	 * this can run inside the sanitizer's start-up) */
+	*(void **)&libc_open = dlsym(RTLD_NEXT, "__open");
+	*(void **)&libc_write = dlsym(RTLD_NEXT, "__write");
+	*(void **)&libc_close = dlsym(RTLD_NEXT, "__close");
+	*(void **)&libc_read = dlsym(RTLD_NEXT, "__read");
+	load_environ();
+	const char *s = env("SD_FAULT");
 	if (s)
 		parse(s);
-	s = getenv("SD_FAULT_FROM");
+	s = env("SD_FAULT_FROM");
 	from_any = s && !strcmp(s, "any");
-	s = getenv("SD_FAULT_TRACE");
+	s = env("SD_FAULT_TRACE");
 	trace = s && *s && strcmp(s, "0");
-	s = getenv("SD_FAULT_LOG");
+	s = env("SD_FAULT_LOG");
 	if (s && strlen(s) < sizeof log_path)
 		strcpy(log_path, s);
 	atomic_store(&state, 2);
