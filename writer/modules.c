@@ -124,7 +124,8 @@ static void rebuild_index(void)
 			sd_w.loaded[k++] = sd_w.mods[i];
 	if (!sd_w.loaded)
 		sd_w.nloaded = 0;
-	qsort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
+	if (sd_w.nloaded > 1) /* never qsort(NULL, ...), out of memory */
+		qsort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
 }
 
 /* Re-reads the loader's list; records MODULE / MODULE_END for the
