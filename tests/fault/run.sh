@@ -408,6 +408,9 @@ buffer)
 # and every stream left is whole records (sonde dump reads it without a
 # warning, or says it is empty) that the report reads.
 #
+# sweep_fork_FN: the same around a program that forks (tests/runtime/
+# lifecycle fork): the child's start (its own stream, its thread's sources)
+# fails too.
 # sweep_dlopen: the same for allocations, around a program (tests/runtime/
 # dlrpath) whose dlopen finds its plugin through its own DT_RUNPATH only,
 # which sonde's dlopen wrapper must search for it.
@@ -417,6 +420,10 @@ sweep_*)
 	if [ "$CASE" = sweep_dlopen ]; then
 		fn=malloc WL="$B/dlrpath" args=()
 		[ -x "$WL" ] || skip "no dlrpath in the build"
+	elif [ "${CASE#sweep_fork_}" != "$CASE" ]; then
+		# a parent and its forked child, each with a stream of its own
+		fn=${CASE#sweep_fork_} WL="$B/lifecycle" args=(fork)
+		[ -x "$WL" ] || skip "no lifecycle in the build"
 	fi
 	LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT=trace SD_FAULT_TRACE=1 SD_FAULT_LOG="$T/trace.log" \
 		"$WL" "${args[@]}" >trace.out 2>trace.err || fail "$CASE: the traced run failed: $(cat trace.err)"
