@@ -6,12 +6,18 @@
  *
  * so that its definitions come first in the global scope and are what
  * libsonde's calls reach. It fails chosen calls that libsonde makes and
- * passes every other call on unchanged.
+ * passes every other call on unchanged. Used by tests/fault/run.sh.
  *
- * SD_FAULT is a comma-separated list of NAME:N[+][=ERRNO]: fail the Nth
- * counted call of NAME (with "+", that call and every later one) with ERRNO
- * (a name such as EIO; by default the one listed below). NAMEs and what a
- * failure returns:
+ * SD_FAULT is a comma-separated list of NAME[/MATCH]:N[+][=ERRNO]: fail the
+ * Nth counted call of NAME (with "+", that call and every later one) with
+ * ERRNO (a name such as EIO; by default the one listed below). With MATCH,
+ * only the calls that match it are counted for that rule: for open, openat
+ * and write, a path containing MATCH (write: the file its descriptor names,
+ * from /proc/self/fd); for the others, a number equal to MATCH (mmap and
+ * malloc: the length; timer_create: the clock id; perf_event_open: the
+ * tid). E.g. "openat/.sonde:1" fails the creation of the stream file,
+ * "mmap/524288:2" the second 512 KiB ring, "write/.sonde:3+=EIO" the third
+ * write of the stream and every later one. NAMEs and what a failure returns:
  *
  *   open, openat     -1, EACCES           (separate counts)
  *   write            -1, ENOSPC
@@ -23,47 +29,64 @@
  *
  * Which calls are counted (SD_FAULT_FROM): by default only calls made by
  * code inside libsonde.so, so that the profiled program is never failed.
- * Each wrapper looks up its return address with _dl_find_object (glibc 2.35;
- * lock-free and async-signal-safe) and counts the call only when the object
- * containing it is named libsonde.so (its mapping start is then cached).
- * SD_FAULT_FROM=any counts every caller.
+ * Each wrapper looks up its own return address with _dl_find_object (glibc
+ * 2.35; lock-free and async-signal-safe) and counts the call only when the
+ * object containing that address is named libsonde.so (its mapping start is
+ * then cached and compared). SD_FAULT_FROM=any counts every caller, the
+ * program's too.
  *
- * What can and cannot be intercepted, and why (checked with readelf -r on
- * libsonde.so: it reaches each of these through a PLT slot bound in the
- * global scope, and it is linked without -Bsymbolic):
+ * What is intercepted, and why (checked with readelf -r on libsonde.so: it
+ * reaches each of these through a PLT slot bound, -z now, in the global
+ * scope; it is linked without -Bsymbolic):
  *
- *   - libsonde's direct calls of open, openat, mmap, malloc, calloc,
- *     realloc, timer_create: the slot binds to the first definition in the
+ *   - libsonde's own calls of open, openat, mmap, malloc, calloc, realloc
+ *     (msgpack's sbuffer included: an inline function compiled into
+ *     libsonde), timer_create: the slot binds to the first definition in the
  *     global scope, this shim's.
  *   - write and syscall: libsonde defines and exports wrappers of its own
  *     (sampler/interpose.c), but its own calls of them still go through its
- *     PLT, so they reach this shim first; the shim passes a call on to the
- *     next definition (dlsym(RTLD_NEXT)), libsonde's wrapper, which calls
- *     libc. perf_event_open has no libc wrapper: libsonde calls
+ *     PLT, so they reach this shim first; the shim passes every call on to
+ *     the next definition (dlsym(RTLD_NEXT)): libsonde's wrapper, which
+ *     calls libc. perf_event_open has no libc wrapper: libsonde calls
  *     syscall(SYS_perf_event_open, ...) (kernel/perf.c, kernel/counters.c),
- *     which this shim's syscall() sees.
- *   - NOT intercepted: what libsonde resolves with dlsym(RTLD_NEXT) for
- *     itself (close, read, pipe2, sigaction, pthread_create, ... : its
- *     REAL() pointers skip every object loaded before it, this shim too;
- *     none of them is on the list above); calls libc makes internally (the
- *     open inside fopen or opendir, the write inside stdio, the mmap inside
- *     malloc) never go through a PLT; and calls made by other libraries on
- *     libsonde's behalf (libunwind, PAPI's perf_event_open, libdl) have
- *     their return address in those libraries, so they are not counted by
- *     default.
+ *     which this shim's syscall() sees (the test fault.perf_probe shows it).
+ *
+ * What is NOT intercepted:
+ *
+ *   - what libsonde calls through pointers it resolved with
+ *     dlsym(RTLD_NEXT) (close, read, pipe2, sigaction, sigaltstack,
+ *     pthread_create, dlopen, ...: its REAL() pointers skip every object
+ *     loaded before it, this shim too; none of them is a function above);
+ *   - calls libc makes inside the functions libsonde calls: the open inside
+ *     fopen and opendir, the malloc inside strdup, opendir and
+ *     pthread_create, the mmap of a new thread's stack, the write inside
+ *     stdio: libc binds them internally, never through a PLT;
+ *   - calls made by other libraries on libsonde's behalf (libunwind's
+ *     allocations and pipe, PAPI's perf_event_open, the loader's): their
+ *     return address is in those libraries, so they are not counted unless
+ *     SD_FAULT_FROM=any.
  *
  * Contexts: the wrappers run wherever libsonde calls them, including its
- * signal handler (a lazy clock's perf_event_open, a message's write). After
- * the first call, which resolves everything with dlsym in ordinary context
- * (libsonde's constructor, which runs before this object's own constructors
- * would), they only use atomics, _dl_find_object and the functions they
- * pass on to: async-signal-safe. Allocation calls made while dlsym resolves
- * are served from a small static arena, never freed.
+ * signal handler (a lazy clock's perf_event_open, a message's write). The
+ * first call of any wrapper resolves everything, in ordinary context: it
+ * may come from libsonde's constructor (which runs before this object's
+ * constructors would), from the loader, or, under AddressSanitizer, from
+ * inside the sanitizer's own start-up, before libc has set up environ:
+ * hence dlsym(RTLD_NEXT) only, libc's own aliases (__open, __read, __write,
+ * __close) for files, and the environment read from /proc/self/environ.
+ * Allocations made while dlsym resolves are served from a small static
+ * arena, never freed. From then on the wrappers only use atomics,
+ * _dl_find_object, readlink and the functions they pass calls on to:
+ * async-signal-safe. The shim is never built with sanitizers (its code
+ * runs before their shadow memory exists).
  *
  * SD_FAULT_LOG=FILE: each injected fault appends one line to FILE,
- * "fault: NAME call N: ERRNO", written with libc's own open/write/close
- * (never a descriptor kept open: the program's fd numbers stay its own).
- * SD_FAULT_TRACE=1 appends a line "call: NAME N" for every counted call.
+ * "fault NAME N (WHAT) libsonde.so+0xOFFSET: ERRNO" (N: the rule's count;
+ * WHAT: the path, length, clock or tid; OFFSET: the return address in
+ * libsonde, for addr2line), opened, written and closed each time with
+ * libc's own functions: no descriptor of the program's is ever taken.
+ * SD_FAULT_TRACE=1 appends "call NAME N (WHAT) libsonde.so+0xOFFSET" for
+ * every counted call (N: the count of all of NAME's calls).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
