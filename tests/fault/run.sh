@@ -1,15 +1,16 @@
 # run.sh BUILD_DIR CASE - one fault-injection case (tests/fault/CMakeLists.txt).
 #
-# Each case runs fault_wl under libsonde with the fault shim preloaded first
-# (shim.c: SD_FAULT fails chosen calls that libsonde makes, never the
-# program's) and checks three things:
+# Each case runs a program (fault_wl; the sweeps also lifecycle and dlrpath)
+# under libsonde with the fault shim preloaded first (shim.c: SD_FAULT fails
+# chosen calls that libsonde makes, never the program's) and checks three
+# things:
 #   (a) the program is unchanged: the exit status and stdout of a plain run;
 #   (b) sonde says what happened, in its exact words, on stderr, and/or the
 #       stream records why data is missing (NOTE, incomplete stream,
 #       coverage: threads not sampled);
 #   (c) the analyzer (sonde dump, sonde report) reads what is left, or
 #       refuses it with its own one-line message, without crashing.
-# Every case first checks, in the shim's log, that its fault really fired.
+# Every case checks, in the shim's log, that its fault really fired.
 # No expectation is a timing threshold: a fault meant for a later call is
 # reached by letting the program run until the shim's log exists (WL_UNTIL),
 # and sample counts are compared with the CPU time the program reports.
@@ -78,10 +79,12 @@ stream() {
 	echo "$f"
 }
 
-# analyzer_ok FILE: (c) sonde dump and sonde report end with one of the
-# CLI's own exit codes (0 ok, 3 I/O, 4 bad input: never a crash), every line
-# either says on stderr starts with "sonde: " (or "coverage: "), and the dump is left in
-# $T/dump.json, its status in $dump_rc.
+# analyzer_ok FILE: (c) sonde dump, sonde report and its coverage view end
+# with one of the CLI's own exit codes (0 ok, 3 I/O, 4 bad input: never a
+# crash or a sanitizer's report), every line they print on stderr starts
+# with "sonde: " (or "coverage: "); the dump is left in $T/dump.json, its
+# status in $dump_rc, the report in $T/report.txt, the coverage view (CSV)
+# in $T/coverage.csv.
 analyzer_ok() {
 	local f=$1 r
 	"$SONDE" dump "$f" >"$T/dump.json" 2>"$T/dump.err"
@@ -108,7 +111,7 @@ shaped() {
 	[ -z "$bad" ] || fail "$1: stderr has lines that are not one-line sonde messages: $bad"
 }
 
-# kinds: "KIND COUNT" per record kind of $T/dump.json.
+# count_kind KIND: how many records of KIND $T/dump.json has.
 count_kind() { grep -c "\"kind\":\"$1\"" "$T/dump.json"; }
 
 # weights_match NAME TOL: the samples' weights stand for the CPU time the
