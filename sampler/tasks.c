@@ -379,8 +379,18 @@ static int task_dir(void)
 	if (task_dirfd >= 0)
 		sd_runtime_fd_track_sigsafe(task_dirfd, 0); /* not ours any more */
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		/* Without it, threads made without pthread_create and children
+		 * sharing our memory are neither sampled nor accounted: said once
+		 * (out of descriptors, the clocks' own message comes first). */
+		int e = errno;
+		static int said;
+		if (e != EMFILE && e != ENFILE && !said++)
+			sd_msg("sonde: /proc/self/task: %s (threads made without pthread_create are "
+			       "neither sampled nor accounted while it cannot be read; check that /proc "
+			       "is mounted)", strerror(e));
+		return -e;
+	}
 	fd = sd_kernel_fd_high(fd, sd_rt.fd_floor);
 	sd_runtime_fd_track_sigsafe(fd, 1);
 	sd_tasks_fd_remember_sigsafe(fd);

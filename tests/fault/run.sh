@@ -466,6 +466,23 @@ sweep_*)
 	pass "$CASE: ${#specs[@]} faults ($hits fired) of $k calls: program unchanged, messages shaped, streams whole"
 	;;
 
+# /proc/self/task cannot be read (no /proc, in a container or chroot): the
+# writer's scan for threads made without pthread_create (and children
+# sharing the program's memory) cannot run, so such threads would be
+# neither sampled nor accounted: said once, and in a NOTE. (fault_wl makes
+# none; tests/runtime/rawclone shows what goes missing.)
+proc_task)
+	faulted p 'open//proc/self/task:1+'
+	fired_like p '^fault open 1 \(/proc/self/task\): EACCES$'
+	unchanged p
+	said p "sonde: /proc/self/task: Permission denied (threads made without pthread_create are neither sampled nor accounted while it cannot be read; check that /proc is mounted)"
+	f=$(stream p)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	grep '"kind":"NOTE"' "$T/dump.json" | grep -qF "sonde: /proc/self/task: Permission denied" || fail "proc_task: no NOTE"
+	pass "proc_task: said once and recorded"
+	;;
+
 # The program itself is never failed: every call libsonde makes of every
 # function the shim knows fails, and fault_wl's own calls of them (it
 # prints what each returned) all succeed. With SD_FAULT_FROM=any the
