@@ -263,6 +263,48 @@ perf_thread_refused)
 	pass "perf_thread_refused: said once, threads sampled on their timers, weights match the CPU time"
 	;;
 
+# A perf_event counter (SONDE_COUNTERS=cpu-migrations) refused when sonde
+# probes it at start (the second perf_event_open, after the clock's):
+# said, listed in the header as unavailable with the reason, never written
+# as zeros.
+counters_probe)
+	perf_ok
+	SONDE_COUNTERS=cpu-migrations faulted c 'perf_event_open:2'
+	fired_like c '^fault perf_event_open 2 \([0-9]+\): EACCES$'
+	unchanged c
+	reason="perf_event_paranoid=$paranoid: kernel-side events read 0 for this user (Permission denied), and no other source exists"
+	said c "sonde: SONDE_COUNTERS: cpu-migrations: unavailable: $reason (run as root or lower kernel.perf_event_paranoid; see 'sonde events')"
+	f=$(stream c)
+	valid_stream "$f"
+	analyzer_ok "$f"
+	head -n 1 "$T/dump.json" | grep -qF "\"counters\":[],\"counters_unavailable\":[{\"name\":\"cpu-migrations\",\"reason\":\"$reason\"}]" ||
+		fail "counters_probe: header: $(head -n 1 "$T/dump.json" | grep -o '"counters.*')"
+	grep '"kind":"SAMPLE"' "$T/dump.json" | grep -q '"deltas"' && fail "counters_probe: samples carry deltas"
+	pass "counters_probe: said, listed as unavailable, no deltas written"
+	;;
+
+# The main thread's counter refused (the third perf_event_open): said once;
+# its samples are flagged "no counter values" (8), never given zeros. (The
+# hint names RLIMIT_NOFILE whatever the error.)
+counters_thread)
+	perf_ok
+	SONDE_COUNTERS=cpu-migrations faulted c 'perf_event_open:3'
+	fired_like c '^fault perf_event_open 3 \([0-9]+\): EACCES$'
+	unchanged c
+	f=$(stream c)
+	pid=$(echo "$f" | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
+	said c "sonde: thread $pid: counters unavailable: Permission denied (its samples carry no counter values; check RLIMIT_NOFILE)"
+	valid_stream "$f"
+	analyzer_ok "$f"
+	th=$(grep '"kind":"THREAD",' "$T/dump.json" | grep "\"tid\":$pid," | grep -o '"thread":[0-9]*' | cut -d: -f2)
+	grep '"kind":"SAMPLE"' "$T/dump.json" | grep "\"thread\":$th," >main.json
+	[ -s main.json ] || fail "counters_thread: the main thread has no samples"
+	grep -o '"flags":[0-9]*' main.json | cut -d: -f2 | awk '{ if (int($1 / 8) % 2 == 0) bad++ } END { exit bad > 0 }' ||
+		fail "counters_thread: samples of the main thread not flagged 8: $(grep -c . main.json) samples, $(grep -c '"flags"' main.json) with flags"
+	[ "$(grep -c '"flags"' main.json)" = "$(grep -c . main.json)" ] || fail "counters_thread: samples of the main thread without flags"
+	pass "counters_thread: said once, the thread's samples flagged without counters"
+	;;
+
 # timer_create fails for the lazy clocks of new threads: they open their
 # perf_event clock at once instead. Nothing is lost, nothing said.
 timer_lazy)
