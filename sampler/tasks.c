@@ -512,8 +512,16 @@ static void adopt_foreign(pid_t tid)
 	snprintf(rel, sizeof rel, "%d/comm", (int)tid);
 	comm_of(rel, name);
 	struct sd_thread *t = sd_runtime_thread_new(tid, name);
-	if (!t)
+	if (!t) {
+		/* Tried again at later scans; said once, since until then its
+		 * time is missing from the stream altogether. */
+		static int said_nomem;
+		if (!said_nomem++)
+			sd_msg("sonde: thread %d (%s): no memory for its sample buffers: %s (it is "
+			       "neither sampled nor accounted while this lasts; lower SONDE_BUFFER_KB)",
+			       (int)tid, name, strerror(ENOMEM));
 		return;
+	}
 	int err = sd_sources_open(t, tid);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);

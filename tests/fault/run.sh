@@ -395,21 +395,23 @@ ring_main | ring_thread)
 	pass "$CASE: said, thread $tid found and sampled from its tid, the time before it counted as not sampled"
 	;;
 
-# No ring can be mapped at all: said once (for the main thread); the stream
-# has the NOTE and no thread.
+# No ring can be mapped at all: said for the main thread as it begins, and
+# again when the writer's scan cannot take it either (once each); the
+# stream has the NOTEs and no thread.
 ring_none)
 	faulted r 'mmap/524288:1+'
 	fired_like r '^fault mmap 1 \(524288\): ENOMEM$'
 	unchanged r
 	f=$(stream r)
 	pid=$(echo "$f" | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
-	said r "sonde: thread $pid (fault_wl): no memory for its sample buffers: Cannot allocate memory (it is not sampled, unless sonde finds it later as a thread made without pthread_create; lower SONDE_BUFFER_KB)"
+	said r "sonde: thread $pid (fault_wl): no memory for its sample buffers: Cannot allocate memory (it is not sampled, unless sonde finds it later as a thread made without pthread_create; lower SONDE_BUFFER_KB)
+sonde: thread $pid (fault_wl): no memory for its sample buffers: Cannot allocate memory (it is neither sampled nor accounted while this lasts; lower SONDE_BUFFER_KB)"
 	valid_stream "$f"
 	analyzer_ok "$f"
 	grep '"kind":"NOTE"' "$T/dump.json" | grep -qF "thread $pid (fault_wl): no memory for its sample buffers" ||
 		fail "ring_none: no NOTE"
 	[ "$(count_kind THREAD)" = 0 ] && [ "$(count_kind SAMPLE)" = 0 ] || fail "ring_none: threads or samples without rings?"
-	pass "ring_none: said once and recorded as a NOTE"
+	pass "ring_none: said as it began and when the scan failed too, recorded as NOTEs"
 	;;
 
 # Out of memory in a scan of the loader's list (its first allocation, 32
@@ -523,6 +525,32 @@ proc_task)
 	analyzer_ok "$f"
 	grep '"kind":"NOTE"' "$T/dump.json" | grep -qF "sonde: /proc/self/task: Permission denied" || fail "proc_task: no NOTE"
 	pass "proc_task: said once and recorded"
+	;;
+
+# The program's threads get no ring, neither as they begin nor when the
+# writer's scan finds them (every ring after the main thread's fails):
+# each is said once. A thread that ends before a scan finds it is said
+# only the first way.
+ring_threads_none)
+	faulted r 'mmap/524288:2+'
+	fired_like r '^fault mmap 2 \(524288\): ENOMEM$'
+	unchanged r
+	f=$(stream r)
+	sed -n 1p r.err | grep -qxE "sonde: thread [0-9]+ \(fault_wl\): no memory for its sample buffers: Cannot allocate memory \(it is not sampled, unless sonde finds it later as a thread made without pthread_create; lower SONDE_BUFFER_KB\)" ||
+		fail "ring_threads_none: first line: $(sed -n 1p r.err)"
+	n=$(wc -l <r.err)
+	if [ "$n" = 2 ]; then
+		sed -n 2p r.err | grep -qxE "sonde: thread [0-9]+ \((fault_wl|worker-[01])\): no memory for its sample buffers: Cannot allocate memory \(it is neither sampled nor accounted while this lasts; lower SONDE_BUFFER_KB\)" ||
+			fail "ring_threads_none: second line: $(sed -n 2p r.err)"
+	elif [ "$n" != 1 ]; then
+		fail "ring_threads_none: more said: $(cat r.err)"
+	fi
+	valid_stream "$f"
+	analyzer_ok "$f"
+	[ "$(grep -c '"kind":"NOTE".*no memory for its sample buffers' "$T/dump.json")" = "$n" ] ||
+		fail "ring_threads_none: the NOTEs do not match what was said"
+	[ "$(count_kind THREAD)" = 1 ] || fail "ring_threads_none: $(count_kind THREAD) threads in the stream, only the main one has a ring"
+	pass "ring_threads_none: said ($n lines), only the main thread in the stream"
 	;;
 
 # The program itself is never failed: every call libsonde makes of every
