@@ -457,6 +457,7 @@ buffer)
 # and every stream left is whole records (sonde dump reads it without a
 # warning, or says it is empty) that the report reads.
 #
+# sweep_malloc_after: the Nth allocation and every later one, for each N.
 # sweep_fork_FN: the same around a program that forks (tests/runtime/
 # lifecycle fork): the child's start (its own stream, its thread's sources)
 # fails too.
@@ -466,7 +467,10 @@ buffer)
 sweep_*)
 	fn=${CASE#sweep_}
 	args=(2 2000)
-	if [ "$CASE" = sweep_dlopen ]; then
+	all_after=0
+	if [ "$CASE" = sweep_malloc_after ]; then
+		fn=malloc all_after=1 # the Nth allocation and every later one, for each N
+	elif [ "$CASE" = sweep_dlopen ]; then
 		fn=malloc WL="$B/dlrpath" args=()
 		[ -x "$WL" ] || skip "no dlrpath in the build"
 	elif [ "${CASE#sweep_fork_}" != "$CASE" ]; then
@@ -485,8 +489,8 @@ sweep_*)
 	[ "$k" -gt 0 ] || fail "$CASE: libsonde made no $fn call: $(head -c 300 trace.log)"
 	specs=()
 	for n in $(seq 1 "$k"); do
-		specs+=("$fn:$n")
-		[ "$k" -le 12 ] && specs+=("$fn:$n+")
+		[ "$all_after" = 1 ] || specs+=("$fn:$n")
+		[ "$k" -le 12 ] || [ "$all_after" = 1 ] && specs+=("$fn:$n+")
 	done
 	hits=0
 	for spec in "${specs[@]}"; do
