@@ -299,6 +299,26 @@ void sd_say_nofd_sigsafe(int src)
 	say_line_sigsafe(buf, n, sizeof buf);
 }
 
+/* perf_event refused for a thread's clock after the probe at start
+ * worked (a seccomp filter or perf_event_paranoid set since, no memory):
+ * the thread keeps its POSIX timer. Said once. async-signal-safe
+ * (strerrordesc_np reads a table). */
+static void say_upgrade_refused_sigsafe(int src, int err)
+{
+	if (atomic_exchange(&sd_rt.upgrade_said, 1))
+		return;
+	const char *why = strerrordesc_np(err);
+	char buf[400];
+	size_t n = put_sigsafe(buf, 0, sizeof buf, "sonde: ");
+	n = put_sigsafe(buf, n, sizeof buf, sd_rt.cfg.sources[src].spec);
+	n = put_sigsafe(buf, n, sizeof buf, ": perf_event task clock refused for a new thread: ");
+	n = put_sigsafe(buf, n, sizeof buf, why ? why : "unknown error");
+	n = put_sigsafe(buf, n, sizeof buf,
+			" (such threads sample with a POSIX CPU-time timer, limited to the scheduler "
+			"tick; lower kernel.perf_event_paranoid for exact rates)");
+	say_line_sigsafe(buf, n, sizeof buf);
+}
+
 /* A lazy clock's first sample (sampler.h): the thread lived one period of
  * CPU time on its starting POSIX timer; from now on its perf_event task clock
  * samples it at exact rates. The timer goes once the descriptor is in place
@@ -316,6 +336,8 @@ static void clock_upgrade_sigsafe(struct sd_thread *t, int src)
 	if (err) {
 		if (err == -EMFILE || err == -ENFILE)
 			sd_say_nofd_sigsafe(src);
+		else
+			say_upgrade_refused_sigsafe(src, -err);
 		return;
 	}
 	sd_runtime_fd_track_sigsafe(fd, 1);

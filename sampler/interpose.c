@@ -253,7 +253,14 @@ static const char *resolve_for_caller(const char *file, void *caller, char *buf,
 	Dl_serinfo size;
 	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size > 65536)
 		return file;
-	Dl_serinfo *si = malloc(size.dls_size);
+	/* On the stack when it fits (it usually does): out of memory, the
+	 * real dlopen would search sonde's paths, not the caller's, and fail
+	 * the program's dlopen of a library only its DT_RUNPATH finds. */
+	union {
+		Dl_serinfo si;
+		char bytes[1024];
+	} small;
+	Dl_serinfo *si = size.dls_size <= sizeof small ? &small.si : malloc(size.dls_size);
 	if (!si)
 		return file;
 	const char *found = file;
@@ -268,7 +275,8 @@ static const char *resolve_for_caller(const char *file, void *caller, char *buf,
 			}
 		}
 	}
-	free(si);
+	if (si != &small.si)
+		free(si);
 	return found;
 }
 

@@ -378,6 +378,16 @@ struct sd_thread *sd_thread_begin(void)
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	struct sd_thread *t = thread_new(gettid_(), name);
 	if (!t) {
+		/* Its record or ring could not be allocated. The thread runs on;
+		 * the writer's scan of /proc/self/task may still find it and
+		 * sample it from its tid, as a thread made without pthread_create
+		 * (tasks.c). Said once, so its CPU time is not missing silently. */
+		static _Atomic int said;
+		if (!atomic_exchange(&said, 1))
+			sd_msg("sonde: thread %d (%s): no memory for its sample buffers: %s (it is not "
+			       "sampled, unless sonde finds it later as a thread made without "
+			       "pthread_create; lower SONDE_BUFFER_KB)", (int)gettid_(), name,
+			       strerror(ENOMEM));
 		sd_runtime_restore_signals(&old);
 		return NULL;
 	}

@@ -167,6 +167,7 @@ struct sd_foreign {
 
 struct sd_runtime {
 	_Atomic int nofd_said;        /* "no file descriptor left" said */
+	_Atomic int upgrade_said;     /* a lazy clock's perf_event refused: said */
 	_Atomic int state;             /* enum sd_state */
 	struct sd_config cfg;
 	pid_t pid;

@@ -379,8 +379,18 @@ static int task_dir(void)
 	if (task_dirfd >= 0)
 		sd_runtime_fd_track_sigsafe(task_dirfd, 0); /* not ours any more */
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		/* Without it, threads made without pthread_create and children
+		 * sharing our memory are neither sampled nor accounted: said once
+		 * (out of descriptors, the clocks' own message comes first). */
+		int e = errno;
+		static int said;
+		if (e != EMFILE && e != ENFILE && !said++)
+			sd_msg("sonde: /proc/self/task: %s (threads made without pthread_create are "
+			       "neither sampled nor accounted while it cannot be read; check that /proc "
+			       "is mounted)", strerror(e));
+		return -e;
+	}
 	fd = sd_kernel_fd_high(fd, sd_rt.fd_floor);
 	sd_runtime_fd_track_sigsafe(fd, 1);
 	sd_tasks_fd_remember_sigsafe(fd);
@@ -502,8 +512,16 @@ static void adopt_foreign(pid_t tid)
 	snprintf(rel, sizeof rel, "%d/comm", (int)tid);
 	comm_of(rel, name);
 	struct sd_thread *t = sd_runtime_thread_new(tid, name);
-	if (!t)
+	if (!t) {
+		/* Tried again at later scans; said once, since until then its
+		 * time is missing from the stream altogether. */
+		static int said_nomem;
+		if (!said_nomem++)
+			sd_msg("sonde: thread %d (%s): no memory for its sample buffers: %s (it is "
+			       "neither sampled nor accounted while this lasts; lower SONDE_BUFFER_KB)",
+			       (int)tid, name, strerror(ENOMEM));
 		return;
+	}
 	int err = sd_sources_open(t, tid);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);

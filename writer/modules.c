@@ -27,6 +27,7 @@ struct scan_item {
 struct scan {
 	struct scan_item *items;
 	size_t n, cap;
+	int incomplete; /* out of memory part-way: not the loader's whole list */
 };
 
 static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -49,8 +50,10 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 32;
 		struct scan_item *it = realloc(s->items, cap * sizeof *it);
-		if (!it)
+		if (!it) {
+			s->incomplete = 1;
 			return 1;
+		}
 		s->items = it;
 		s->cap = cap;
 	}
@@ -63,6 +66,11 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	else if (!strncmp(name, "linux-vdso", 10))
 		name = "[vdso]";
 	it->name = strdup(name);
+	if (!it->name) {
+		s->n--;
+		s->incomplete = 1;
+		return 1;
+	}
 	it->bias = info->dlpi_addr;
 	it->lo = lo;
 	it->hi = hi;
@@ -92,7 +100,8 @@ static void rebuild_index(void)
 			sd_w.loaded[k++] = sd_w.mods[i];
 	if (!sd_w.loaded)
 		sd_w.nloaded = 0;
-	qsort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
+	if (sd_w.nloaded > 1) /* never qsort(NULL, ...), out of memory */
+		qsort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
 }
 
 /* Re-reads the loader's list; records MODULE / MODULE_END for the
@@ -168,7 +177,9 @@ void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload)
 		sd_w.mods[sd_w.nmods++] = m;
 		sd_stream_module(m);
 	}
-	for (size_t i = 0; i < sd_w.nmods; i++) {
+	/* A module missing from an incomplete scan may well be loaded: only a
+	 * whole list says what was unloaded. */
+	for (size_t i = 0; i < sd_w.nmods && !s.incomplete; i++) {
 		struct sd_module *m = sd_w.mods[i];
 		if (m->loaded && !m->seen) {
 			m->loaded = 0;

@@ -23,6 +23,14 @@
 
 static const char *const drop_names[SD_DROP_NREASONS] = SD_DROP_NAMES;
 
+/* Every record starts here: where it starts is kept, so that a record cut
+ * short by out of memory is taken back whole (writer.c, sbuf_write). */
+static void rec_begin(size_t n)
+{
+	sd_w.rec_start = sd_w.sbuf.size;
+	msgpack_pack_array(&sd_w.pk, n);
+}
+
 static void pack_str(const char *s)
 {
 	size_t n = strlen(s);
@@ -75,7 +83,7 @@ void sd_stream_header(void)
 	if (!getcwd(cwd, sizeof cwd))
 		cwd[0] = 0;
 
-	msgpack_pack_array(&sd_w.pk, SD_F_HEADER_N);
+	rec_begin(SD_F_HEADER_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_HEADER);
 	pack_str(SD_FORMAT_MAGIC);
 	msgpack_pack_uint8(&sd_w.pk, SD_FORMAT_VERSION);
@@ -158,7 +166,7 @@ void sd_stream_header(void)
 
 void sd_stream_module(const struct sd_module *m)
 {
-	msgpack_pack_array(&sd_w.pk, SD_F_MODULE_N);
+	rec_begin(SD_F_MODULE_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_MODULE);
 	msgpack_pack_uint32(&sd_w.pk, m->id);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_load));
@@ -176,7 +184,7 @@ void sd_stream_module(const struct sd_module *m)
 
 void sd_stream_module_end(const struct sd_module *m)
 {
-	msgpack_pack_array(&sd_w.pk, SD_F_MODULE_END_N);
+	rec_begin(SD_F_MODULE_END_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_MODULE_END);
 	msgpack_pack_uint32(&sd_w.pk, m->id);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(m->t_unload));
@@ -187,7 +195,7 @@ void sd_stream_thread(struct sd_ring *r)
 	r->idx = ++sd_w.next_thread;
 	sd_w.n_threads++;
 	r->last_t_ns = sd_stream_rel(r->t_begin_ns);
-	msgpack_pack_array(&sd_w.pk, SD_F_THREAD_N);
+	rec_begin(SD_F_THREAD_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_THREAD);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint32(&sd_w.pk, (uint32_t)r->tid);
@@ -197,7 +205,7 @@ void sd_stream_thread(struct sd_ring *r)
 
 void sd_stream_thread_end(struct sd_ring *r)
 {
-	msgpack_pack_array(&sd_w.pk, SD_F_THREAD_END_N);
+	rec_begin(SD_F_THREAD_END_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_THREAD_END);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(atomic_load(&r->t_end_ns)));
@@ -224,7 +232,7 @@ void sd_stream_thread_end(struct sd_ring *r)
  * up to its last flush. */
 void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns)
 {
-	msgpack_pack_array(&sd_w.pk, SD_F_THREAD_CPU_N);
+	rec_begin(SD_F_THREAD_CPU_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_THREAD_CPU);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(t_ns));
@@ -243,7 +251,7 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 	for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 		sd_w.n_dropped += sd_w.global_drops_sent[i];
 	sd_w.n_dropped += sd_w.n_dropped_gone;
-	msgpack_pack_array(&sd_w.pk, SD_F_DROPS_N);
+	rec_begin(SD_F_DROPS_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_DROPS);
 	msgpack_pack_uint32(&sd_w.pk, thread);
 	msgpack_pack_map(&sd_w.pk, n);
@@ -254,7 +262,7 @@ void sd_stream_drops(uint32_t thread, const uint64_t *counts)
 
 void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
 {
-	msgpack_pack_array(&sd_w.pk, SD_F_UNSAMPLED_N);
+	rec_begin(SD_F_UNSAMPLED_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_UNSAMPLED);
 	msgpack_pack_uint32(&sd_w.pk, thread);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
@@ -264,7 +272,7 @@ void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns)
 
 void sd_stream_note(const char *text)
 {
-	msgpack_pack_array(&sd_w.pk, SD_F_NOTE_N);
+	rec_begin(SD_F_NOTE_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_NOTE);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(text);
@@ -273,7 +281,7 @@ void sd_stream_note(const char *text)
 void sd_stream_end(const char *reason, int signo)
 {
 	uint64_t dropped = sd_w.n_dropped;
-	msgpack_pack_array(&sd_w.pk, SD_F_END_N);
+	rec_begin(SD_F_END_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_END);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
 	pack_str(reason);
@@ -342,7 +350,7 @@ static uint32_t intern(uint32_t parent, uint32_t module, uint64_t addr)
 	s->node = ++sd_w.next_node;
 	sd_w.used_slots++;
 	sd_w.n_frames++;
-	msgpack_pack_array(&sd_w.pk, SD_F_FRAME_N);
+	rec_begin(SD_F_FRAME_N);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_FRAME);
 	msgpack_pack_uint32(&sd_w.pk, s->node);
 	msgpack_pack_uint32(&sd_w.pk, parent);
@@ -382,7 +390,7 @@ static void emit_attrs_upto(uint32_t id)
 		uint32_t n = ++sd_w.attrs_sent;
 		if (sd_annotate_attr_get(n, &a) != 0)
 			continue;
-		msgpack_pack_array(&sd_w.pk, SD_F_ATTRIBUTE_N);
+		rec_begin(SD_F_ATTRIBUTE_N);
 		msgpack_pack_uint8(&sd_w.pk, SD_K_ATTRIBUTE);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		pack_str(a.name);
@@ -401,7 +409,7 @@ static void emit_contexts_upto(uint32_t id)
 		if (sd_annotate_node_get(n, &v) != 0)
 			continue;
 		emit_attrs_upto(v.attr);
-		msgpack_pack_array(&sd_w.pk, v.flags ? SD_F_CONTEXT_N : SD_F_CONTEXT_FLAGS);
+		rec_begin(v.flags ? SD_F_CONTEXT_N : SD_F_CONTEXT_FLAGS);
 		msgpack_pack_uint8(&sd_w.pk, SD_K_CONTEXT);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		msgpack_pack_uint32(&sd_w.pk, v.parent);
@@ -420,7 +428,7 @@ static void emit_contexts_upto(uint32_t id)
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 {
 	emit_contexts_upto(rec->weight);
-	msgpack_pack_array(&sd_w.pk, rec->ncounters ? SD_F_REGION_N : SD_F_REGION_COUNTS);
+	rec_begin(rec->ncounters ? SD_F_REGION_N : SD_F_REGION_COUNTS);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_REGION);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
@@ -473,7 +481,7 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 	int ctx = rec->ctx || rec->pctx || deltas;
 	if (rec->ctx || rec->pctx)
 		emit_contexts_upto(rec->ctx > rec->pctx ? rec->ctx : rec->pctx);
-	msgpack_pack_array(&sd_w.pk, deltas  ? SD_F_SAMPLE_N
+	rec_begin(deltas  ? SD_F_SAMPLE_N
 				       : ctx   ? SD_F_SAMPLE_DELTAS
 				       : rec->flags ? SD_F_SAMPLE_CONTEXT : SD_F_SAMPLE_FLAGS);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_SAMPLE);
@@ -512,7 +520,7 @@ void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const
 	uint64_t dt = t > r->last_t_ns ? t - r->last_t_ns : 0;
 	if (t > r->last_t_ns)
 		r->last_t_ns = t;
-	msgpack_pack_array(&sd_w.pk, SD_F_SAMPLE_CONTEXT);
+	rec_begin(SD_F_SAMPLE_CONTEXT);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_SAMPLE);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, dt);

@@ -799,12 +799,33 @@ static void clock_origin(void)
 	sd_w.t0_real = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
 }
 
+/* The packer's sink: msgpack_sbuffer_write, except when the buffer cannot
+ * grow. Then the record being packed is taken back (stream.c, rec_begin),
+ * so the buffer and the file hold whole records only, and every later
+ * record is dropped: the FRAME or CONTEXT records a later one refers to may
+ * be among those lost. Said once; the stream ends without END (incomplete).
+ * Writer lock held. */
+static int sbuf_write(void *data, const char *buf, size_t len)
+{
+	if (sd_w.pack_oom)
+		return -1;
+	if (msgpack_sbuffer_write(data, buf, len) == 0)
+		return 0;
+	sd_w.pack_oom = 1;
+	sd_w.sbuf.size = sd_w.rec_start;
+	say("sonde: stream: out of memory for its buffer: %s (profiling data from now on is "
+	    "discarded; lower SONDE_FLUSH_MS)", strerror(ENOMEM));
+	return -1;
+}
+
 /* Header, modules, and the first flush: the file is a valid stream as soon
  * as it exists. Writer lock held. */
 static void begin_stream(void)
 {
 	msgpack_sbuffer_init(&sd_w.sbuf);
-	msgpack_packer_init(&sd_w.pk, &sd_w.sbuf, msgpack_sbuffer_write);
+	sd_w.rec_start = 0;
+	sd_w.pack_oom = 0;
+	msgpack_packer_init(&sd_w.pk, &sd_w.sbuf, sbuf_write);
 	clock_origin();
 	sd_stream_header();
 	if (sd_w.loader_suspect)
@@ -831,8 +852,11 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
-	if (!sd_w.tmp_nodes)
+	if (!sd_w.tmp_nodes) {
+		drop_dir_fd();
+		say("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	int err = sd_w.dir_fd >= 0 ? 0 : prepare_dir();
 	if (err)
 		return err;

@@ -82,6 +82,8 @@ struct sd_writer {
 
 	msgpack_sbuffer sbuf;
 	msgpack_packer pk;
+	size_t rec_start; /* where in sbuf the record being packed starts */
+	int pack_oom;	  /* sbuf could not grow: records from then on are dropped */
 
 	struct sd_ring *rings;
 	struct sd_ring **rings_tail; /* the last ring's `next` (&rings when none) */
