@@ -208,123 +208,147 @@ void sd_notes(FILE *out, const struct sd_profile *p, enum sd_format fmt)
 	free(buf);
 }
 
-static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
-{
+/* What the flat view's printers share: its rows (after --min-percent and --top), the
+ * metric's total and the --stats columns. */
+struct flat {
 	struct frow *rows;
 	size_t n;
-	char b1[64], b2[64];
-	double all = sd_metric_total(p, o);
-	const char *metric = o->counter ? o->counter : o->weight ? "weight" : "samples";
-	struct sd_stats *st = NULL; /* --stats: columns after the usual ones */
-	int fw = 0;                 /* with them, the width of the function column */
+	double all;
+	struct sd_stats *st; /* --stats: columns after the usual ones */
+};
 
-	if (flat_rows(p, o, &rows, &n))
+static void flat_text(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+		      const struct flat *f)
+{
+	char b1[64], b2[64];
+	int fw = 0; /* with --stats, the width of the function column */
+	fprintf(out, "samples: %" PRIu64, p->samples);
+	if (o->counter)
+		fprintf(out, " (%s: %.0f)", o->counter, f->all);
+	else if (o->weight && o->weight_unit)
+		fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
+	else if (o->weight)
+		fprintf(out, " (%.3f ms)", p->weight / 1e6);
+	fprintf(out, "  streams: %" PRIu64 "  processes: %zu  threads: %zu\n", p->streams,
+		p->npids, p->nthreads);
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		fprintf(out, "source %s: %" PRIu64 " samples (%s, period %" PRIu64 " %s, %s)\n",
+			s->name, s->samples, s->spec, s->period, s->unit, s->mechanism);
+	}
+	counter_lines(out, p);
+	sd_notes(out, p, o->format);
+	sd_cov_block(out, p);
+	const char *c1 = sd_metric_col(o, "self", b1, 64);
+	const char *c2 = sd_metric_col(o, "total", b2, 64);
+	int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
+	int w2 = strlen(c2) > 10 ? (int)strlen(c2) : 10;
+	if (f->st)
+		for (size_t i = 0, l = fw = 8; i < f->n; i++)
+			if ((l = strlen(f->rows[i].f->display)) > (size_t)fw)
+				fw = (int)l;
+	fprintf(out, "\n%*s %7s %*s %7s  %-*s", w1, c1, "self%", w2, c2, "total%", fw,
+		"function");
+	if (f->st)
+		sd_stats_head(out, f->st, o->format);
+	putc('\n', out);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct frow *r = &f->rows[i];
+		sd_metric_put(out, o, r->self, w1);
+		fprintf(out, " %6.2f%% ", sd_pct(r->self, f->all));
+		sd_metric_put(out, o, r->total, w2);
+		fprintf(out, " %6.2f%%  %-*s", sd_pct(r->total, f->all), fw, r->f->display);
+		if (f->st)
+			sd_stats_row(out, f->st, o, r->id);
+		putc('\n', out);
+	}
+	sd_nocounters_warning(out, p);
+}
+
+static void flat_csv(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+		     const struct flat *f)
+{
+	char b1[64], b2[64];
+	fprintf(out, "function,%s,self_pct,%s,total_pct,module",
+		sd_metric_col(o, "self", b1, 64), sd_metric_col(o, "total", b2, 64));
+	if (f->st)
+		sd_stats_head(out, f->st, o->format);
+	putc('\n', out);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct frow *r = &f->rows[i];
+		csv_str(out, r->f->display);
+		putc(',', out);
+		sd_metric_put(out, o, r->self, 0);
+		fprintf(out, ",%.2f,", sd_pct(r->self, f->all));
+		sd_metric_put(out, o, r->total, 0);
+		fprintf(out, ",%.2f,", sd_pct(r->total, f->all));
+		csv_str(out, r->f->module);
+		if (f->st)
+			sd_stats_row(out, f->st, o, r->id);
+		putc('\n', out);
+	}
+	sd_nocounters_warning(stderr, p);
+}
+
+static void flat_json(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+		      const struct flat *f)
+{
+	char b1[64], b2[64];
+	sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
+	if (o->counter)
+		fprintf(out, ",\"metric_total\":%.0f", f->all);
+	fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
+		"\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
+		p->streams, p->npids, p->nthreads, p->dropped, p->dropped_regions);
+	if (f->st)
+		sd_stats_head(out, f->st, o->format);
+	fputs("\"rows\":[", out);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct frow *r = &f->rows[i];
+		fputs(i ? ",\n{\"function\":" : "\n{\"function\":", out);
+		json_cstr(out, r->f->display);
+		fprintf(out, ",\"%s\":", sd_metric_col(o, "self", b1, 64));
+		sd_metric_put(out, o, r->self, 0);
+		fprintf(out, ",\"self_pct\":%.2f,\"%s\":", sd_pct(r->self, f->all),
+			sd_metric_col(o, "total", b2, 64));
+		sd_metric_put(out, o, r->total, 0);
+		fprintf(out, ",\"total_pct\":%.2f,\"module\":", sd_pct(r->total, f->all));
+		json_cstr(out, r->f->module);
+		if (f->st)
+			sd_stats_row(out, f->st, o, r->id);
+		putc('}', out);
+	}
+	fputs("]}\n", out);
+	sd_nocounters_warning(stderr, p);
+}
+
+static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct flat f = { .all = sd_metric_total(p, o) };
+
+	if (flat_rows(p, o, &f.rows, &f.n))
 		return -ENOMEM;
-	if (o->stats && !(st = sd_stats_flat(p, o))) {
-		free(rows);
+	if (o->stats && !(f.st = sd_stats_flat(p, o))) {
+		free(f.rows);
 		return -ENOMEM;
 	}
 	if (o->min_percent_given) { /* --min-percent: rows whose total is below P % go */
 		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (sd_pct(rows[i].total, all) >= o->min_percent)
-				rows[k++] = rows[i];
-		n = k;
+		for (size_t i = 0; i < f.n; i++)
+			if (sd_pct(f.rows[i].total, f.all) >= o->min_percent)
+				f.rows[k++] = f.rows[i];
+		f.n = k;
 	}
-	if (o->top && o->top < n)
-		n = o->top;
-	switch (o->format) {
-	case SD_FMT_TEXT:
-		fprintf(out, "samples: %" PRIu64, p->samples);
-		if (o->counter)
-			fprintf(out, " (%s: %.0f)", o->counter, all);
-		else if (o->weight && o->weight_unit)
-			fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
-		else if (o->weight)
-			fprintf(out, " (%.3f ms)", p->weight / 1e6);
-		fprintf(out, "  streams: %" PRIu64 "  processes: %zu  threads: %zu\n", p->streams,
-			p->npids, p->nthreads);
-		for (size_t i = 0; i < p->nsources; i++) {
-			const struct sd_source_row *s = &p->sources[i];
-			fprintf(out, "source %s: %" PRIu64 " samples (%s, period %" PRIu64 " %s, %s)\n",
-				s->name, s->samples, s->spec, s->period, s->unit, s->mechanism);
-		}
-		counter_lines(out, p);
-		sd_notes(out, p, o->format);
-		sd_cov_block(out, p);
-		const char *c1 = sd_metric_col(o, "self", b1, 64);
-		const char *c2 = sd_metric_col(o, "total", b2, 64);
-		int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
-		int w2 = strlen(c2) > 10 ? (int)strlen(c2) : 10;
-		if (st)
-			for (size_t i = 0, l = fw = 8; i < n; i++)
-				if ((l = strlen(rows[i].f->display)) > (size_t)fw)
-					fw = (int)l;
-		fprintf(out, "\n%*s %7s %*s %7s  %-*s", w1, c1, "self%", w2, c2, "total%", fw,
-			"function");
-		if (st)
-			sd_stats_head(out, st, o->format);
-		putc('\n', out);
-		for (size_t i = 0; i < n; i++) {
-			sd_metric_put(out, o, rows[i].self, w1);
-			fprintf(out, " %6.2f%% ", sd_pct(rows[i].self, all));
-			sd_metric_put(out, o, rows[i].total, w2);
-			fprintf(out, " %6.2f%%  %-*s", sd_pct(rows[i].total, all), fw, rows[i].f->display);
-			if (st)
-				sd_stats_row(out, st, o, rows[i].id);
-			putc('\n', out);
-		}
-		sd_nocounters_warning(out, p);
-		break;
-	case SD_FMT_CSV:
-		fprintf(out, "function,%s,self_pct,%s,total_pct,module",
-			sd_metric_col(o, "self", b1, 64), sd_metric_col(o, "total", b2, 64));
-		if (st)
-			sd_stats_head(out, st, o->format);
-		putc('\n', out);
-		for (size_t i = 0; i < n; i++) {
-			csv_str(out, rows[i].f->display);
-			putc(',', out);
-			sd_metric_put(out, o, rows[i].self, 0);
-			fprintf(out, ",%.2f,", sd_pct(rows[i].self, all));
-			sd_metric_put(out, o, rows[i].total, 0);
-			fprintf(out, ",%.2f,", sd_pct(rows[i].total, all));
-			csv_str(out, rows[i].f->module);
-			if (st)
-				sd_stats_row(out, st, o, rows[i].id);
-			putc('\n', out);
-		}
-		sd_nocounters_warning(stderr, p);
-		break;
-	default: /* json */
-		sd_json_head(out, p, o, metric);
-		if (o->counter)
-			fprintf(out, ",\"metric_total\":%.0f", all);
-		fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
-			"\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
-			p->streams, p->npids, p->nthreads, p->dropped, p->dropped_regions);
-		if (st)
-			sd_stats_head(out, st, o->format);
-		fputs("\"rows\":[", out);
-		for (size_t i = 0; i < n; i++) {
-			fputs(i ? ",\n{\"function\":" : "\n{\"function\":", out);
-			json_cstr(out, rows[i].f->display);
-			fprintf(out, ",\"%s\":", sd_metric_col(o, "self", b1, 64));
-			sd_metric_put(out, o, rows[i].self, 0);
-			fprintf(out, ",\"self_pct\":%.2f,\"%s\":", sd_pct(rows[i].self, all),
-				sd_metric_col(o, "total", b2, 64));
-			sd_metric_put(out, o, rows[i].total, 0);
-			fprintf(out, ",\"total_pct\":%.2f,\"module\":", sd_pct(rows[i].total, all));
-			json_cstr(out, rows[i].f->module);
-			if (st)
-				sd_stats_row(out, st, o, rows[i].id);
-			putc('}', out);
-		}
-		fputs("]}\n", out);
-		sd_nocounters_warning(stderr, p);
-	}
-	free(rows);
-	sd_stats_free(st);
+	if (o->top && o->top < f.n)
+		f.n = o->top;
+	if (o->format == SD_FMT_TEXT)
+		flat_text(out, p, o, &f);
+	else if (o->format == SD_FMT_CSV)
+		flat_csv(out, p, o, &f);
+	else
+		flat_json(out, p, o, &f);
+	free(f.rows);
+	sd_stats_free(f.st);
 	return 0;
 }
 
