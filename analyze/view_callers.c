@@ -33,6 +33,68 @@ static int crow_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->module, y->module);
 }
 
+/* The function's totals and its callers' (or callees') rows, sorted. */
+struct sums {
+	const struct crow *rows;
+	size_t n;
+	double total, self, all;
+};
+
+static void print_rows(FILE *out, const struct sd_report_opts *o, const struct sums *sm,
+		       const char *col, const char *metric)
+{
+	const struct crow *rows = sm->rows;
+	size_t n = sm->n;
+	double total = sm->total, self = sm->self, all = sm->all;
+
+	if (o->format == SD_FMT_TEXT) {
+		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
+		fprintf(out, "function %s: total ", o->func);
+		sd_metric_put(out, o, total, 0);
+		fprintf(out, " (%.2f%% of all), self ", sd_pct(total, all));
+		sd_metric_put(out, o, self, 0);
+		fprintf(out, " (%.2f%%)\n%*s %8s  %s\n", sd_pct(self, all), mw, metric, "percent", col);
+		for (size_t i = 0; i < n; i++) {
+			sd_metric_put(out, o, rows[i].v, mw);
+			fprintf(out, " %7.2f%%  %s\n", sd_pct(rows[i].v, total), rows[i].name);
+		}
+	} else if (o->format == SD_FMT_CSV) {
+		fprintf(out, "%s,", col);
+		sd_csv_str(out, metric);
+		fputs(",percent,module\n", out);
+		for (size_t i = 0; i < n; i++) {
+			sd_csv_str(out, rows[i].name);
+			putc(',', out);
+			sd_metric_put(out, o, rows[i].v, 0);
+			fprintf(out, ",%.2f,", sd_pct(rows[i].v, total));
+			sd_csv_str(out, rows[i].module);
+			putc('\n', out);
+		}
+	} else {
+		fputs("{\"metric\":", out);
+		sd_json_str(out, metric, strlen(metric));
+		fputs(",\"function\":", out);
+		sd_json_str(out, o->func, strlen(o->func));
+		fputs(",\"total\":", out);
+		sd_metric_put(out, o, total, 0);
+		fprintf(out, ",\"total_pct\":%.2f,\"self\":", sd_pct(total, all));
+		sd_metric_put(out, o, self, 0);
+		fprintf(out, ",\"self_pct\":%.2f,\"%ss\":[", sd_pct(self, all), col);
+		for (size_t i = 0; i < n; i++) {
+			fprintf(out, "%s{\"%s\":", i ? ",\n" : "\n", col);
+			sd_json_str(out, rows[i].name, strlen(rows[i].name));
+			putc(',', out);
+			sd_json_str(out, metric, strlen(metric));
+			putc(':', out);
+			sd_metric_put(out, o, rows[i].v, 0);
+			fprintf(out, ",\"percent\":%.2f,\"module\":", sd_pct(rows[i].v, total));
+			sd_json_str(out, rows[i].module, strlen(rows[i].module));
+			putc('}', out);
+		}
+		fputs("]}\n", out);
+	}
+}
+
 int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	size_t nf = sd_sym_nfuncs(p->sym), nrows = 0;
@@ -95,52 +157,7 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 	const char *col = callers ? "caller" : "callee";
 	const char *metric = o->counter ? o->counter : o->weight
 			   ? sd_metric_col(o, "weight", mbuf, sizeof(mbuf)) : "samples";
-	if (o->format == SD_FMT_TEXT) {
-		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
-		fprintf(out, "function %s: total ", o->func);
-		sd_metric_put(out, o, total, 0);
-		fprintf(out, " (%.2f%% of all), self ", sd_pct(total, all));
-		sd_metric_put(out, o, self, 0);
-		fprintf(out, " (%.2f%%)\n%*s %8s  %s\n", sd_pct(self, all), mw, metric, "percent", col);
-		for (size_t i = 0; i < n; i++) {
-			sd_metric_put(out, o, rows[i].v, mw);
-			fprintf(out, " %7.2f%%  %s\n", sd_pct(rows[i].v, total), rows[i].name);
-		}
-	} else if (o->format == SD_FMT_CSV) {
-		fprintf(out, "%s,", col);
-		sd_csv_str(out, metric);
-		fputs(",percent,module\n", out);
-		for (size_t i = 0; i < n; i++) {
-			sd_csv_str(out, rows[i].name);
-			putc(',', out);
-			sd_metric_put(out, o, rows[i].v, 0);
-			fprintf(out, ",%.2f,", sd_pct(rows[i].v, total));
-			sd_csv_str(out, rows[i].module);
-			putc('\n', out);
-		}
-	} else {
-		fputs("{\"metric\":", out);
-		sd_json_str(out, metric, strlen(metric));
-		fputs(",\"function\":", out);
-		sd_json_str(out, o->func, strlen(o->func));
-		fputs(",\"total\":", out);
-		sd_metric_put(out, o, total, 0);
-		fprintf(out, ",\"total_pct\":%.2f,\"self\":", sd_pct(total, all));
-		sd_metric_put(out, o, self, 0);
-		fprintf(out, ",\"self_pct\":%.2f,\"%ss\":[", sd_pct(self, all), col);
-		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "%s{\"%s\":", i ? ",\n" : "\n", col);
-			sd_json_str(out, rows[i].name, strlen(rows[i].name));
-			putc(',', out);
-			sd_json_str(out, metric, strlen(metric));
-			putc(':', out);
-			sd_metric_put(out, o, rows[i].v, 0);
-			fprintf(out, ",\"percent\":%.2f,\"module\":", sd_pct(rows[i].v, total));
-			sd_json_str(out, rows[i].module, strlen(rows[i].module));
-			putc('}', out);
-		}
-		fputs("]}\n", out);
-	}
+	print_rows(out, o, &(struct sums){ rows, n, total, self, all }, col, metric);
 	err = 0;
 out:
 	free(target), free(stamp), free(sum), free(nv), free(rows);
