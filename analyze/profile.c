@@ -559,7 +559,9 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
 {
 	uint32_t idx;
 
-	if (st->have_last && !memcmp(&st->aggs[st->last_agg].thread, key, 5 * sizeof(*key))) {
+	const struct sagg *last = st->have_last ? &st->aggs[st->last_agg] : NULL;
+	if (last && last->thread == key[0] && last->source == key[1] && last->ctx == key[2] &&
+	    last->pctx == key[3] && last->node == key[4]) {
 		idx = st->last_agg;
 	} else {
 		if ((st->naggs + 1) * 2 > st->aggcap && agg_grow(st))
