@@ -1272,7 +1272,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	static int (*const decode[SD_K_LAST + 1])(struct rec_ctx *) = {
 		[SD_K_MODULE] = rec_module, [SD_K_THREAD] = rec_thread,
 		[SD_K_THREAD_END] = rec_thread_end, [SD_K_FRAME] = rec_frame,
-		[SD_K_SAMPLE] = rec_sample, [SD_K_ATTRIBUTE] = rec_attribute,
+		/* SAMPLE: called directly, below */ [SD_K_ATTRIBUTE] = rec_attribute,
 		[SD_K_CONTEXT] = rec_context, [SD_K_REGION] = rec_region,
 		[SD_K_THREAD_CPU] = rec_thread_cpu, [SD_K_UNSAMPLED] = rec_unsampled,
 		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end,
@@ -1291,7 +1291,7 @@ static int on_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		st->ended = 0; /* records after an END (a failed exec): not the end yet */
 	if (t_index[r->kind] && !sd_rec_u64(r, t_index[r->kind], &t) && t > st->max_t)
 		st->max_t = t;
-	if (!decode[r->kind])
+	if (r->kind != SD_K_SAMPLE && !decode[r->kind])
 		return 0;
 	struct rec_ctx c = { p, st, r, s, generic };
 	/* SAMPLE, nearly every record, by a direct call the compiler can inline */
