@@ -370,6 +370,15 @@ static void discard_queued_sigsafe(struct sd_thread *t)
 		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sd_rt.cfg.signo, &theirs[i]);
 }
 
+static int thread_cpu_ns_sigsafe(uint64_t *ns)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
 static int signal_queued_sigsafe(int sig)
 {
 	sigset_t p;
@@ -384,7 +393,9 @@ static int signal_queued_sigsafe(int sig)
  * signal round trip. The round trip is measured in place: when a signal is
  * already queued as a handler returns, the next entry follows at once, and
  * the gap is one round trip; the least gap seen is kept (preemption only
- * ever lengthens a gap). A sample is "behind" when its cost exceeds a
+ * ever lengthens a gap). A perf_event cpu-time clock counts user time only,
+ * so at short periods the kernel's part of a sample (delivery, sigreturn)
+ * is also measured on the thread's CPU clock, once per window. A sample is "behind" when its cost exceeds a
  * quarter of the period; 4 of 8 behind, or a handler longer than the period
  * twice in a row, raise the period: at least doubled, to four times the
  * least cost of the window's samples that were behind (the least, because
@@ -427,6 +438,23 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 		return;
 	int behind = now || t->win_bad[src] >= SD_THROTTLE_BAD;
 	cost = t->cost_max[src];
+	/* A cpu-time source at a short period: what the window's samples cost
+	 * the thread beyond their periods, in kernel time too (the clock counts
+	 * user time only), measured on the thread's CPU clock (one read per
+	 * window). A long period leaves the program's own system time out. */
+	uint64_t cpu_now;
+	if (s->kind == SD_SRC_CPU && t->src_fd[src] >= 0 && period <= SD_THROTTLE_CPU_CHECK_NS &&
+	    thread_cpu_ns_sigsafe(&cpu_now) == 0) {
+		uint64_t n = t->win_n[src], per = t->win_cpu_ns[src] && cpu_now > t->win_cpu_ns[src]
+				 ? (cpu_now - t->win_cpu_ns[src]) / n : 0;
+		uint64_t extra = per > period ? per - period + spent : 0;
+		if (!now && extra * 4 > period) {
+			behind = 1;
+			if (!cost || extra < cost)
+				cost = extra;
+		}
+		t->win_cpu_ns[src] = cpu_now;
+	}
 	t->win_n[src] = t->win_bad[src] = 0;
 	t->cost_max[src] = 0;
 	if (!behind || period >= SD_THROTTLE_MAX_NS)

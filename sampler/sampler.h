@@ -45,6 +45,10 @@
 #define SD_THROTTLE_WINDOW 8
 #define SD_THROTTLE_BAD 4
 #define SD_THROTTLE_MAX_NS 1000000000ull
+/* At periods up to this, a cpu-time source's samples are also judged by the
+ * thread's CPU clock over each window: the kernel time of signal delivery,
+ * which the user-time clock does not see, counts as their cost. */
+#define SD_THROTTLE_CPU_CHECK_NS 250000ull
 /* Threads never start below this period: at 10 us the kernel's own timer
  * interrupts leave a VM's thread almost no time to run (a first sample took
  * 0.8 s there). A shorter period asked for is met by throttling's rules:
@@ -111,6 +115,7 @@ struct sd_thread {
 	uint16_t win_n[SD_MAX_SOURCES], win_bad[SD_MAX_SOURCES];
 	uint8_t over_prev[SD_MAX_SOURCES];
 	uint64_t cost_max[SD_MAX_SOURCES];
+	uint64_t win_cpu_ns[SD_MAX_SOURCES]; /* thread CPU time at the window's start, 0: none */
 	uint8_t queued_at_exit;        /* a signal of ours was queued at the last return */
 	uint64_t exit_ns;              /* when the last sample handler returned */
 	uint64_t trip_ns;              /* least signal round trip seen, 0: none yet */
