@@ -1,5 +1,5 @@
 /* common.h - small utilities shared by the runtime and the analyzer (and the
- * test programs), each defined once: the runtime's clock, hashing, and the
+ * test programs), each defined once: the runtime's clocks, hashing, and the
  * GNU build-id of a loaded object.
  *
  * Header only (static inline): every component compiles them in without a
@@ -54,6 +54,17 @@ static inline uint64_t sd_now_ns_sigsafe(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time (user + system) in ns, into *ns: 0, or -1
+ * when the clock cannot be read. async-signal-safe. */
+static inline int sd_own_cpu_ns_sigsafe(uint64_t *ns)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 /* A 64-bit finalizer (MurmurHash3's fmix64): spreads every input bit over

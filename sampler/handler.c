@@ -370,15 +370,6 @@ static void discard_queued_sigsafe(struct sd_thread *t)
 		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sd_rt.cfg.signo, &theirs[i]);
 }
 
-static int thread_cpu_ns_sigsafe(uint64_t *ns)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return -1;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	return 0;
-}
-
 static int signal_queued_sigsafe(int sig)
 {
 	sigset_t p;
@@ -444,7 +435,7 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 	 * window). A long period leaves the program's own system time out. */
 	uint64_t cpu_now;
 	if (s->kind == SD_SRC_CPU && t->src_fd[src] >= 0 && period <= SD_THROTTLE_CPU_CHECK_NS &&
-	    thread_cpu_ns_sigsafe(&cpu_now) == 0) {
+	    sd_own_cpu_ns_sigsafe(&cpu_now) == 0) {
 		uint64_t n = t->win_n[src], per = t->win_cpu_ns[src] && cpu_now > t->win_cpu_ns[src]
 				 ? (cpu_now - t->win_cpu_ns[src]) / n : 0;
 		uint64_t extra = per > period ? per - period + spent : 0;

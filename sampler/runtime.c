@@ -434,10 +434,9 @@ static void registry_remove(struct sd_thread *t)
 
 static uint64_t own_cpu_ns(void)
 {
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t ns = 0;
+	sd_own_cpu_ns_sigsafe(&ns);
+	return ns;
 }
 
 static void sources_enable(struct sd_thread *t, int on)
@@ -528,12 +527,10 @@ void sd_thread_resume(struct sd_thread *t)
 static unsigned thread_final(struct sd_thread *t, int counters, uint64_t *out,
 			     struct sd_cpu_times *cpu)
 {
-	struct timespec ts;
 	struct rusage ru;
 	int have_ru = getrusage(RUSAGE_THREAD, &ru) == 0;
 	cpu->known = 0;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
-		cpu->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (sd_own_cpu_ns_sigsafe(&cpu->cpu_ns) == 0) {
 		cpu->known = 1;
 		if (have_ru) {
 			cpu->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
