@@ -867,11 +867,14 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 		atomic_store(&sd_rt.unwind_init, 0);
 	}
-	sd_phdr_snapshot_rebuild();
 	sd_sources_probe(&sd_rt.cfg);
 	pick_shared_clock(&sd_rt.cfg);
 	sd_papi_probe(&sd_rt.cfg);
 	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
+	/* After the probes: PAPI's library (dlopened by the probe, past the dlopen
+	 * wrapper) must be in the snapshot, or no sample taken in its overflow
+	 * handler unwinds past its frames. */
+	sd_phdr_snapshot_rebuild();
 	if (start_writer() != 0) {
 		probes_release();
 		return; /* said why; the program runs on unprofiled */
