@@ -596,6 +596,39 @@ void sd_json_obj(FILE *out, const msgpack_object *o);
 void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		  const char *metric);
 
+/* ---- table.c: the one row printer of the tabular views ----------------------------- */
+
+/* A column: its name (the CSV header and JSON key; text shows `text` when set), whether
+ * text aligns it left (else right), its least text width, the text between it and the
+ * column before ("  " when NULL), in which formats it appears (SD_IN_* bits, 0: all) and,
+ * for JSON, the array it belongs to: consecutive columns of one group print as one array
+ * `"group":[...]`. The names must outlive the table. */
+enum { SD_IN_TEXT = 1, SD_IN_CSV = 2, SD_IN_JSON = 4 };
+struct sd_col {
+	const char *name, *text, *gap, *group;
+	unsigned char left, in;
+	unsigned short width;
+};
+struct sd_table;
+/* A table in o->format over ncols columns (not copied: they must outlive it). NULL on
+ * ENOMEM. Cells are added row by row, one per column in order, shown or not. */
+struct sd_table *sd_table_new(const struct sd_report_opts *o, const struct sd_col *cols,
+			      size_t ncols);
+void sd_table_str(struct sd_table *t, const char *s);      /* a string */
+void sd_table_u64(struct sd_table *t, uint64_t v);         /* an integer */
+void sd_table_num(struct sd_table *t, const char *fmt, ...) /* a printf number, < 64 chars */
+	__attribute__((format(printf, 2, 3)));
+void sd_table_metric(struct sd_table *t, double v);        /* the report's metric */
+void sd_table_pct(struct sd_table *t, double pct);         /* text "12.34%", else 12.34 */
+void sd_table_ms(struct sd_table *t, uint64_t ns);         /* ns as ms, 3 decimals */
+void sd_table_null(struct sd_table *t);                    /* none: "-", empty, null */
+size_t sd_table_rows(const struct sd_table *t);
+/* Print the header and the first nrows rows (0: all): text aligned, CSV with a header
+ * line, JSON as `"json_key":[{...},...]` (the caller writes the enclosing object). 0, or
+ * -ENOMEM when a cell could not be added. */
+int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char *json_key);
+void sd_table_free(struct sd_table *t);
+
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 
@@ -672,6 +705,11 @@ int sd_stats_add(struct sd_stats *s, uint32_t row, const struct sd_crow *r, doub
 void sd_stats_head(FILE *out, const struct sd_stats *s, enum sd_format fmt);
 void sd_stats_row(FILE *out, const struct sd_stats *s, const struct sd_report_opts *o,
 		  uint32_t row);
+/* The same as table columns: SD_STATS_NCOLS column specs (static) and one row's cells. */
+#define SD_STATS_NCOLS 5
+extern const struct sd_col sd_stats_cols[SD_STATS_NCOLS];
+void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,
+		    const struct sd_report_opts *o, uint32_t row);
 void sd_stats_free(struct sd_stats *s);
 /* The flat view's stats: each sample row's metric added to its innermost function (the
  * function's self). NULL on ENOMEM. */

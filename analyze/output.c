@@ -217,14 +217,13 @@ struct flat {
 	struct sd_stats *st; /* --stats: columns after the usual ones */
 };
 
-static void flat_text(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
-		      const struct flat *f)
+/* The text header above the rows: totals, sources, counters, notes, coverage. */
+static void flat_head_text(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+			   double all)
 {
-	char b1[64], b2[64];
-	int fw = 0; /* with --stats, the width of the function column */
 	fprintf(out, "samples: %" PRIu64, p->samples);
 	if (o->counter)
-		fprintf(out, " (%s: %.0f)", o->counter, f->all);
+		fprintf(out, " (%s: %.0f)", o->counter, all);
 	else if (o->weight && o->weight_unit)
 		fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
 	else if (o->weight)
@@ -239,61 +238,12 @@ static void flat_text(FILE *out, const struct sd_profile *p, const struct sd_rep
 	counter_lines(out, p);
 	sd_notes(out, p, o->format);
 	sd_cov_block(out, p);
-	const char *c1 = sd_metric_col(o, "self", b1, 64);
-	const char *c2 = sd_metric_col(o, "total", b2, 64);
-	int w1 = strlen(c1) > 10 ? (int)strlen(c1) : 10;
-	int w2 = strlen(c2) > 10 ? (int)strlen(c2) : 10;
-	if (f->st)
-		for (size_t i = 0, l = fw = 8; i < f->n; i++)
-			if ((l = strlen(f->rows[i].f->display)) > (size_t)fw)
-				fw = (int)l;
-	fprintf(out, "\n%*s %7s %*s %7s  %-*s", w1, c1, "self%", w2, c2, "total%", fw,
-		"function");
-	if (f->st)
-		sd_stats_head(out, f->st, o->format);
 	putc('\n', out);
-	for (size_t i = 0; i < f->n; i++) {
-		const struct frow *r = &f->rows[i];
-		sd_metric_put(out, o, r->self, w1);
-		fprintf(out, " %6.2f%% ", sd_pct(r->self, f->all));
-		sd_metric_put(out, o, r->total, w2);
-		fprintf(out, " %6.2f%%  %-*s", sd_pct(r->total, f->all), fw, r->f->display);
-		if (f->st)
-			sd_stats_row(out, f->st, o, r->id);
-		putc('\n', out);
-	}
-	sd_nocounters_warning(out, p);
 }
 
-static void flat_csv(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
-		     const struct flat *f)
+static void flat_head_json(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+			   const struct flat *f)
 {
-	char b1[64], b2[64];
-	fprintf(out, "function,%s,self_pct,%s,total_pct,module",
-		sd_metric_col(o, "self", b1, 64), sd_metric_col(o, "total", b2, 64));
-	if (f->st)
-		sd_stats_head(out, f->st, o->format);
-	putc('\n', out);
-	for (size_t i = 0; i < f->n; i++) {
-		const struct frow *r = &f->rows[i];
-		csv_str(out, r->f->display);
-		putc(',', out);
-		sd_metric_put(out, o, r->self, 0);
-		fprintf(out, ",%.2f,", sd_pct(r->self, f->all));
-		sd_metric_put(out, o, r->total, 0);
-		fprintf(out, ",%.2f,", sd_pct(r->total, f->all));
-		csv_str(out, r->f->module);
-		if (f->st)
-			sd_stats_row(out, f->st, o, r->id);
-		putc('\n', out);
-	}
-	sd_nocounters_warning(stderr, p);
-}
-
-static void flat_json(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
-		      const struct flat *f)
-{
-	char b1[64], b2[64];
 	sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
 	if (o->counter)
 		fprintf(out, ",\"metric_total\":%.0f", f->all);
@@ -302,24 +252,54 @@ static void flat_json(FILE *out, const struct sd_profile *p, const struct sd_rep
 		p->streams, p->npids, p->nthreads, p->dropped, p->dropped_regions);
 	if (f->st)
 		sd_stats_head(out, f->st, o->format);
-	fputs("\"rows\":[", out);
+}
+
+/* The rows: text puts the function last (after the numbers), csv and json first. */
+static int flat_print(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+		      const struct flat *f)
+{
+	char b1[64], b2[64];
+	enum { TXT = SD_IN_TEXT, DATA = SD_IN_CSV | SD_IN_JSON };
+	struct sd_col cols[7 + SD_STATS_NCOLS] = {
+		{ .name = "function", .in = DATA },
+		{ .name = sd_metric_col(o, "self", b1, 64), .width = 10 },
+		{ .name = "self_pct", .text = "self%", .width = 7, .gap = " " },
+		{ .name = sd_metric_col(o, "total", b2, 64), .width = 10, .gap = " " },
+		{ .name = "total_pct", .text = "total%", .width = 7, .gap = " " },
+		{ .name = "function", .in = TXT, .left = 1, .width = 8 },
+		{ .name = "module", .in = DATA },
+	};
+	size_t nc = 7;
+	int err = -ENOMEM;
+
+	if (f->st)
+		for (size_t i = 0; i < SD_STATS_NCOLS; i++)
+			cols[nc++] = sd_stats_cols[i];
+	struct sd_table *t = sd_table_new(o, cols, nc);
+	if (!t)
+		return -ENOMEM;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct frow *r = &f->rows[i];
-		fputs(i ? ",\n{\"function\":" : "\n{\"function\":", out);
-		json_cstr(out, r->f->display);
-		fprintf(out, ",\"%s\":", sd_metric_col(o, "self", b1, 64));
-		sd_metric_put(out, o, r->self, 0);
-		fprintf(out, ",\"self_pct\":%.2f,\"%s\":", sd_pct(r->self, f->all),
-			sd_metric_col(o, "total", b2, 64));
-		sd_metric_put(out, o, r->total, 0);
-		fprintf(out, ",\"total_pct\":%.2f,\"module\":", sd_pct(r->total, f->all));
-		json_cstr(out, r->f->module);
+		sd_table_str(t, r->f->display);
+		sd_table_metric(t, r->self);
+		sd_table_pct(t, sd_pct(r->self, f->all));
+		sd_table_metric(t, r->total);
+		sd_table_pct(t, sd_pct(r->total, f->all));
+		sd_table_str(t, r->f->display);
+		sd_table_str(t, r->f->module);
 		if (f->st)
-			sd_stats_row(out, f->st, o, r->id);
-		putc('}', out);
+			sd_stats_cells(t, f->st, o, r->id);
 	}
-	fputs("]}\n", out);
-	sd_nocounters_warning(stderr, p);
+	if (o->format == SD_FMT_TEXT)
+		flat_head_text(out, p, o, f->all);
+	else if (o->format == SD_FMT_JSON)
+		flat_head_json(out, p, o, f);
+	err = sd_table_print(out, t, 0, "rows");
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
+	sd_table_free(t);
+	return err;
 }
 
 static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
@@ -341,15 +321,10 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 	}
 	if (o->top && o->top < f.n)
 		f.n = o->top;
-	if (o->format == SD_FMT_TEXT)
-		flat_text(out, p, o, &f);
-	else if (o->format == SD_FMT_CSV)
-		flat_csv(out, p, o, &f);
-	else
-		flat_json(out, p, o, &f);
+	int err = flat_print(out, p, o, &f);
 	free(f.rows);
 	sd_stats_free(f.st);
-	return 0;
+	return err;
 }
 
 /* ---- folded stacks ----------------------------------------------------------------- */

@@ -223,3 +223,22 @@ void sd_stats_row(FILE *out, const struct sd_stats *s, const struct sd_report_op
 	put3(out, o, st.sd, text ? 12 : 0);
 	fprintf(out, "%s%*zu", sep[4], text ? 6 : 0, s->nunits);
 }
+
+const struct sd_col sd_stats_cols[SD_STATS_NCOLS] = {
+	{ .name = "min", .width = 10 }, { .name = "mean", .width = 12, .gap = " " },
+	{ .name = "max", .width = 10, .gap = " " }, { .name = "stddev", .width = 12, .gap = " " },
+	{ .name = "n", .width = 6, .gap = " " },
+};
+
+void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,
+		    const struct sd_report_opts *o, uint32_t row)
+{
+	struct spread st = row_spread(s, row);
+	double div = o->weight && !o->counter && !o->weight_unit ? 1e6 : 1;
+
+	sd_table_metric(t, st.min);
+	sd_table_num(t, "%.3f", st.mean / div);
+	sd_table_metric(t, st.max);
+	sd_table_num(t, "%.3f", st.sd / div);
+	sd_table_u64(t, s->nunits);
+}

@@ -1,0 +1,285 @@
+/*
+ * table.c: the one row printer of the tabular views. A view declares its columns
+ * (name, alignment, in which formats they appear), adds its rows cell by cell, and
+ * sd_table_print writes them as aligned text, CSV or the rows of a JSON object: the
+ * three formats of one view can no longer drift apart, and a column added once appears
+ * in all of them.
+ *
+ * Called by the views in the one thread of `sonde report`/`diff`. Cells are kept as
+ * formatted strings in one growing buffer until the table is printed, because aligned
+ * text needs every cell's width first. A cell is formatted once, for the table's format:
+ * a metric in ms has 3 decimals everywhere, a percent has "%" only in text, a string is
+ * quoted by the CSV or JSON printer, a number never is.
+ */
+#include "analyze/analyze.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cell { size_t off; unsigned char str, null; };
+
+struct sd_table {
+	enum sd_format fmt;
+	const struct sd_report_opts *o;
+	const struct sd_col *cols;
+	size_t ncols;
+	char *buf;                  /* every cell's text, NUL-terminated */
+	size_t len, cap;
+	struct cell *cells;         /* row-major, ncols a row */
+	size_t ncells, capcells;
+	int err;                    /* -ENOMEM once an append failed: print refuses */
+};
+
+struct sd_table *sd_table_new(const struct sd_report_opts *o, const struct sd_col *cols,
+			      size_t ncols)
+{
+	struct sd_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->fmt = o->format;
+	t->o = o;
+	t->cols = cols;
+	t->ncols = ncols;
+	return t;
+}
+
+void sd_table_free(struct sd_table *t)
+{
+	if (!t)
+		return;
+	free(t->buf);
+	free(t->cells);
+	free(t);
+}
+
+size_t sd_table_rows(const struct sd_table *t)
+{
+	return t->ncols ? t->ncells / t->ncols : 0;
+}
+
+static int shown(const struct sd_table *t, size_t c)
+{
+	unsigned in = t->cols[c].in;
+	unsigned bit = t->fmt == SD_FMT_TEXT ? SD_IN_TEXT : t->fmt == SD_FMT_CSV ? SD_IN_CSV
+		     : SD_IN_JSON;
+	return !in || (in & bit);
+}
+
+/* Append one cell of len bytes (a NUL is added). */
+static void add(struct sd_table *t, const char *s, size_t len, int str, int null)
+{
+	if (t->err)
+		return;
+	if (t->ncells == t->capcells) {
+		size_t cap = t->capcells ? 2 * t->capcells : 64;
+		struct cell *c = realloc(t->cells, cap * sizeof(*c));
+		if (!c)
+			goto oom;
+		t->cells = c, t->capcells = cap;
+	}
+	if (t->len + len + 1 > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 4096;
+		while (cap < t->len + len + 1)
+			cap *= 2;
+		char *b = realloc(t->buf, cap);
+		if (!b)
+			goto oom;
+		t->buf = b, t->cap = cap;
+	}
+	memcpy(t->buf + t->len, s, len);
+	t->buf[t->len + len] = 0;
+	t->cells[t->ncells++] = (struct cell){ .off = t->len, .str = (unsigned char)str,
+					       .null = (unsigned char)null };
+	t->len += len + 1;
+	return;
+oom:
+	t->err = -ENOMEM;
+}
+
+void sd_table_str(struct sd_table *t, const char *s)
+{
+	add(t, s, strlen(s), 1, 0);
+}
+
+void sd_table_num(struct sd_table *t, const char *fmt, ...)
+{
+	char b[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	add(t, b, n < 0 ? 0 : (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1, 0, 0);
+}
+
+void sd_table_u64(struct sd_table *t, uint64_t v)
+{
+	sd_table_num(t, "%" PRIu64, v);
+}
+
+void sd_table_metric(struct sd_table *t, double v)
+{
+	const struct sd_report_opts *o = t->o;
+
+	if (o->weight && !o->counter && !o->weight_unit)
+		sd_table_num(t, "%.3f", v / 1e6);
+	else
+		sd_table_num(t, "%.0f", v);
+}
+
+void sd_table_pct(struct sd_table *t, double pct)
+{
+	sd_table_num(t, t->fmt == SD_FMT_TEXT ? "%.2f%%" : "%.2f", pct);
+}
+
+void sd_table_ms(struct sd_table *t, uint64_t ns)
+{
+	sd_table_num(t, "%.3f", (double)ns / 1e6);
+}
+
+void sd_table_null(struct sd_table *t)
+{
+	add(t, "-", 1, 0, 1);
+}
+
+static const char *cell(const struct sd_table *t, size_t row, size_t c, const struct cell **ce)
+{
+	*ce = &t->cells[row * t->ncols + c];
+	return t->buf + (*ce)->off;
+}
+
+static const char *head(const struct sd_col *c, enum sd_format fmt)
+{
+	return fmt == SD_FMT_TEXT && c->text ? c->text : c->name;
+}
+
+static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
+{
+	size_t *w = calloc(t->ncols, sizeof(*w)), last = 0;
+	const struct cell *ce;
+
+	if (!w)
+		return;
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (!shown(t, c))
+			continue;
+		last = c;
+		w[c] = strlen(head(&t->cols[c], t->fmt));
+		if (w[c] < t->cols[c].width)
+			w[c] = t->cols[c].width;
+		for (size_t r = 0; r < nrows; r++) {
+			size_t l = strlen(cell(t, r, c, &ce));
+			w[c] = l > w[c] ? l : w[c];
+		}
+	}
+	for (size_t r = 0; r <= nrows; r++) {
+		int first = 1;
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (!shown(t, c))
+				continue;
+			const struct sd_col *col = &t->cols[c];
+			const char *s = r ? cell(t, r - 1, c, &ce) : head(col, t->fmt);
+			if (!first)
+				fputs(col->gap ? col->gap : "  ", out);
+			first = 0;
+			if (col->left && c == last)
+				fputs(s, out);
+			else
+				fprintf(out, col->left ? "%-*s" : "%*s", (int)w[c], s);
+		}
+		putc('\n', out);
+	}
+	free(w);
+}
+
+static void print_csv(FILE *out, const struct sd_table *t, size_t nrows)
+{
+	const struct cell *ce;
+
+	for (size_t r = 0; r <= nrows; r++) {
+		int first = 1;
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (!shown(t, c))
+				continue;
+			if (!first)
+				putc(',', out);
+			first = 0;
+			if (!r) {
+				sd_csv_str(out, t->cols[c].name);
+				continue;
+			}
+			const char *s = cell(t, r - 1, c, &ce);
+			if (!ce->null)
+				sd_csv_str(out, s);
+		}
+		putc('\n', out);
+	}
+}
+
+static void json_cell(FILE *out, const char *s, const struct cell *ce)
+{
+	if (ce->null)
+		fputs("null", out);
+	else if (ce->str)
+		sd_json_str(out, s, strlen(s));
+	else
+		fputs(s, out);
+}
+
+static void print_json_row(FILE *out, const struct sd_table *t, size_t r)
+{
+	const struct cell *ce;
+	const char *group = NULL; /* the array being written */
+	int first = 1;
+
+	putc('{', out);
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (!shown(t, c))
+			continue;
+		const struct sd_col *col = &t->cols[c];
+		const char *s = cell(t, r, c, &ce);
+		if (group && (!col->group || strcmp(group, col->group))) {
+			putc(']', out);
+			group = NULL;
+		}
+		if (group) {
+			putc(',', out);
+			json_cell(out, s, ce);
+			continue;
+		}
+		if (!first)
+			putc(',', out);
+		first = 0;
+		group = col->group;
+		sd_json_str(out, group ? group : col->name, strlen(group ? group : col->name));
+		fputs(group ? ":[" : ":", out);
+		json_cell(out, s, ce);
+	}
+	if (group)
+		putc(']', out);
+	putc('}', out);
+}
+
+int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char *json_key)
+{
+	if (t->err)
+		return t->err;
+	size_t have = sd_table_rows(t);
+	nrows = nrows && nrows < have ? nrows : have;
+	if (t->fmt == SD_FMT_TEXT) {
+		print_text(out, t, nrows);
+	} else if (t->fmt == SD_FMT_CSV) {
+		print_csv(out, t, nrows);
+	} else {
+		fprintf(out, "\"%s\":[", json_key);
+		for (size_t r = 0; r < nrows; r++) {
+			fputs(r ? ",\n" : "\n", out);
+			print_json_row(out, t, r);
+		}
+		putc(']', out);
+	}
+	return 0;
+}
