@@ -143,6 +143,7 @@ enum sd_region_event { SD_REGION_END = 0, SD_REGION_BEGIN = 1, SD_REGION_FORCED_
 	X(THROTTLED, "throttled")             /* queued when throttling began */    \
 	X(QUEUE_OVERFLOW, "queue_overflow")   /* the signal queue was full */       \
 	X(SIGNALS_BLOCKED, "signals_blocked") /* queued when a blocker ended */     \
+	X(SIGNAL_LOST, "signal_lost")         /* counted overflows never signalled */ \
 	X(REGION_RING_FULL, "region_ring_full") /* region events, not samples */
 #define SD_DROP_ENUM_(e, name) SD_DROP_##e,
 enum sd_drop { SD_DROP_REASONS(SD_DROP_ENUM_) SD_DROP_NREASONS };

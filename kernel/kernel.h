@@ -162,6 +162,7 @@ int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd
 	X(PAPI_get_event_component) X(PAPI_get_component_index) X(PAPI_num_components)    \
 	X(PAPI_get_component_info) X(PAPI_create_eventset) X(PAPI_add_event)              \
 	X(PAPI_overflow) X(PAPI_get_overflow_event_index) X(PAPI_start) X(PAPI_stop)      \
+	X(PAPI_read)                                                                      \
 	X(PAPI_cleanup_eventset) X(PAPI_destroy_eventset) X(PAPI_register_thread)         \
 	X(PAPI_unregister_thread)
 struct sd_papi_lib {

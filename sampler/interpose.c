@@ -208,13 +208,7 @@ static void loader_changed(uint64_t t0)
 {
 	if (!running() || !our_process())
 		return;
-	sigset_t old;
-	sd_runtime_block_signals(&old);
-	sd_phdr_snapshot_rebuild();
-	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
-		unw_flush_cache(unw_local_addr_space, 0, 0);
-	sd_writer_modules_changed(t0);
-	sd_runtime_restore_signals(&old);
+	sd_loader_changed(t0);
 }
 
 /* Inside dlopen/dlclose (and sonde's bookkeeping after them, with signals

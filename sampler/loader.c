@@ -1,9 +1,12 @@
 /* loader.c - ordinary-context work for the signal handler: the loader
  * snapshot it reads, and libunwind's lazy state made before any handler runs.
  *
- * Called from: runtime start, dlopen/dlclose wrappers and the writer's tick
- * (sd_phdr_snapshot_rebuild: the set of loaded objects changed), the first
- * thread's start (sd_unwind_warmup). Never from signal context: building
+ * The sampler owns the tracking of the loader: the dlopen/dlclose wrappers
+ * and the writer thread's tick (sd_loader_poll: modules mapped behind our
+ * back, by libc's own dlopen of gconv or NSS modules) call sd_loader_changed,
+ * which rebuilds the snapshot, flushes libunwind's caches and tells the
+ * writer to record the new module set. The first thread's start calls
+ * sd_unwind_warmup. Never from signal context: building
  * the snapshot calls the real dl_iterate_phdr (the loader lock), mmap and
  * munmap. The handler's side, reading the snapshot and the atomic swap that
  * publishes it, is in handler.c.
@@ -19,6 +22,13 @@
 #include <libunwind.h>
 
 #include "sampler/sampler.h"
+
+/* The loader's load and unload counters when the snapshot was last built
+ * (what sd_loader_poll compares with), and whether the loader may not be
+ * touched from the writer's tick: in a forked child, until the program's own
+ * dlopen or dlclose returned, its lock may be held by a thread that is gone. */
+static _Atomic unsigned long long built_adds, built_subs;
+static atomic_int suspect;
 
 struct build_ctx {
 	size_t count, phdr_count, name_bytes;
@@ -82,6 +92,8 @@ void sd_phdr_snapshot_rebuild(void)
 			munmap(m, bytes);
 			continue;
 		}
+		atomic_store_explicit(&built_adds, b.s->adds, memory_order_relaxed);
+		atomic_store_explicit(&built_subs, b.s->subs, memory_order_relaxed);
 		struct phdr_snapshot *old = sd_phdr_snapshot_swap_sigsafe(b.s);
 		if (!old)
 			return;
@@ -98,6 +110,45 @@ void sd_phdr_snapshot_rebuild(void)
 		}
 		return;
 	}
+}
+
+struct gen { unsigned long long adds, subs; };
+
+static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct gen *g = data;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		g->adds = info->dlpi_adds;
+		g->subs = info->dlpi_subs;
+	}
+	return 1; /* the counters are global: the first object is enough */
+}
+
+int sd_loader_poll(void)
+{
+	if (atomic_load(&suspect))
+		return 0;
+	struct gen g = {0, 0};
+	sd_real_dl_iterate_phdr(gen_cb, &g);
+	return g.adds != atomic_load_explicit(&built_adds, memory_order_relaxed) ||
+	       g.subs != atomic_load_explicit(&built_subs, memory_order_relaxed);
+}
+
+void sd_loader_changed(uint64_t t0_ns)
+{
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	atomic_store(&suspect, 0);
+	sd_phdr_snapshot_rebuild();
+	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
+		unw_flush_cache(unw_local_addr_space, 0, 0);
+	sd_writer_modules_changed(t0_ns);
+	sd_runtime_restore_signals(&old);
+}
+
+void sd_loader_fork_child(void)
+{
+	atomic_store(&suspect, 1);
 }
 
 /* Runs libunwind's slow path a few frames in ordinary context, on the first

@@ -690,16 +690,6 @@ static void install_flush_handlers(void)
 	}
 }
 
-/* Modules the loader mapped without sonde's dlopen wrapper (libc's own
- * dlopen of gconv or NSS modules): the handler's loader snapshot and
- * libunwind's caches are brought up to date. Writer thread. */
-static void loader_refresh(void)
-{
-	sd_phdr_snapshot_rebuild();
-	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
-		unw_flush_cache(unw_local_addr_space, 0, 0);
-}
-
 static const char *unwind_name(enum sd_unwind u)
 {
 	return u == SD_UNWIND_FP ? "fp" : u == SD_UNWIND_NONE ? "none" : "libunwind";
@@ -751,7 +741,6 @@ static int start_writer(void)
 		.create_thread = sd_real_pthread_create,
 		.fd_floor = sd_rt.fd_floor,
 		.counters = &sd_rt.counters,
-		.loader_refresh = loader_refresh,
 		.wall_source = sd_rt.wall_src,
 		.wall_period_ns = sd_rt.wall_src >= 0 ? c->sources[sd_rt.wall_src].period_ns : 0,
 		.fd_track = sd_runtime_fd_track_sigsafe,
@@ -924,6 +913,8 @@ void sd_runtime_stop(const char *reason, int signo)
 		uint64_t final[SD_MAX_COUNTERS];
 		struct sd_cpu_times cpu;
 		unsigned n = thread_final(self, !self->busy, final, &cpu);
+		if (!self->busy && !strcmp(reason, "exit")) /* the destructor: not a handler */
+			sd_papi_thread_account(self);
 		sd_writer_ring_final(self->ring, final, n, &cpu);
 	}
 	sd_writer_stop(reason, signo);
@@ -1128,6 +1119,7 @@ void sd_runtime_fork_child(void)
 	self->ovr = 0;
 	sd_rt.threads = self;
 	sd_papi_fork_child(); /* before any other thread exists in the child */
+	sd_loader_fork_child();
 	if (sd_writer_fork_child(self->ring) != 0) {
 		sd_state_move(-1, SD_OFF);
 		sd_runtime_restore_signals(&fork_saved_mask);

@@ -142,6 +142,7 @@ struct sd_thread {
 	struct sd_counters_thread ctr; /* counters in every sample */
 	int papi_es;                   /* PAPI event set, -1 if none */
 	int papi_src[SD_MAX_SOURCES];  /* event set index -> source index */
+	uint32_t papi_seen[SD_MAX_SOURCES]; /* overflows PAPI dispatched, by set index */
 	struct sd_thread *next;        /* registry, under sd_runtime.lock */
 	int adopted;                   /* alive before sonde started */
 	/* tasks.c, writer thread under the registry lock: the thread's CPU
@@ -260,6 +261,10 @@ void sd_sources_probe_release(void);
 void sd_papi_probe(struct sd_config *cfg);
 int sd_papi_thread_open(struct sd_thread *t);
 void sd_papi_thread_close(struct sd_thread *t);
+/* The calling thread's overflows counted but never signalled, so far, added
+ * to its drops (signal_lost); sd_papi_thread_close does the same. Ordinary
+ * context, the thread itself (PAPI is not async-signal-safe). */
+void sd_papi_thread_account(struct sd_thread *t);
 void sd_papi_fork_child(void);
 void sd_papi_exec_prepare(struct sd_thread *t, int stop);
 
@@ -311,6 +316,17 @@ struct phdr_snapshot {
 struct phdr_snapshot *sd_phdr_snapshot_swap_sigsafe(struct phdr_snapshot *s);
 int sd_phdr_snapshot_readers_sigsafe(void);
 void sd_phdr_snapshot_rebuild(void);
+/* The sampler's tracking of the loader (loader.c), ordinary context:
+ * sd_loader_poll: has the loader mapped or unmapped anything since the
+ * snapshot was built (its load/unload counters, one dl_iterate_phdr
+ * callback)? 0 in a forked child until the program's own dlopen/dlclose
+ * returned (sd_loader_fork_child). sd_loader_changed: the set of modules
+ * changed at t0_ns: rebuild the snapshot, flush libunwind's caches, and have
+ * the writer record the new module set; takes the loader lock and the
+ * writer's, with sonde's signals blocked. */
+int sd_loader_poll(void);
+void sd_loader_changed(uint64_t t0_ns);
+void sd_loader_fork_child(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);

@@ -739,6 +739,8 @@ void sd_tasks_tick(int stream_fd_lost)
 	if (!writer_tid)
 		writer_tid = (pid_t)syscall(SYS_gettid);
 	audit_descriptors(stream_fd_lost);
+	if (sd_loader_poll())
+		sd_loader_changed(sd_now_ns_sigsafe());
 	if (read_tasks() != 0)
 		return;
 	int update = ticks++ % CHILD_SCAN_TICKS == 0;

@@ -256,29 +256,3 @@ void sd_modules_reemit(uint64_t t_ns)
 	sd_w.mod_gen++;
 }
 
-struct gen { unsigned long long adds, subs; };
-
-static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct gen *g = data;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-		g->adds = info->dlpi_adds;
-		g->subs = info->dlpi_subs;
-	}
-	return 1; /* the counters are global: the first object is enough */
-}
-
-/* Has the loader mapped or unmapped anything since the last call? A cheap
- * poll of its load/unload counters (one callback), so that modules loaded
- * behind our back (libc's own dlopen) are seen within a writer tick.
- * Writer lock held; never in a forked child that may not touch the loader. */
-int sd_modules_poll(void)
-{
-	static struct gen last;
-	struct gen g = {0, 0};
-	dl_iterate_phdr(gen_cb, &g);
-	if (g.adds == last.adds && g.subs == last.subs)
-		return 0;
-	last = g;
-	return 1;
-}

@@ -731,12 +731,6 @@ static void *writer_main(void *unused)
 		}
 		if (atomic_load(&sd_w.stop_req))
 			break;
-		/* Modules loaded or unloaded without our wrappers (libc's own
-		 * dlopen of gconv or NSS modules) are seen within a tick. The
-		 * loader is read before the writer lock is taken (lock order). */
-		struct sd_scan *scan = NULL;
-		if (!sd_w.loader_suspect && sd_modules_poll())
-			scan = sd_modules_collect();
 		if (sd_w.cfg.tick) {
 			/* Our descriptor gone behind our back means the program closed
 			 * descriptors with a raw system call: the sampler checks its own
@@ -748,18 +742,10 @@ static void *writer_main(void *unused)
 			sd_w.cfg.tick(lost);
 		}
 		pthread_mutex_lock(&sd_w.lock);
-		size_t before = sd_w.nmods;
-		if (scan) {
-			uint64_t now = sd_now_ns_sigsafe();
-			sd_modules_apply(scan, now, now);
-		}
-		int refresh = sd_w.nmods != before;
 		drain(0);
 		if (sd_now_ns_sigsafe() - sd_w.last_flush_ns >= sd_w.cfg.flush_ms * 1000000ull)
 			flush_file();
 		pthread_mutex_unlock(&sd_w.lock);
-		if (refresh && sd_w.cfg.loader_refresh)
-			sd_w.cfg.loader_refresh(); /* takes the loader lock: not under ours */
 	}
 	atomic_store(&sd_w.thread_running, 0);
 	return NULL;

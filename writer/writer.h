@@ -187,6 +187,13 @@ static inline void sd_ring_drop_sigsafe(struct sd_ring *r, enum sd_drop why)
 	atomic_fetch_add_explicit(&r->drops[why], 1, memory_order_relaxed);
 }
 
+/* n samples lost at once (counted after the fact). Ordinary context or the
+ * ring's thread. */
+static inline void sd_ring_drops_add(struct sd_ring *r, enum sd_drop why, uint64_t n)
+{
+	atomic_fetch_add_explicit(&r->drops[why], n, memory_order_relaxed);
+}
+
 /* --- writer lifecycle: ordinary context --------------------------------- */
 
 struct sd_source_info {
@@ -230,10 +237,6 @@ struct sd_writer_config {
 	 * accounts each thread's off-CPU and kernel time at its tick. */
 	int wall_source;
 	uint64_t wall_period_ns;
-	/* The writer found modules loaded behind the sampler's back (libc's own
-	 * dlopen of NSS or gconv modules): the unwinder's view of the loader must
-	 * be refreshed. Called from the writer thread, ordinary context. */
-	void (*loader_refresh)(void);
 	/* Called by the writer thread at every tick (about 10 ms), without the
 	 * writer lock: the sampler checks its descriptors and looks for threads
 	 * made without pthread_create. stream_fd_lost is 1 when the writer just

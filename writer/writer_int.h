@@ -122,7 +122,6 @@ void sd_modules_scan(uint64_t t_load, uint64_t t_unload);
 struct sd_module *sd_modules_find(uintptr_t addr, uint64_t t_ns);
 void sd_modules_free(void);
 void sd_modules_reemit(uint64_t t_ns);
-int sd_modules_poll(void);
 
 /* stream.c: encoders; writer lock held. */
 void sd_stream_header(void);

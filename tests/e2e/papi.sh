@@ -50,7 +50,7 @@ $want"
 # wl_split measured, and as many samples of SOURCE as the CPU time it used
 # stands for (10 %).
 split_checked() {
-	local dir=$1 out=$2 src=$3 label=$4 total leaf want a user_ms cpu_ms tol
+	local dir=$1 out=$2 src=$3 label=$4 total leaf want a user_ms cpu_ms tol lost
 	"$SONDE" report --source "$src" --format folded "$dir" >"$dir.$src.folded" || fail "$label: report --source $src failed"
 	total=$(awk '{s += $NF} END {print s + 0}' "$dir.$src.folded")
 	for leaf in leaf_a leaf_b leaf_c leaf_d; do
@@ -61,8 +61,19 @@ split_checked() {
 			fail "$label: $leaf $a of $total samples of $src; it took $want % of the leaves' CPU (± $tol)"
 	done
 	read -r user_ms cpu_ms < <(cpu_of "$out" main)
-	expect_samples "$label: samples of $src" "$total" "$user_ms" "$cpu_ms" 0.10
-	pass "$label: $src split within sampling noise, $total samples for $user_ms ms user / $cpu_ms ms CPU"
+	lost=0
+	[ "$src" = cpu-time ] || lost=$(signal_lost "$dir"/*.sonde)
+	expect_samples "$label: samples of $src ($lost more counted as signal_lost)" "$((total + lost))" "$user_ms" "$cpu_ms" 0.10
+	pass "$label: $src split within sampling noise, $total samples + $lost signal_lost for $user_ms ms user / $cpu_ms ms CPU"
+}
+
+# signal_lost FILE...: the PAPI overflows the kernel counted but never
+# signalled, as the streams' DROPS records say (some kernels lose signals of
+# one of two sampling events of a thread: 6.18 here, beside cpu-time's clock).
+signal_lost() {
+	local f
+	for f in "$@"; do "$SONDE" dump "$f"; done |
+		awk 'match($0, /"signal_lost":[0-9]+/) { s += substr($0, RSTART + 14, RLENGTH - 14) } END { print s + 0 }'
 }
 
 # 1. perf::TASK-CLOCK alone.
@@ -137,5 +148,6 @@ for s in k/*.sonde; do "$SONDE" dump "$s" | head -n 1 | grep -q '"fork_of"' && c
 [ -n "$child" ] || fail "fork: no child stream"
 n=$("$SONDE" report --format csv "$child" | awk -F, '$1 == "child_work" {print $4}')
 read -r user_ms cpu_ms < <(cpu_of k.out child_work)
-expect_samples "fork ($mode): child_work in the child's stream" "${n:-0}" "$user_ms" "$cpu_ms" 0.10
-pass "sampling survives fork ($mode: $n samples in the child for $cpu_ms ms CPU)"
+lost=$(signal_lost "$child")
+expect_samples "fork ($mode): child_work in the child's stream ($lost more counted as signal_lost)" "$((${n:-0} + lost))" "$user_ms" "$cpu_ms" 0.10
+pass "sampling survives fork ($mode: $n samples + $lost signal_lost in the child for $cpu_ms ms CPU)"
