@@ -8,13 +8,15 @@
  *     hash.c      two small hash maps (u64 -> u32, string -> u32)
  *     symbols.c, symcache.c  (module, ELF vaddr) to function, file and line with
  *                 elfutils; cached per build-id, in memory and across reports
- *     profile.c   decodes records (one function per kind) and merges streams into one
- *                 call tree, per-thread/per-source tables, a merged annotation context
- *                 tree, sample rows per (context, call path) and region timings
+ *     profile.c   the profile: streams merged into one call tree, per-thread/per-source
+ *                 tables, a merged annotation context tree, sample rows per (context,
+ *                 call path) and region timings; decode.c reads one stream's records
+ *                 (one function per kind), merge.c merges it (profile_int.h: theirs)
  *     load.c      loads many files (--jobs); where.c: --where filters; coverage.c: the
  *                 CPU time measured against what the samples stand for
  *   the report: a profile into text, csv, json, folded
  *     emit.c      what every view prints through: percent, JSON/CSV strings, the metric
+ *     table.c     the one row printer: columns declared once, text/csv/json rows
  *     output.c    the dispatcher (sd_output) and the function, thread, source, counter
  *                 and stream views
  *     views.c     the context views (--group-by, --view tree, --view regions);

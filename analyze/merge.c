@@ -1,0 +1,612 @@
+/*
+ * merge.c: a stream read by decode.c merged into the profile (profile_int.h), for
+ * profile.c: contexts, counters, coverage, the --where filters on each sample key, call
+ * nodes (symbolized once each), threads, sources, drops, the stream's own row, sample
+ * rows, thread-end rows and region timings, in that order: each step maps the stream's
+ * ids to merged ones that the later steps use. Runs after the stream was read without
+ * error, so a corrupt stream never reaches here.
+ */
+#include "analyze/profile_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Child of merged node `parent` for function `func`, created if needed. */
+static int cnode_child(struct sd_profile *p, uint32_t parent, uint32_t func, uint32_t *out)
+{
+	uint64_t key = (uint64_t)parent << 32 | func;
+
+	if (sd_u64map_get(&p->children, key, out))
+		return 0;
+	if (p->nnodes >= UINT32_MAX - 1 ||
+	    sd_grow(&p->nodes, &p->capnodes, p->nnodes + 1, sizeof(*p->nodes)))
+		return -ENOMEM;
+	struct sd_cnode *n = &p->nodes[p->nnodes];
+	n->parent = parent;
+	n->func = func;
+	*out = (uint32_t)p->nnodes;
+	if (sd_u64map_put(&p->children, key, *out))
+		return -ENOMEM;
+	p->nnodes++;
+	return 0;
+}
+
+static int add_root_pseudo(struct sd_profile *p, const char *name, uint64_t n, double w,
+			   uint32_t *out)
+{
+	uint32_t c;
+	int f;
+
+	if (!n)
+		return 0;
+	if ((f = sd_sym_pseudo(p->sym, name)) < 0 || cnode_child(p, 0, (uint32_t)f, &c))
+		return -ENOMEM;
+	p->nodes[c].samples += n;
+	p->nodes[c].weight += w;
+	*out = c;
+	return 0;
+}
+
+/* Map the stream's used context nodes to merged ones (parents first: parent < child). */
+static int merge_contexts(struct sd_profile *p, struct sstate *st)
+{
+	for (size_t i = 0; i < st->naggs; i++)
+		st->ctxs[st->aggs[i].ctx].used = st->ctxs[st->aggs[i].pctx].used = 1;
+	for (size_t i = 0; i < st->nregs; i++)
+		st->ctxs[st->regs[i].node].used = 1;
+	for (size_t i = st->nctxs; i-- > 1;)
+		if (st->ctxs[i].used)
+			st->ctxs[st->ctxs[i].parent].used = 1;
+	st->ctxs[0].gnode = 0;
+	for (size_t i = 1; i < st->nctxs; i++) {
+		struct sctx *x = &st->ctxs[i];
+		struct sattr *at = &st->attrs[x->attr];
+		if (!x->used)
+			continue;
+		if (!at->merged) {
+			long g = sd_profile_attr(p, at->name);
+			if (g < 0)
+				return -ENOMEM;
+			at->gid = (uint32_t)g;
+			at->merged = 1;
+		}
+		long v = sd_profile_value(p, x->value);
+		if (v < 0)
+			return -ENOMEM;
+		uint32_t key[3] = { st->ctxs[x->parent].gnode, at->gid, (uint32_t)v };
+		if (sd_strmap_get(&p->ctx_children, key, sizeof(key), &x->gnode))
+			continue;
+		if (p->nctx >= UINT32_MAX - 1 || sd_grow(&p->ctx, &p->capctx, p->nctx + 1, sizeof(*p->ctx)))
+			return -ENOMEM;
+		p->ctx[p->nctx] = (struct sd_ctxnode){ key[0], key[1], key[2] };
+		x->gnode = (uint32_t)p->nctx;
+		if (sd_strmap_put(&p->ctx_children, key, sizeof(key), x->gnode))
+			return -ENOMEM;
+		p->nctx++;
+	}
+	return 0;
+}
+
+/* Merge the stream's counters into p->counters by name (st->ctrs[].gid) and its
+ * unavailable counters by (name, reason). */
+static int merge_counters(struct sd_profile *p, struct sstate *st)
+{
+	for (size_t i = 0; i < st->nctrs; i++) {
+		struct scounter *c = &st->ctrs[i];
+		size_t j;
+		for (j = 0; j < p->ncounters && strcmp(p->counters[j].name, c->name); j++)
+			;
+		if (j == p->ncounters) {
+			if (j >= UINT32_MAX - 1 ||
+			    sd_grow(&p->counters, &p->capcounters, j + 1, sizeof(*p->counters)))
+				return -ENOMEM;
+			struct sd_counter_row *g = &p->counters[j];
+			g->name = c->name, g->group = c->group, g->unit = c->unit;
+			g->source = c->source;
+			c->name = c->group = c->unit = c->source = NULL; /* moved */
+			p->ncounters++;
+		} else {
+			/* a source not listed yet is appended: "a, b" */
+			struct sd_counter_row *g = &p->counters[j];
+			size_t l = strlen(c->source), gl = strlen(g->source);
+			int seen = 0;
+			for (const char *q = g->source; (q = strstr(q, c->source)); q++)
+				if ((q == g->source || q[-1] == ' ') && (q[l] == 0 || q[l] == ','))
+					seen = 1;
+			if (!seen) {
+				char *ns = realloc(g->source, gl + l + 3);
+				if (!ns)
+					return -ENOMEM;
+				memcpy(ns + gl, ", ", 2);
+				memcpy(ns + gl + 2, c->source, l + 1);
+				g->source = ns;
+			}
+		}
+		for (size_t k = 0; k < i; k++) /* a name listed twice in one header */
+			if (st->ctrs[k].gid == j)
+				goto next;
+		p->counters[j].streams++;
+next:
+		c->gid = (uint32_t)j;
+	}
+	for (size_t i = 0; i < st->nun; i++) {
+		size_t j;
+		for (j = 0; j < p->nunavail; j++)
+			if (!strcmp(p->unavail[j].name, st->unames[i]) &&
+			    !strcmp(p->unavail[j].reason, st->ureasons[i]))
+				break;
+		if (j == p->nunavail) {
+			if (sd_grow(&p->unavail, &p->capunavail, j + 1, sizeof(*p->unavail)))
+				return -ENOMEM;
+			p->unavail[j].name = st->unames[i];
+			p->unavail[j].reason = st->ureasons[i];
+			st->unames[i] = st->ureasons[i] = NULL; /* moved */
+			p->nunavail++;
+		}
+		p->unavail[j].streams++;
+	}
+	return 0;
+}
+
+/* The stream's nctrs values v as a fresh array indexed by merged counter (NULL: ENOMEM). */
+static uint64_t *global_counts(const struct sd_profile *p, const struct sstate *st,
+			       const uint64_t *v)
+{
+	uint64_t *g = calloc(p->ncounters, sizeof(*g));
+
+	if (g)
+		for (size_t k = 0; k < st->nctrs; k++)
+			g[st->ctrs[k].gid] += v[k];
+	return g;
+}
+
+/* The coverage account of each thread of the stream (docs/REPORT.md, "Coverage"), after
+ * its thread rows exist; the totals are made when a view prints them (coverage.c). */
+static int merge_coverage(struct sd_profile *p, struct sstate *st)
+{
+	struct sd_coverage *cv = &p->cov;
+	const struct ssource *cs = st->cpu_src >= 0 ? &st->sources[st->cpu_src] : NULL;
+	double period = cs ? (double)cs->period : 0;
+	uint64_t drops[SD_COV_NDROP];
+
+	if (!cs) {
+		cv->streams_nocpu++;
+	} else {
+		cv->streams_cpu++;
+		cv->streams_mixed += st->nsources > 1;
+		if (!cv->spec) {
+			if (!(cv->spec = strdup(cs->spec)))
+				return -ENOMEM;
+		} else if (strcmp(cv->spec, cs->spec)) {
+			cv->specs_differ = 1;
+		}
+		sd_decode_thread_drops(st, 0, drops); /* process-wide drops: only in the total */
+		for (int k = 0; k < SD_COV_NDROP; k++)
+			cv->procwide_ns[k] += (double)drops[k] * period;
+	}
+	for (size_t i = 1; i < st->nthreads; i++) {
+		const struct sthread *t = &st->threads[i];
+		if (!t->defined)
+			continue;
+		if (sd_grow(&cv->rows, &cv->cap, cv->n + 1, sizeof(*cv->rows)))
+			return -ENOMEM;
+		struct sd_cov_row *c = &cv->rows[cv->n++];
+		const struct sd_thread_row *tr = &p->threads[t->row];
+		memset(c, 0, sizeof(*c));
+		c->pid = tr->pid;
+		c->tid = tr->tid;
+		c->name = tr->name;
+		c->threads = 1;
+		c->computed = cs != NULL;
+		st->nthreads_def++;
+		/* the kernel's CPU time: at the thread's end, else at the last flush */
+		c->sampled_ns = t->cov_sampled;
+		sd_decode_thread_drops(st, i, drops);
+		if (t->end_cpu) {
+			c->cpu_from = SD_COV_END;
+			c->cpu_ns = (double)t->end_cpu_ns;
+			c->split = t->split;
+			c->user_ns = (double)t->user_ns;
+			c->sys_ns = (double)t->sys_ns;
+		} else if (t->has_flush) {
+			/* the account runs up to that record: samples and drops as they were */
+			c->cpu_from = SD_COV_FLUSH;
+			c->cpu_ns = (double)t->flush_cpu_ns;
+			c->sampled_ns = t->snap_sampled;
+			c->after_ns = t->cov_sampled - t->snap_sampled;
+			memcpy(drops, t->snap_drops, sizeof(drops));
+		}
+		if (t->un_clone_vm) {
+			/* a CLONE_VM child process: its whole CPU time, never sampled */
+			c->cpu_from = SD_COV_END;
+			c->cpu_ns = (double)t->un_clone_vm;
+			c->split = 0;
+		}
+		if (c->cpu_from != SD_COV_UNKNOWN) { /* the process's CPU time (processes view) */
+			st->cpu_ns += c->cpu_ns;
+			st->cpu_threads++;
+			st->cpu_flush += c->cpu_from == SD_COV_FLUSH;
+		}
+		double gaps = 0;
+		uint64_t ndrops = 0;
+		for (int k = 0; k < SD_COV_NDROP; k++) {
+			c->drops_ns[k] = (double)drops[k] * period;
+			gaps += c->drops_ns[k];
+			ndrops += drops[k];
+		}
+		if (!c->computed || c->cpu_from == SD_COV_UNKNOWN)
+			continue;
+		/* The kernel's user/sys split divides the exact CPU time by its tick
+		 * samples (getrusage): a thread of a few hundred ms on a loaded machine
+		 * was seen with all of it as sys while its user-mode samples stood for
+		 * 95 ms. A split that gives less user time than the samples show (by
+		 * more than a fifth and 5 periods) is not used. */
+		if (c->split && c->sampled_ns > c->user_ns + 0.2 * c->cpu_ns + 5 * period) {
+			c->split = 0;
+			c->split_rejected = 1;
+		}
+		/* cpu-time samples user mode only (docs/ENV.md): kernel mode is a known gap */
+		if (c->split)
+			/* less the system time already inside accounted samples (taken
+			 * from the thread's CPU clock, user and system alike) */
+			c->kernel_ns = c->cpu_ns > 0 && t->cov_accounted < c->cpu_ns
+					       ? c->sys_ns * (1 - t->cov_accounted / c->cpu_ns) : 0;
+		gaps += c->kernel_ns;
+		if (c->sampled_ns == 0 && ndrops == 0 && c->cpu_ns > gaps)
+			c->not_sampled_ns = c->cpu_ns - gaps;
+		else /* the part the runtime knows it missed (UNSAMPLED) */
+			c->not_sampled_ns = (double)(t->un_fd_closed + t->un_not_sampled);
+		c->unexplained_ns = c->cpu_ns - c->sampled_ns - gaps - c->not_sampled_ns;
+	}
+	return 0;
+}
+
+/* The kept keys (those --where keeps) count for their source, thread and call node. */
+static void merge_keys(struct sd_profile *p, struct sstate *st)
+{
+	for (size_t i = 0; i < st->naggs; i++) {
+		struct sagg *a = &st->aggs[i];
+		if (!sd_where_ctx_ok(p, st->ctxs[a->ctx].gnode, st->ctxs[a->pctx].gnode))
+			continue;
+		a->kept = 1;
+		p->nocounters += a->nocnt;
+		for (size_t k = 0; k < st->nctrs; k++)
+			p->counters[st->ctrs[k].gid].total += st->aggcnt[i * st->nctrs + k];
+		struct ssource *src = &st->sources[a->source];
+		struct sthread *t = &st->threads[a->thread];
+		src->samples += a->samples;
+		src->weight += a->weight;
+		if (!t->samples || a->first < t->first)
+			t->first = a->first;
+		if (!t->samples || a->last > t->last)
+			t->last = a->last;
+		t->samples += a->samples;
+		if (a->node == 0) {
+			st->nostack += a->samples;
+			st->nostack_w += a->weight;
+		} else if (a->node == UINT32_MAX) {
+			st->badnode += a->samples;
+			st->badnode_w += a->weight;
+		} else {
+			st->nodes[a->node].samples += a->samples;
+			st->nodes[a->node].weight += a->weight;
+		}
+	}
+}
+
+/* THREAD_END deltas belong to their thread (and process, rank, host), to no call path
+ * and no source: a row of their own (merge_end_rows), counted in the totals unless
+ * --source picks samples or a --where filter needs a context. */
+static int keep_thread_ends(const struct sd_profile *p)
+{
+	return !p->only_source && sd_where_ctx_ok(p, 0, 0);
+}
+
+static void merge_end_totals(struct sd_profile *p, const struct sstate *st)
+{
+	for (size_t i = 1; i < st->nthreads; i++)
+		for (size_t k = 0; st->threads[i].endcnt && k < st->nctrs; k++) {
+			p->counters[st->ctrs[k].gid].total += st->threads[i].endcnt[k];
+			p->counters[st->ctrs[k].gid].end_total += st->threads[i].endcnt[k];
+		}
+}
+
+/* The stream's call nodes with samples in their subtree into the merged call tree
+ * (symbolized: an inlined address is several frames), and the [no stack] and
+ * [unknown stack] roots (their merged nodes in *nostack_c, *badnode_c). */
+static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostack_c,
+		       uint32_t *badnode_c)
+{
+	/* mark nodes with samples in their subtree; children come after parents */
+	for (size_t i = st->nnodes; i-- > 1;)
+		if (st->nodes[i].samples || st->nodes[i].used)
+			st->nodes[st->nodes[i].parent].used = 1;
+	st->nodes[0].cnode = 0;
+	for (size_t i = 1; i < st->nnodes; i++) {
+		struct snode *n = &st->nodes[i];
+		if (!n->samples && !n->used)
+			continue;
+		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
+		/* an address in inlined code is several frames, outermost first */
+		const struct sd_frame *fr;
+		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
+		if (nf < 0)
+			return -ENOMEM;
+		n->cnode = st->nodes[n->parent].cnode;
+		for (int k = 0; k < nf; k++)
+			if (cnode_child(p, n->cnode, fr[k].func, &n->cnode))
+				return -ENOMEM;
+		n->file = fr[nf - 1].file;
+		n->line = fr[nf - 1].line;
+		p->nodes[n->cnode].samples += n->samples;
+		p->nodes[n->cnode].weight += n->weight;
+	}
+	if (add_root_pseudo(p, "[no stack]", st->nostack, st->nostack_w, nostack_c) ||
+	    add_root_pseudo(p, "[unknown stack]", st->badnode, st->badnode_w, badnode_c))
+		return -ENOMEM;
+
+	return 0;
+}
+
+/* One thread row per THREAD the stream defined. */
+static int merge_threads(struct sd_profile *p, struct sstate *st)
+{
+	for (size_t i = 0; i < st->nthreads; i++) {
+		struct sthread *t = &st->threads[i];
+		if (!t->defined)
+			continue;
+		if (sd_grow(&p->threads, &p->capthreads, p->nthreads + 1, sizeof(*p->threads)))
+			return -ENOMEM;
+		struct sd_thread_row *row = &p->threads[p->nthreads];
+		row->name = strdup(t->defined ? t->name : "[unknown thread]");
+		if (!row->name)
+			return -ENOMEM;
+		row->pid = st->pid;
+		row->tid = t->tid;
+		row->samples = t->samples;
+		row->first_ns = t->first;
+		row->last_ns = t->last;
+		t->row = (uint32_t)p->nthreads;
+		p->nthreads++;
+	}
+	return 0;
+}
+
+/* Sources merged by name, period, unit and mechanism; srcrow[i]: the row of the
+ * stream's source i. */
+static int merge_sources(struct sd_profile *p, struct sstate *st, uint32_t *srcrow)
+{
+	for (size_t i = 0; i <= st->nsources; i++) {
+		struct ssource *s = &st->sources[i];
+		size_t j;
+		if (i == st->nsources && !s->samples)
+			continue;
+		p->samples += s->samples;
+		p->weight += s->weight;
+		if (!strcmp(s->name, "cpu-time") && !strcmp(s->unit, "ns"))
+			p->cpu_ns += s->weight;
+		for (j = 0; j < p->nsources; j++) {
+			struct sd_source_row *r = &p->sources[j];
+			if (!strcmp(r->name, s->name) && r->period == s->period &&
+			    !strcmp(r->unit, s->unit) && !strcmp(r->mechanism, s->mechanism))
+				break;
+		}
+		if (j == p->nsources) {
+			if (sd_grow(&p->sources, &p->capsources, j + 1, sizeof(*p->sources)))
+				return -ENOMEM;
+			struct sd_source_row *r = &p->sources[j];
+			r->name = s->name, r->spec = s->spec, r->unit = s->unit;
+			r->mechanism = s->mechanism, r->period = s->period;
+			s->name = s->spec = s->unit = s->mechanism = NULL; /* moved */
+			p->nsources++;
+		}
+		p->sources[j].samples += s->samples;
+		p->sources[j].weight += s->weight;
+		srcrow[i] = (uint32_t)j;
+	}
+	return 0;
+}
+
+/* Drops by reason; the stream's sample and region-event drops in *sdrop, *rdrop. */
+static int merge_drops(struct sd_profile *p, const struct sstate *st, uint64_t *sdrop,
+		       uint64_t *rdrop)
+{
+	for (size_t i = 0; i < st->ndrops; i++) {
+		const char *reason = st->dropr[i];
+		uint32_t k;
+		/* reasons "region_*" count region events, every other one samples (FORMAT.md) */
+		if (!strncmp(reason, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1))
+			*rdrop += st->dropv[i];
+		else
+			*sdrop += st->dropv[i];
+		if (!sd_strmap_get(&p->drop_reasons, reason, strlen(reason), &k)) {
+			k = (uint32_t)p->ndrop;
+			if (sd_grow(&p->drop_counts, &p->capdrop, k + 1, sizeof(*p->drop_counts)))
+				return -ENOMEM;
+			char **nn = realloc(p->drop_names, (k + 1) * sizeof(*nn));
+			if (!nn)
+				return -ENOMEM;
+			p->drop_names = nn;
+			if (!(nn[k] = strdup(reason)) ||
+			    sd_strmap_put(&p->drop_reasons, reason, strlen(reason), k))
+				return -ENOMEM;
+			p->ndrop++;
+		}
+		p->drop_counts[k] += st->dropv[i];
+	}
+	p->dropped += *sdrop;
+	p->dropped_regions += *rdrop;
+	return 0;
+}
+
+/* The stream's row of --view streams and processes, and its pid and (rank, pid). */
+static int merge_stream_info(struct sd_profile *p, struct sstate *st, const char *name,
+			     int truncated, uint64_t sdrop, uint64_t rdrop)
+{
+	p->samples_read += st->nsamples_all;
+	if (sd_grow(&p->sinfo, &p->capsinfo, p->nsinfo + 1, sizeof(*p->sinfo)))
+		return -ENOMEM;
+	struct sd_stream_info *si = &p->sinfo[p->nsinfo];
+	*si = (struct sd_stream_info){ .pid = st->pid, .rank = st->rank, .signal = st->end_signal,
+		.truncated = truncated, .samples = st->nsamples_all, .samples_dropped = sdrop,
+		.regions = st->nregion_records, .regions_dropped = rdrop };
+	si->file = strdup(name ? name : "?");
+	si->host = strdup(st->host ? st->host : "?");
+	si->end = st->ended && st->end_reason ? strdup(st->end_reason) : NULL;
+	si->ppid = st->ppid, si->has_ppid = st->has_ppid;
+	si->origin_ns = st->origin_ns, si->has_clock = st->has_clock;
+	for (size_t i = 1; i < st->nthreads; i++)
+		if (st->threads[i].last_t > st->max_t)
+			st->max_t = st->threads[i].last_t;
+	si->last_ns = st->max_t;
+	si->cpu_ns = st->cpu_ns, si->cpu_threads = st->cpu_threads, si->cpu_flush = st->cpu_flush;
+	si->threads = st->nthreads_def;
+	si->name = st->name, st->name = NULL; /* moved */
+	si->command = st->command, st->command = NULL;
+	si->exe = st->has_exe ? strdup(st->exe) : NULL;
+	size_t ll = strlen(si->name ? si->name : "?") + 32;
+	if ((si->label = malloc(ll)))
+		snprintf(si->label, ll, "%s[%" PRIu64 "]", si->name ? si->name : "?", st->pid);
+	if (!si->file || !si->host || (st->ended && st->end_reason && !si->end) || !si->name ||
+	    !si->label || (st->has_exe && !si->exe)) {
+		free(si->file), free(si->host), free(si->end);
+		free(si->name), free(si->label), free(si->command), free(si->exe);
+		return -ENOMEM;
+	}
+	p->nsinfo++;
+	size_t j;
+	for (j = 0; j < p->npids && p->pids[j] != st->pid; j++)
+		;
+	if (j == p->npids) {
+		if (sd_grow(&p->pids, &p->cappids, j + 1, sizeof(*p->pids)))
+			return -ENOMEM;
+		p->pids[p->npids++] = st->pid;
+	}
+	for (j = 0; j < p->nprocs && (p->procs[j].pid != st->pid || p->procs[j].rank != st->rank);
+	     j++)
+		;
+	if (j == p->nprocs) {
+		if (sd_grow(&p->procs, &p->capprocs, j + 1, sizeof(*p->procs)))
+			return -ENOMEM;
+		p->procs[p->nprocs++] = (struct sd_proc){ st->rank, st->pid };
+	}
+	return 0;
+}
+
+/* One row per kept key for the context views. */
+static int merge_rows(struct sd_profile *p, const struct sstate *st, const uint32_t *srcrow,
+		      uint32_t nostack_c, uint32_t badnode_c)
+{
+	for (size_t i = 0; i < st->naggs; i++) {
+		const struct sagg *a = &st->aggs[i];
+		if (!a->kept)
+			continue;
+		if (sd_grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
+			return -ENOMEM;
+		const struct sthread *t = &st->threads[a->thread];
+		const struct sd_thread_row *tr = &p->threads[t->row];
+		uint64_t *cnt = NULL;
+		if (st->nctrs && !(cnt = global_counts(p, st, &st->aggcnt[i * st->nctrs])))
+			return -ENOMEM;
+		p->rows[p->nrows++] = (struct sd_crow){
+			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
+			.cnode = a->node == 0 ? nostack_c : a->node == UINT32_MAX ? badnode_c
+				 : st->nodes[a->node].cnode,
+			.source = srcrow[a->source], .ctx = st->ctxs[a->ctx].gnode,
+			.pctx = st->ctxs[a->pctx].gnode, .pid = tr->pid, .tid = tr->tid,
+			.file = a->node && a->node != UINT32_MAX ? st->nodes[a->node].file : 0,
+			.line = a->node && a->node != UINT32_MAX ? st->nodes[a->node].line : 0,
+			.tname = tr->name, .samples = a->samples, .weight = a->weight,
+			.rank = st->rank, .host = (uint32_t)st->host_id,
+			.stream = (uint32_t)(p->nsinfo - 1) };
+	}
+	return 0;
+}
+
+/* One row per thread with THREAD_END deltas, under the pseudo function [thread end]. */
+static int merge_end_rows(struct sd_profile *p, const struct sstate *st)
+{
+	for (size_t i = 1; i < st->nthreads; i++) {
+		const struct sthread *t = &st->threads[i];
+		const struct sd_thread_row *tr = &p->threads[t->row];
+		uint32_t c;
+		int f;
+		if (!t->endcnt)
+			continue;
+		if ((f = sd_sym_pseudo(p->sym, "[thread end]")) < 0 ||
+		    cnode_child(p, 0, (uint32_t)f, &c) ||
+		    sd_grow(&p->rows, &p->caprows, p->nrows + 1, sizeof(*p->rows)))
+			return -ENOMEM;
+		uint64_t *cnt = global_counts(p, st, t->endcnt);
+		if (!cnt)
+			return -ENOMEM;
+		p->rows[p->nrows++] = (struct sd_crow){
+			.counts = cnt, .ncounts = (uint32_t)p->ncounters, .cnode = c,
+			.source = UINT32_MAX, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
+			.rank = st->rank, .host = (uint32_t)st->host_id, .thread_end = 1,
+			.stream = (uint32_t)(p->nsinfo - 1) };
+	}
+	return 0;
+}
+
+/* One row per region (thread, context node) that --where keeps. */
+static int merge_regions(struct sd_profile *p, const struct sstate *st)
+{
+	for (size_t i = 0; i < st->nregs; i++) {
+		const struct sreg *g = &st->regs[i];
+		uint32_t gnode = st->ctxs[g->node].gnode;
+		if (!sd_where_ctx_ok(p, gnode, 0))
+			continue;
+		if (sd_grow(&p->regions, &p->capregions, p->nregions + 1, sizeof(*p->regions)))
+			return -ENOMEM;
+		const struct sd_thread_row *tr = &p->threads[st->threads[g->thread].row];
+		uint64_t *cnt = NULL;
+		if (g->cnt && !(cnt = global_counts(p, st, g->cnt)))
+			return -ENOMEM;
+		p->regions[p->nregions++] = (struct sd_region_row){
+			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
+			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
+			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
+			.max_ns = g->max, .forced = g->forced, .stream = (uint32_t)(p->nsinfo - 1) };
+	}
+	return 0;
+}
+
+/* Merges one parsed stream into the profile: its keys, call tree, threads, sources,
+ * drops, stream row, context and region rows. 0 or -ENOMEM. */
+int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated)
+{
+	uint32_t nostack_c = 0, badnode_c = 0;
+	uint64_t sdrop = 0, rdrop = 0;
+	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
+	int keep_ends = keep_thread_ends(p);
+	int err = -ENOMEM;
+
+	st->host_id = sd_profile_value(p, st->host ? st->host : "?");
+	if (st->host_id < 0) {
+		free(srcrow);
+		return -ENOMEM;
+	}
+	if (!srcrow)
+		return -ENOMEM;
+	if (merge_contexts(p, st) || merge_counters(p, st))
+		goto out;
+	merge_keys(p, st);
+	if (keep_ends)
+		merge_end_totals(p, st);
+	if (merge_nodes(p, st, &nostack_c, &badnode_c) || merge_threads(p, st) ||
+	    merge_coverage(p, st) || merge_sources(p, st, srcrow) ||
+	    merge_drops(p, st, &sdrop, &rdrop) ||
+	    merge_stream_info(p, st, name, truncated, sdrop, rdrop) ||
+	    merge_rows(p, st, srcrow, nostack_c, badnode_c) ||
+	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st))
+		goto out;
+	p->region_records += st->nregion_records;
+	p->region_counts += st->nregion_counts;
+	p->streams++;
+	err = 0;
+out:
+	free(srcrow);
+	return err;
+}

@@ -1,0 +1,112 @@
+/*
+ * profile_int.h: what the three files of the profile engine share, and nothing else
+ * includes. decode.c reads one stream's records into a struct sstate (per-stream
+ * state: ids as the stream numbers them); merge.c merges a read stream into the
+ * struct sd_profile (merged ids); profile.c holds the public entry points
+ * (analyze.h: sd_profile_*) and the interning both use. The design is described at
+ * the top of profile.c.
+ */
+#ifndef SONDE_PROFILE_INT_H
+#define SONDE_PROFILE_INT_H
+
+#include "analyze/analyze.h"
+
+struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; double weight;
+	       uint32_t cnode; int used; uint32_t file, line; /* innermost frame's source */ };
+struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */ };
+struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
+		 struct sopen *open; size_t nopen, capopen; uint32_t row;
+		 uint64_t *lastcnt; /* counts of its last REGION that had them */
+		 uint64_t *endcnt;  /* its THREAD_END deltas, summed (NULL: none) */
+		 /* coverage (coverage.c): cpu-time samples' ns, the kernel's CPU time from
+		  * THREAD_END cpu (end_cpu) or its last THREAD_CPU (flush), and at that
+		  * record the samples and drops so far (snap_*) */
+		 double cov_sampled, snap_sampled, cov_accounted;
+		 uint64_t snap_drops[SD_COV_NDROP];
+		 int end_cpu, split, has_flush;
+		 uint64_t end_cpu_ns, user_ns, sys_ns, flush_cpu_ns;
+		 /* UNSAMPLED (cumulative, the last one counts): CPU time the runtime
+		  * knows it did not sample: its descriptors closed behind its back
+		  * (fd_closed), a raw clone found late (not_sampled), a CLONE_VM child
+		  * process never sampled (clone_vm: its whole CPU time) */
+		 uint64_t un_fd_closed, un_not_sampled, un_clone_vm; };
+struct sattr { char *name; uint32_t gid; int merged; };
+struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
+struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
+	      double weight; uint64_t nocnt; };
+struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;
+	      uint64_t *cnt; /* inclusive counter deltas, NULL until the first */ };
+struct scounter { char *name, *group, *unit, *source; uint32_t gid; };
+struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples; double weight; };
+
+/* Everything known about the stream being read. Index 0 of nodes is the root; index 0 of
+ * threads collects samples of undefined threads; sources[nsources] undefined sources. */
+struct sstate {
+	uint64_t pid;
+	int64_t rank;                             /* HEADER rank, -1 without one */
+	char *host;                               /* HEADER host */
+	long host_id;                             /* interned at merge (value_strs) */
+	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */
+	int *mods; size_t nmods;                  /* stream module id - 1 -> symbolizer handle */
+	char **modpath; uint8_t **modbid; size_t *modbidlen; /* registered at merge time */
+	struct sthread *threads; size_t nthreads; /* includes slot 0 */
+	struct ssource *sources; size_t nsources; /* plus one more for undefined */
+	uint64_t nostack, badnode;
+	double nostack_w, badnode_w;
+	struct sd_strmap drops;                   /* thread \0 reason -> index in dropv */
+	uint64_t *dropv; char **dropr; size_t ndrops;
+	uint64_t *dropt;                          /* the thread of each entry */
+	long cpu_src;                             /* the cpu-time source (-1: none) */
+	struct sattr *attrs; size_t nattrs, capattrs;  /* includes slot 0 */
+	struct sctx *ctxs; size_t nctxs, capctxs;      /* includes the root */
+	struct sagg *aggs; size_t naggs, capaggs;
+	struct aggslot *aggtab; size_t aggcap;         /* key -> index in aggs (open addressing) */
+	uint32_t last_agg; int have_last;              /* cache: consecutive samples repeat */
+	struct sreg *regs; size_t nregs, capregs;
+	struct sd_u64map regmap;                       /* thread << 32 | node -> index in regs */
+	uint64_t nregion_records, nregion_counts;
+	struct scounter *ctrs; size_t nctrs;           /* HEADER counters */
+	char **unames, **ureasons; size_t nun;         /* HEADER counters_unavailable */
+	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */
+	char *exe;                                     /* HEADER exe (empty MODULE paths) */
+	char *cwd;                                     /* HEADER cwd (relative MODULE paths) */
+	int has_exe, has_ppid, has_clock;              /* HEADER exe, ppid, clock present */
+	uint64_t ppid, origin_ns;                      /* HEADER ppid, clock monotonic_ns */
+	char *name, *command;                          /* process name; argv joined (or NULL) */
+	uint64_t max_t;                                /* latest t of its records */
+	double cpu_ns;                                 /* its threads' CPU time (coverage) */
+	uint64_t cpu_threads, cpu_flush, nthreads_def; /* threads with it; from a flush; all */
+	int ended;                                     /* the last known record was END */
+	char *end_reason;                              /* of the last END (NULL: none) */
+	uint64_t end_signal;                           /* its stats `signal` */
+	uint64_t nsamples_all;                         /* SAMPLE records read */
+};
+
+/* The per-key table: the hot lookup of every SAMPLE, so the key lives in the slot
+ * (no pointer to chase) and the hash is a few multiplications. */
+struct aggslot { uint32_t k[5]; uint32_t idx1; /* index + 1; 0 = empty */ };
+
+/* A stream read but not yet merged (--jobs reads several at once). */
+struct sd_load {
+	struct sstate st;
+	int r, truncated;
+	size_t bad_off;
+	const char *name; /* the stream's (not owned: the caller's file name) */
+};
+
+/* decode.c: the stream's HEADER, then each further record, into st: 0, or
+ * SD_ERR_CORRUPT with s->err_off and s->err_why set, or -ENOMEM. */
+int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_stream *s);
+int sd_decode_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
+		     struct sd_stream *s);
+/* After the last record read: close the regions still open (forced). 0 or -ENOMEM. */
+int sd_decode_end(struct sstate *st);
+/* The drops of thread `thr` of st by coverage reason (sd_cov_drop_index). */
+void sd_decode_thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP]);
+void sd_sstate_fini(struct sstate *st);
+
+/* merge.c: a stream read without error into p (name: its file, for the stream
+ * list; truncated: it ended in a partial record): 0 or -ENOMEM. */
+int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated);
+
+#endif
