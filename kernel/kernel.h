@@ -37,6 +37,12 @@ static inline clockid_t sd_kernel_thread_clock(pid_t tid)
 	return (clockid_t)((~(unsigned)tid << 3) | 6u);
 }
 int sd_kernel_thread_cpu_ns(pid_t tid, uint64_t *out);
+/* cpu_ns of thread tid (of this process) split into user and system time in
+ * the proportion of the kernel's own split (/proc/self/task/TID/stat utime
+ * and stime, what getrusage(RUSAGE_THREAD) reports on the thread itself):
+ * for threads still running when the process ends. 0, or -errno (-ENODATA
+ * when the kernel has no split yet). Ordinary context. */
+int sd_kernel_thread_cpu_split(pid_t tid, uint64_t cpu_ns, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* Moves sonde's descriptor fd to at least floor (close-on-exec), out of the
  * program's low range; returns the descriptor to use (fd itself if it cannot

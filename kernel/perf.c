@@ -97,6 +97,31 @@ int sd_kernel_thread_cpu_ns(pid_t tid, uint64_t *out)
 	return 0;
 }
 
+int sd_kernel_thread_cpu_split(pid_t tid, uint64_t cpu_ns, uint64_t *user_ns, uint64_t *sys_ns)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = 0;
+	/* after the command's closing parenthesis: state is field 3, utime 14 */
+	const char *p = strrchr(buf, ')');
+	unsigned long long ut, st;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -EINVAL;
+	if (ut + st == 0)
+		return -ENODATA;
+	*user_ns = (uint64_t)((long double)cpu_ns * ut / (ut + st));
+	*sys_ns = cpu_ns - *user_ns;
+	return 0;
+}
+
 int sd_kernel_paranoid(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");

@@ -635,7 +635,8 @@ static void drain(int final)
 		emit_unsampled(r);
 		if (closed || final) {
 			if (!closed && !r->cpu_known && sd_kernel_thread_cpu_ns(r->tid, &r->cpu_ns) == 0)
-				r->cpu_known = 1;
+				r->cpu_known = sd_kernel_thread_cpu_split(r->tid, r->cpu_ns, &r->user_ns,
+									  &r->sys_ns) == 0 ? 2 : 1;
 			if (!closed) {
 				char path[64];
 				memcpy(r->name_end, r->name_begin, sizeof r->name_end);
