@@ -604,11 +604,13 @@ void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_
  * text aligns it left (else right), its least text width, the text between it and the
  * column before ("  " when NULL), in which formats it appears (SD_IN_* bits, 0: all) and,
  * for JSON, the array it belongs to: consecutive columns of one group print as one array
- * `"group":[...]`. The names must outlive the table. */
+ * `"group":[...]`. With `fixed`, text keeps the column at its width (or its header's)
+ * whatever its cells: a longer cell pushes the rest of its row right, as printf's "%*s"
+ * does (for views whose text was printf columns). The names must outlive the table. */
 enum { SD_IN_TEXT = 1, SD_IN_CSV = 2, SD_IN_JSON = 4 };
 struct sd_col {
 	const char *name, *text, *gap, *group;
-	unsigned char left, in;
+	unsigned char left, in, fixed;
 	unsigned short width;
 };
 struct sd_table;

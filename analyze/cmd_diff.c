@@ -9,7 +9,7 @@
  * (inf when the row is absent from A). With --absolute, delta = b - a and ratio = b / a
  * of the values themselves. Sorted by |delta| (descending), then by name.
  *
- * Columns and formats: docs/REPORT.md. Runs in the CLI's only thread (loading may use
+ * Columns and formats: docs/REPORT.md; the rows print through table.c. Runs in the CLI's only thread (loading may use
  * --jobs threads, load.c). Exit codes as `sonde report`.
  */
 #include "analyze/analyze.h"
@@ -159,102 +159,126 @@ static const char *col_value(const struct drow *r, size_t k, const char **next)
 	return v;
 }
 
-/* absolute (--absolute): delta and ratio of the values, not of the shares */
-static void put_ratio(FILE *out, int absolute, const struct drow *r, double a_pct, double b_pct,
-		      int json, int width)
+/* Values joined by "  " into *b (grown as needed): text shows the keys of a row in one
+ * unaligned column. NULL on ENOMEM. */
+static const char *joined(const char *const *v, size_t n, char **b, size_t *cap)
 {
-	double a = absolute ? r->v[0] : a_pct, b = absolute ? r->v[1] : b_pct;
+	size_t len = 1;
 
-	if (a > 0)
-		fprintf(out, "%*.3f", width, b / a);
+	for (size_t k = 0; k < n; k++)
+		len += strlen(v[k]) + 2;
+	char *nb = len > *cap ? realloc(*b, len) : *b;
+	if (!nb)
+		return NULL;
+	*b = nb, *cap = len > *cap ? len : *cap;
+	*nb = 0;
+	for (size_t k = 0; k < n; k++) /* a few keys: strcat is fine */
+		strcat(strcat(nb, k ? "  " : ""), v[k]);
+	return nb;
+}
+
+/* delta: percentage points, or with --absolute in the metric's unit (as sd_table_metric);
+ * text shows its sign */
+static void delta_cell(struct sd_table *t, const struct sd_report_opts *o, int absolute,
+		       double d)
+{
+	int text = o->format == SD_FMT_TEXT;
+
+	if (!absolute)
+		sd_table_num(t, text ? "%+.2f" : "%.2f", d);
+	else if (o->weight && !o->counter && !o->weight_unit)
+		sd_table_num(t, text ? "%+.3f" : "%.3f", d / 1e6);
 	else
-		fprintf(out, "%*s", width, json ? "null" : "inf");
+		sd_table_num(t, text ? "%+.0f" : "%.0f", d);
 }
 
-/* delta: percentage points, or with --absolute in the metric's unit */
-static void put_delta(FILE *out, int absolute, const struct sd_report_opts *o,
-		      const struct drow *r, int width)
+/* The printf widths of the text the columns replaced: fixed, a long value pushes its row. */
+static const struct sd_col num_cols[6] = {
+	{ .name = "a", .width = 12, .fixed = 1 },
+	{ .name = "a_pct", .text = "a%", .width = 8, .gap = " ", .fixed = 1 },
+	{ .name = "b", .width = 12, .gap = " ", .fixed = 1 },
+	{ .name = "b_pct", .text = "b%", .width = 8, .gap = " ", .fixed = 1 },
+	{ .name = "delta", .width = 9, .gap = " ", .fixed = 1 },
+	{ .name = "ratio", .width = 9, .gap = " ", .fixed = 1 },
+};
+
+/* The rows: the key values (the function or the --group-by keys) first in csv, as one
+ * "values" array in json, last in text and unaligned. Both sides' metrics are in one unit
+ * (sd_cmd_diff refused different weight units), so sd[0].o formats both. 0 or -ENOMEM. */
+static int print_rows(FILE *out, const struct side *sd, const struct table *dt, size_t n,
+		      int absolute, const char *const *keys, size_t nk)
 {
-	if (!absolute) {
-		if (width)
-			fprintf(out, "%+*.2f", width, r->delta);
+	const struct sd_report_opts *o = &sd[0].o;
+	struct sd_col *cols = calloc(nk + 7, sizeof(*cols));
+	const char **v = malloc(nk * sizeof(*v)), *nx, *head;
+	char *hb = NULL, *b = NULL;
+	size_t hcap = 0, cap = 0;
+	struct sd_table *t = NULL;
+	int err = -ENOMEM;
+
+	if (!cols || !v || !(head = joined(keys, nk, &hb, &hcap)))
+		goto out;
+	for (size_t k = 0; k < nk; k++)
+		cols[k] = (struct sd_col){ .name = keys[k], .in = SD_IN_CSV | SD_IN_JSON,
+					   .group = "values" };
+	memcpy(cols + nk, num_cols, sizeof(num_cols));
+	cols[nk + 6] = (struct sd_col){ .name = "keys", .text = head, .in = SD_IN_TEXT, .left = 1 };
+	if (!(t = sd_table_new(o, cols, nk + 7)))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const struct drow *r = &dt->rows[i];
+		double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
+		double a = absolute ? r->v[0] : ap, bv = absolute ? r->v[1] : bp;
+		for (size_t k = 0; k < nk; k++)
+			sd_table_str(t, v[k] = col_value(r, k, &nx));
+		sd_table_metric(t, r->v[0]);
+		sd_table_pct(t, ap);
+		sd_table_metric(t, r->v[1]);
+		sd_table_pct(t, bp);
+		delta_cell(t, o, absolute, r->delta);
+		if (a > 0)
+			sd_table_num(t, "%.3f", bv / a);
+		else if (o->format == SD_FMT_JSON)
+			sd_table_null(t);
 		else
-			fprintf(out, "%.2f", r->delta);
-		return;
+			sd_table_num(t, "inf");
+		if (o->format != SD_FMT_TEXT)
+			sd_table_str(t, "");
+		else if (joined(v, nk, &b, &cap))
+			sd_table_str(t, b);
+		else
+			goto out;
 	}
-	if (width && r->delta >= 0) {
-		char b[64];
-		FILE *m = fmemopen(b, sizeof(b), "w");
-		if (m) {
-			putc('+', m);
-			sd_metric_put(m, o, r->delta, 0);
-			fclose(m);
-			fprintf(out, "%*s", width, b);
-			return;
-		}
-	}
-	sd_metric_put(out, o, r->delta, width);
+	err = sd_table_print(out, t, 0, "rows");
+out:
+	sd_table_free(t);
+	free(cols);
+	free(v);
+	free(hb);
+	free(b);
+	return err;
 }
 
-static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd_format fmt,
-		  int absolute)
+/* The sides above the rows (text: each one's path and total; json: the same, the metric
+ * and the keys), the rows, and json's closing brace. 0 or -ENOMEM. */
+static int print(FILE *out, const struct side *sd, const struct table *t, size_t n,
+		 int absolute)
 {
 	const struct sd_report_opts *o = &sd[0].o;
 	size_t nk = o->ngroup ? o->ngroup : 1;
 	const char *const fn[] = { "function" };
-	char *const *keys = o->ngroup ? o->group_by : (char *const *)fn;
+	const char *const *keys = o->ngroup ? (const char *const *)o->group_by : fn;
 	const char *metric = o->counter ? o->counter : o->weight ? "weight" : "samples";
-	const char *nx;
 
-	if (fmt == SD_FMT_TEXT) {
+	if (o->format == SD_FMT_TEXT) {
 		for (size_t s = 0; s < 2; s++) {
 			fprintf(out, "%s: %s: ", s ? "b" : "a", sd[s].path);
 			sd_metric_put(out, &sd[s].o, sd[s].total, 0);
 			fprintf(out, " %s\n", o->counter ? o->counter : !o->weight ? "samples"
 					      : o->weight_unit ? o->weight_unit : "ms");
 		}
-		int mw = 12;
-		fprintf(out, "\n%*s %8s %*s %8s %9s %9s", mw, "a", "a%", mw, "b", "b%", "delta", "ratio");
-		for (size_t k = 0; k < nk; k++)
-			fprintf(out, "  %s", keys[k]);
 		putc('\n', out);
-		for (size_t i = 0; i < n; i++) {
-			const struct drow *r = &t->rows[i];
-			double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
-			sd_metric_put(out, &sd[0].o, r->v[0], mw);
-			fprintf(out, " %7.2f%% ", ap);
-			sd_metric_put(out, &sd[1].o, r->v[1], mw);
-			fprintf(out, " %7.2f%% ", bp);
-			put_delta(out, absolute, o, r, 9);
-			putc(' ', out);
-			put_ratio(out, absolute, r, ap, bp, 0, 9);
-			for (size_t k = 0; k < nk; k++)
-				fprintf(out, "  %s", col_value(r, k, &nx));
-			putc('\n', out);
-		}
-	} else if (fmt == SD_FMT_CSV) {
-		for (size_t k = 0; k < nk; k++) {
-			sd_csv_str(out, keys[k]);
-			putc(',', out);
-		}
-		fputs("a,a_pct,b,b_pct,delta,ratio\n", out);
-		for (size_t i = 0; i < n; i++) {
-			const struct drow *r = &t->rows[i];
-			double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
-			for (size_t k = 0; k < nk; k++) {
-				sd_csv_str(out, col_value(r, k, &nx));
-				putc(',', out);
-			}
-			sd_metric_put(out, &sd[0].o, r->v[0], 0);
-			fprintf(out, ",%.2f,", ap);
-			sd_metric_put(out, &sd[1].o, r->v[1], 0);
-			fprintf(out, ",%.2f,", bp);
-			put_delta(out, absolute, o, r, 0);
-			putc(',', out);
-			put_ratio(out, absolute, r, ap, bp, 0, 0);
-			putc('\n', out);
-		}
-	} else {
+	} else if (o->format == SD_FMT_JSON) {
 		fputs("{\"metric\":", out);
 		sd_json_str(out, metric, strlen(metric));
 		for (size_t s = 0; s < 2; s++) {
@@ -270,29 +294,12 @@ static void print(FILE *out, struct side *sd, struct table *t, size_t n, enum sd
 				putc(',', out);
 			sd_json_str(out, keys[k], strlen(keys[k]));
 		}
-		fputs("],\"rows\":[", out);
-		for (size_t i = 0; i < n; i++) {
-			const struct drow *r = &t->rows[i];
-			double ap = sd_pct(r->v[0], sd[0].total), bp = sd_pct(r->v[1], sd[1].total);
-			fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
-			for (size_t k = 0; k < nk; k++) {
-				const char *v = col_value(r, k, &nx);
-				if (k)
-					putc(',', out);
-				sd_json_str(out, v, strlen(v));
-			}
-			fputs("],\"a\":", out);
-			sd_metric_put(out, &sd[0].o, r->v[0], 0);
-			fprintf(out, ",\"a_pct\":%.2f,\"b\":", ap);
-			sd_metric_put(out, &sd[1].o, r->v[1], 0);
-			fprintf(out, ",\"b_pct\":%.2f,\"delta\":", bp);
-			put_delta(out, absolute, o, r, 0);
-			fputs(",\"ratio\":", out);
-			put_ratio(out, absolute, r, ap, bp, 1, 0);
-			putc('}', out);
-		}
-		fputs("]}\n", out);
+		fputs("],", out);
 	}
+	int err = print_rows(out, sd, t, n, absolute, keys, nk);
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+	return err;
 }
 
 int sd_cmd_diff(int argc, char **argv)
@@ -338,7 +345,8 @@ int sd_cmd_diff(int argc, char **argv)
 					       : fabs(round(t.rows[i].delta * 100) / 100);
 	if (t.n > 1)
 		qsort(t.rows, t.n, sizeof(*t.rows), drow_cmp);
-	print(stdout, sd, &t, c.top && c.top < t.n ? c.top : t.n, c.format, c.absolute);
+	if (print(stdout, sd, &t, c.top && c.top < t.n ? c.top : t.n, c.absolute))
+		goto out; /* -ENOMEM */
 	code = SD_EXIT_OK;
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));

@@ -7,7 +7,8 @@
  * that were never sampled, and the unexplained rest. profile.c fills one struct
  * sd_cov_row per thread while merging (no --where or --source filter applies: it is an
  * account of the run); this file makes the total and prints it: a block in every text
- * report's header, a "coverage" object in every json view, and --view coverage.
+ * report's header, a "coverage" object in every json view, and --view coverage (its
+ * text and csv rows through table.c; its json is the coverage object with every thread).
  *
  * Invariant of every row with a known CPU time: sampled + Σ drops + kernel + not_sampled
  * + unexplained = cpu, exactly (unexplained is what is left, and may be negative: the
@@ -371,130 +372,158 @@ static int pidtid_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static void csv_ms(FILE *out, double ns, int known)
+/* The columns of the text and csv rows (json: json_row). Text keeps the printf widths it
+ * had (fixed); its name and named gaps are one unaligned column, because the name is padded
+ * only when gaps follow it. The csv drop columns, "<reason>_ms", go between the two parts. */
+enum { TXT = SD_IN_TEXT, CSV = SD_IN_CSV, NHEAD = 14, NTAIL = 5,
+       NCOLS = NHEAD + SD_COV_NDROP + NTAIL };
+static const struct sd_col head_cols[NHEAD] = {
+	{ .name = "pid", .in = TXT, .width = 8, .fixed = 1 },
+	{ .name = "tid", .in = TXT, .width = 8, .gap = " ", .fixed = 1 },
+	{ .name = "pid", .in = CSV }, { .name = "tid", .in = CSV }, { .name = "name", .in = CSV },
+	{ .name = "cpu_ms", .in = TXT, .width = 12, .gap = " ", .fixed = 1 },
+	{ .name = "cpu_ms", .in = CSV }, { .name = "cpu_from", .in = CSV },
+	{ .name = "user_ms", .in = CSV }, { .name = "sys_ms", .in = CSV },
+	{ .name = "sampled_ms", .in = TXT | CSV, .width = 12, .gap = " ", .fixed = 1 },
+	{ .name = "coverage", .in = TXT, .width = 12, .gap = " ", .fixed = 1 },
+	{ .name = "coverage_pct", .in = CSV }, { .name = "coverage_of", .in = CSV },
+};
+static const struct sd_col tail_cols[NTAIL] = {
+	{ .name = "kernel_ms", .in = CSV }, { .name = "not_sampled_ms", .in = CSV },
+	{ .name = "unexplained_ms", .in = TXT | CSV, .width = 14, .gap = " ", .fixed = 1 },
+	{ .name = "after_flush_ms", .in = CSV },
+	{ .name = "gaps", .text = "name             gaps_ms", .in = TXT, .left = 1 },
+};
+
+/* ms, or none (text "-", csv empty) when not known. The values are finite (sums of
+ * u64 times), so text's "-" and csv's empty cell follow from `known` alone as before. */
+static void ms_cell(struct sd_table *t, double ns, int known)
 {
-	putc(',', out);
 	if (known && isfinite(ns))
-		fprintf(out, "%.3f", ns / 1e6);
+		sd_table_num(t, "%.3f", ns / 1e6);
+	else
+		sd_table_null(t);
 }
 
-static void csv_row(FILE *out, const struct sd_cov_row *c, int total)
+/* Text's last cell: the name, then (padded to 16) the named gaps largest first, or why
+ * there are none. 0 or -ENOMEM. */
+static int name_gaps_cell(struct sd_table *t, const struct sd_cov_row *c, int total, int known)
+{
+	const char *name = total ? "" : c->name;
+	size_t len = strlen(name) + 18 + 512, gl = 0, cap = 512;
+	char *s = malloc(len), *g;
+
+	if (!s)
+		return -ENOMEM;
+	g = s + snprintf(s, len, "%-16s ", name);
+	*g = 0;
+	if (!known)
+		snprintf(g, cap, "%s", !c->computed ? "(no cpu-time source in its stream)"
+						    : "(no CPU time recorded)");
+	struct gap gp[SD_COV_NDROP + 2];
+	size_t n = known ? gaps_of(c, gp) : 0;
+	for (size_t i = 0; i < n && gl < cap; i++)
+		gl += (size_t)snprintf(g + gl, cap - gl, "%s%s %.3f", i ? ", " : "", gp[i].name,
+				       gp[i].ns / 1e6);
+	if (!*g) /* no gaps: the name alone, unpadded */
+		s[strlen(name)] = 0;
+	sd_table_str(t, s);
+	free(s);
+	return 0;
+}
+
+/* One row's cells (text only when text); the total has no pid, tid or name: text shows
+ * "total" and its threads instead. 0 or -ENOMEM. */
+static int cov_cells(struct sd_table *t, const struct sd_cov_row *c, int total, int text)
 {
 	int known = counted(c) || (total && c->threads);
+	int cpu_known = c->cpu_from != SD_COV_UNKNOWN && (!total || c->threads);
 	const char *of;
 	double pc = cov_pct(c, &of);
 
-	if (total) {
-		fputs(",,total", out);
-	} else {
-		fprintf(out, "%" PRIu64 ",%" PRIu64 ",", c->pid, c->tid);
-		sd_csv_str(out, c->name);
-	}
-	csv_ms(out, c->cpu_ns, c->cpu_from != SD_COV_UNKNOWN && (!total || c->threads));
-	fprintf(out, ",%s", from_name(c->cpu_from) && (!total || c->threads) ?
-			    from_name(c->cpu_from) : "");
-	csv_ms(out, c->user_ns, c->split);
-	csv_ms(out, c->sys_ns, c->split);
-	csv_ms(out, c->sampled_ns, c->computed);
-	if (known && pc >= 0)
-		fprintf(out, ",%.2f,%s", pc, of);
+	sd_table_num(t, total ? "total" : "%" PRIu64, c->pid);
+	sd_table_u64(t, total ? c->threads : c->tid);
+	for (int k = 0; k < 2; k++) /* csv's pid and tid */
+		if (total)
+			sd_table_null(t);
+		else
+			sd_table_u64(t, k ? c->tid : c->pid);
+	sd_table_str(t, total ? "total" : c->name);
+	if (cpu_known)
+		sd_table_num(t, "%.3f%s", c->cpu_ns / 1e6, c->cpu_from == SD_COV_FLUSH ? "*" : "");
 	else
-		fputs(",,", out);
+		sd_table_str(t, "unknown");
+	ms_cell(t, c->cpu_ns, cpu_known);
+	if (cpu_known)
+		sd_table_str(t, from_name(c->cpu_from));
+	else
+		sd_table_null(t);
+	ms_cell(t, c->user_ns, c->split);
+	ms_cell(t, c->sys_ns, c->split);
+	ms_cell(t, c->sampled_ns, c->computed);
+	if (known && pc >= 0) {
+		sd_table_num(t, "%.2f%% %s", pc, of);
+		sd_table_num(t, "%.2f", pc);
+		sd_table_str(t, of);
+	} else {
+		for (int k = 0; k < 3; k++)
+			sd_table_null(t);
+	}
 	for (int k = 0; k < SD_COV_NDROP; k++)
-		csv_ms(out, c->drops_ns[k], c->computed);
-	csv_ms(out, c->kernel_ns, known);
-	csv_ms(out, c->not_sampled_ns, known);
-	csv_ms(out, c->unexplained_ns, known);
-	csv_ms(out, c->after_ns, c->computed);
-	putc('\n', out);
-}
-
-static void text_row(FILE *out, const struct sd_cov_row *c, int total)
-{
-	int known = counted(c) || (total && c->threads);
-	const char *of;
-	double pc = cov_pct(c, &of);
-	char pid[24], tid[24], cpu[32], sampled[32], cov[32], unexp[32];
-
-	snprintf(pid, sizeof(pid), total ? "total" : "%" PRIu64, c->pid);
-	snprintf(tid, sizeof(tid), total ? "%" PRIu64 : "%" PRIu64, total ? c->threads : c->tid);
-	if (c->cpu_from != SD_COV_UNKNOWN && (!total || c->threads))
-		snprintf(cpu, sizeof(cpu), "%.3f%s", c->cpu_ns / 1e6,
-			 c->cpu_from == SD_COV_FLUSH ? "*" : "");
-	else
-		snprintf(cpu, sizeof(cpu), "unknown");
-	if (c->computed)
-		snprintf(sampled, sizeof(sampled), "%.3f", c->sampled_ns / 1e6);
-	else
-		snprintf(sampled, sizeof(sampled), "-");
-	if (known && pc >= 0)
-		snprintf(cov, sizeof(cov), "%.2f%% %s", pc, of);
-	else
-		snprintf(cov, sizeof(cov), "-");
-	if (known)
-		snprintf(unexp, sizeof(unexp), "%.3f", c->unexplained_ns / 1e6);
-	else
-		snprintf(unexp, sizeof(unexp), "-");
-	char gaps[512] = "";
-	size_t gl = 0;
-	if (known) {
-		struct gap g[SD_COV_NDROP + 2];
-		size_t n = gaps_of(c, g);
-		for (size_t i = 0; i < n && gl < sizeof(gaps); i++)
-			gl += (size_t)snprintf(gaps + gl, sizeof(gaps) - gl, "%s%s %.3f", i ? ", " : "",
-					       g[i].name, g[i].ns / 1e6);
-	} else {
-		snprintf(gaps, sizeof(gaps), "%s", !c->computed ? "(no cpu-time source in its stream)"
-						  : "(no CPU time recorded)");
+		ms_cell(t, c->drops_ns[k], c->computed);
+	ms_cell(t, c->kernel_ns, known);
+	ms_cell(t, c->not_sampled_ns, known);
+	ms_cell(t, c->unexplained_ns, known);
+	ms_cell(t, c->after_ns, c->computed);
+	if (!text) {
+		sd_table_str(t, "");
+		return 0;
 	}
-	fprintf(out, "%8s %8s %12s %12s %12s %14s  ", pid, tid, cpu, sampled, cov, unexp);
-	if (gaps[0])
-		fprintf(out, "%-16s %s\n", total ? "" : c->name, gaps);
-	else
-		fprintf(out, "%s\n", total ? "" : c->name);
+	return name_gaps_cell(t, c, total, known);
 }
 
+/* Text: the account's notes, the rows by pid and tid, the total; csv: the rows, the notes
+ * on stderr; json: the coverage object with every thread (sd_output adds it). */
 int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	struct sd_cov_row *rows = malloc((p->cov.n + 1) * sizeof(*rows));
+	struct sd_col cols[NCOLS];
+	char drop_names[SD_COV_NDROP][32];
+	int text = o->format == SD_FMT_TEXT, err = -ENOMEM;
+	struct sd_cov_row *rows = NULL;
+	struct sd_table *t = NULL;
 	struct cov_sum s;
 	const char *why;
 
-	if (!rows)
-		return -ENOMEM;
+	if (o->format == SD_FMT_JSON) {
+		fputs("{\"view\":\"coverage\"}\n", out);
+		return 0;
+	}
+	memcpy(cols, head_cols, sizeof(head_cols));
+	for (int k = 0; k < SD_COV_NDROP; k++) {
+		snprintf(drop_names[k], sizeof(drop_names[k]), "%s_ms", sd_cov_drop_names[k]);
+		cols[NHEAD + k] = (struct sd_col){ .name = drop_names[k], .in = CSV };
+	}
+	memcpy(cols + NHEAD + SD_COV_NDROP, tail_cols, sizeof(tail_cols));
+	if (!(rows = malloc((p->cov.n + 1) * sizeof(*rows))) || !(t = sd_table_new(o, cols, NCOLS)))
+		goto out;
 	if (p->cov.n)
 		memcpy(rows, p->cov.rows, p->cov.n * sizeof(*rows));
 	qsort(rows, p->cov.n, sizeof(*rows), pidtid_cmp);
 	cov_total(p, &s);
-	why = not_computed(p, &s);
-	if (o->format == SD_FMT_TEXT) {
-		if (why)
-			fprintf(out, "coverage: not computed: %s\n", why);
-		else
-			cov_notes(out, p, &s);
-		fprintf(out, "%8s %8s %12s %12s %12s %14s  %-16s gaps_ms\n", "pid", "tid", "cpu_ms",
-			"sampled_ms", "coverage", "unexplained_ms", "name");
-		for (size_t i = 0; i < p->cov.n; i++)
-			text_row(out, &rows[i], 0);
-		text_row(out, &s.tot, 1);
-		if (s.flush_threads)
-			fputs("*: up to the last flush (no THREAD_END)\n", out);
-	} else if (o->format == SD_FMT_CSV) {
-		if (why)
-			fprintf(stderr, "coverage: not computed: %s\n", why);
-		else
-			cov_notes(stderr, p, &s);
-		fputs("pid,tid,name,cpu_ms,cpu_from,user_ms,sys_ms,sampled_ms,coverage_pct,"
-		      "coverage_of", out);
-		for (int k = 0; k < SD_COV_NDROP; k++)
-			fprintf(out, ",%s_ms", sd_cov_drop_names[k]);
-		fputs(",kernel_ms,not_sampled_ms,unexplained_ms,after_flush_ms\n", out);
-		for (size_t i = 0; i < p->cov.n; i++)
-			csv_row(out, &rows[i], 0);
-		csv_row(out, &s.tot, 1);
-	} else { /* json: the coverage object with every thread (sd_output adds it) */
-		fputs("{\"view\":\"coverage\"}\n", out);
-	}
+	for (size_t i = 0; i < p->cov.n; i++)
+		if (cov_cells(t, &rows[i], 0, text))
+			goto out;
+	if (cov_cells(t, &s.tot, 1, text))
+		goto out;
+	if ((why = not_computed(p, &s)))
+		fprintf(text ? out : stderr, "coverage: not computed: %s\n", why);
+	else
+		cov_notes(text ? out : stderr, p, &s);
+	err = sd_table_print(out, t, 0, NULL);
+	if (text && s.flush_threads)
+		fputs("*: up to the last flush (no THREAD_END)\n", out);
+out:
+	sd_table_free(t);
 	free(rows);
-	return 0;
+	return err;
 }

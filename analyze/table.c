@@ -170,7 +170,7 @@ static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
 		w[c] = strlen(head(&t->cols[c], t->fmt));
 		if (w[c] < t->cols[c].width)
 			w[c] = t->cols[c].width;
-		for (size_t r = 0; r < nrows; r++) {
+		for (size_t r = 0; r < nrows && !t->cols[c].fixed; r++) {
 			size_t l = strlen(cell(t, r, c, &ce));
 			w[c] = l > w[c] ? l : w[c];
 		}
