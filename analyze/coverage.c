@@ -161,28 +161,30 @@ static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
 }
 
 /* The notes under the account: what it leaves out and how it counts. */
-static void cov_notes(FILE *out, const struct sd_profile *p, const struct cov_sum *s)
+/* pre: "" in a text report's header, "sonde: " on stderr (csv, json). */
+static void cov_notes(FILE *out, const char *pre, const struct sd_profile *p,
+		      const struct cov_sum *s)
 {
 	if (s->flush_threads)
-		fprintf(out, "coverage: the CPU time of %" PRIu64 " thread%s is known up to the "
+		fprintf(out, "%scoverage: the CPU time of %" PRIu64 " thread%s is known up to the "
 			"last flush only (no THREAD_END: the process was killed, data after the last "
-			"flush is lost; %.3f ms sampled after it are not counted)\n",
+			"flush is lost; %.3f ms sampled after it are not counted)\n", pre,
 			s->flush_threads, s->flush_threads > 1 ? "s" : "", s->tot.after_ns / 1e6);
 	if (s->split_rejected)
-		fprintf(out, "coverage: the kernel's user/sys split of %" PRIu64 " thread%s was not "
+		fprintf(out, "%scoverage: the kernel's user/sys split of %" PRIu64 " thread%s was not "
 			"used (it gave less user time than the samples stand for: getrusage divides "
-			"CPU time by tick samples); coverage is of all its CPU time\n",
+			"CPU time by tick samples); coverage is of all its CPU time\n", pre,
 			s->split_rejected, s->split_rejected > 1 ? "s" : "");
 	if (s->unknown)
-		fprintf(out, "coverage: %" PRIu64 " thread%s with no CPU time recorded left out "
-			"(%.3f ms sampled)\n", s->unknown, s->unknown > 1 ? "s" : "",
+		fprintf(out, "%scoverage: %" PRIu64 " thread%s with no CPU time recorded left out "
+			"(%.3f ms sampled)\n", pre, s->unknown, s->unknown > 1 ? "s" : "",
 			s->unknown_sampled_ns / 1e6);
 	if (p->cov.streams_nocpu)
-		fprintf(out, "coverage: %" PRIu64 " stream%s without a cpu-time source left out\n",
+		fprintf(out, "%scoverage: %" PRIu64 " stream%s without a cpu-time source left out\n", pre,
 			p->cov.streams_nocpu, p->cov.streams_nocpu > 1 ? "s" : "");
 	if (p->cov.streams_mixed)
-		fprintf(out, "coverage: drops are not split by source: all are counted at the "
-			"cpu-time period (%s)%s\n", p->cov.spec ? p->cov.spec : "?",
+		fprintf(out, "%scoverage: drops are not split by source: all are counted at the "
+			"cpu-time period (%s)%s\n", pre, p->cov.spec ? p->cov.spec : "?",
 			p->cov.specs_differ ? " of each stream" : "");
 }
 
@@ -237,7 +239,7 @@ void sd_cov_block(FILE *out, const struct sd_profile *p)
 	fputs("\ncoverage gaps: ", out);
 	put_gaps(out, t, 1);
 	putc('\n', out);
-	cov_notes(out, p, &s);
+	cov_notes(out, "", p, &s);
 	if (t->threads < 2)
 		return;
 	const struct sd_cov_row **v = malloc(t->threads * sizeof(*v));
@@ -516,9 +518,10 @@ int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_repor
 	if (cov_cells(t, &s.tot, 1, text))
 		goto out;
 	if ((why = not_computed(p, &s)))
-		fprintf(text ? out : stderr, "coverage: not computed: %s\n", why);
+		fprintf(text ? out : stderr, "%scoverage: not computed: %s\n", text ? "" : "sonde: ",
+			why);
 	else
-		cov_notes(text ? out : stderr, p, &s);
+		cov_notes(text ? out : stderr, text ? "" : "sonde: ", p, &s);
 	err = sd_table_print(out, t, 0, NULL);
 	if (text && s.flush_threads)
 		fputs("*: up to the last flush (no THREAD_END)\n", out);

@@ -224,6 +224,19 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 	return t;
 }
 
+/* The knob behind a failure to open a thread's descriptors (the hint of its
+ * message): the descriptor limit only when that is what was hit. */
+static const char *open_hint(int err)
+{
+	if (err == -EMFILE || err == -ENFILE)
+		return "raise RLIMIT_NOFILE";
+	if (err == -EAGAIN) /* timer_create: the per-user timer and signal limit */
+		return "raise RLIMIT_SIGPENDING";
+	if (err == -EACCES || err == -EPERM)
+		return "check /proc/sys/kernel/perf_event_paranoid, seccomp and container limits";
+	return "see 'sonde events'";
+}
+
 static void thread_open_sources(struct sd_thread *t)
 {
 	/* Lazy clocks (sampler.h) for threads the program starts; the process's
@@ -233,7 +246,7 @@ static void thread_open_sources(struct sd_thread *t)
 	int err = sd_sources_open(t, t->tid);
 	if (err && !atomic_exchange(&warned, 1))
 		sd_msg("sonde: thread %d: cannot start sampling: %s (this thread is not sampled; "
-		       "check RLIMIT_NOFILE and SONDE_SAMPLE)", (int)t->tid, strerror(-err));
+		       "%s)", (int)t->tid, strerror(-err), open_hint(err));
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
 	t->papi_es = -1;
@@ -249,7 +262,7 @@ static void thread_open_sources(struct sd_thread *t)
 		static _Atomic int said;
 		if (err && !atomic_exchange(&said, 1))
 			sd_msg("sonde: thread %d: counters unavailable: %s (its samples carry no counter "
-			       "values; check RLIMIT_NOFILE)", (int)t->tid, strerror(-err));
+			       "values; %s)", (int)t->tid, strerror(-err), open_hint(err));
 		for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 1);
 	}

@@ -28,7 +28,7 @@ done < <(grep '^thread ' p.out)
 (ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=c SONDE_COUNTERS=cpu-migrations exec "$B/wl_threads" 4 0.2) >c.out 2>c.err ||
 	fail "wl_threads with counters failed with ulimit -n 9: $(cat c.err)"
 grep -q '^checksum ' c.out || fail "output changed: $(cat c.out)"
-grep -qE '^sonde: thread [0-9]+: counters unavailable: Too many open files \(its samples carry no counter values; check RLIMIT_NOFILE\)$' c.err ||
+grep -qE '^sonde: thread [0-9]+: counters unavailable: Too many open files \(its samples carry no counter values; raise RLIMIT_NOFILE\)$' c.err ||
 	fail "no counters message: $(cat c.err)"
 "$SONDE" dump "$(ls c/*.sonde)" | grep '"kind":"SAMPLE"' | grep -q '"flags":8' || fail "samples without counters are not flagged"
 pass "counters out of descriptors: said once, samples flagged"

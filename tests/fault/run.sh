@@ -293,7 +293,7 @@ counters_thread)
 	unchanged c
 	f=$(stream c)
 	pid=$(echo "$f" | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
-	said c "sonde: thread $pid: counters unavailable: Permission denied (its samples carry no counter values; check RLIMIT_NOFILE)"
+	said c "sonde: thread $pid: counters unavailable: Permission denied (its samples carry no counter values; check /proc/sys/kernel/perf_event_paranoid, seccomp and container limits)"
 	valid_stream "$f"
 	analyzer_ok "$f"
 	th=$(grep '"kind":"THREAD",' "$T/dump.json" | grep "\"tid\":$pid," | grep -o '"thread":[0-9]*' | cut -d: -f2)
@@ -334,7 +334,7 @@ timer_none)
 	unchanged t
 	pid=$(stream t | sed 's/.*\.\([0-9]*\)\.sonde$/\1/')
 	said t "$fallback_msg
-sonde: thread $pid: cannot start sampling: Resource temporarily unavailable (this thread is not sampled; check RLIMIT_NOFILE and SONDE_SAMPLE)"
+sonde: thread $pid: cannot start sampling: Resource temporarily unavailable (this thread is not sampled; raise RLIMIT_SIGPENDING)"
 	f=$(stream t)
 	valid_stream "$f"
 	analyzer_ok "$f"

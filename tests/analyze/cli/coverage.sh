@@ -89,7 +89,7 @@ EOF
 	mk flat a.sonde
 	run "$SONDE" report --view coverage --format csv a.sonde
 	expect_rc 0 "old stream coverage"
-	expect_err_line "coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)"
+	expect_err_line "sonde: coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)"
 	sed -n 2p "$T/out" | grep -qx '4242,4242,main,,,,,70.000,,,3.000,1.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,0.000' || fail "old stream row: $(cat "$T/out")"
 	mk papi p.sonde
 	run "$SONDE" report p.sonde
