@@ -106,6 +106,16 @@ unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, 
 	return n;
 }
 
+/* Is pc the first instruction of an installed signal handler? (Called only
+ * when the frame above pc is a signal frame.) async-signal-safe. */
+static int handler_entry_sigsafe(uintptr_t pc)
+{
+	for (int sig = 1; sig < 65; sig++)
+		if (atomic_load_explicit(&sd_rt.handler_entry[sig], memory_order_relaxed) == pc)
+			return 1;
+	return 0;
+}
+
 /* unw_backtrace from inside the handler walks our own frames, the signal
  * trampoline and then the interrupted code; the interrupted PC (from the
  * ucontext) marks where the program's frames begin. */
@@ -122,6 +132,8 @@ static unsigned unwind_libunwind_sigsafe(struct sd_thread *t, const ucontext_t *
 		*flags |= SD_FLAG_PARTIAL;
 		return 1;
 	}
+	if (k >= 1 && k + 2 < n && t->scratch[k + 1] == t->scratch[k - 1] && handler_entry_sigsafe(pc))
+		k += 2; /* a handler not yet begun, its signal frame: the code below */
 	unsigned got = (unsigned)(n - k);
 	if (n == (int)t->scratch_len || got > max) {
 		if (got > max)

@@ -635,6 +635,16 @@ SONDE_API int dup3(int oldfd, int newfd, int flags)
 
 /* ---- signals ------------------------------------------------------------ */
 
+void sd_handler_entry_note(int sig, const struct sigaction *act)
+{
+	if (!act || sig <= 0 || sig >= 65)
+		return;
+	uintptr_t pc = (act->sa_flags & SA_SIGINFO) ? (uintptr_t)act->sa_sigaction
+						     : (uintptr_t)act->sa_handler;
+	if (pc != (uintptr_t)SIG_DFL && pc != (uintptr_t)SIG_IGN)
+		atomic_store_explicit(&sd_rt.handler_entry[sig], pc, memory_order_relaxed);
+}
+
 int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	RESOLVE(sigaction);
@@ -643,6 +653,7 @@ int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 
 SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	sd_handler_entry_note(sig, act);
 	int managed = sig > 0 && sig < 65 && sd_rt.cfg.signo > 0 && our_process() &&
 		      (sig == sd_rt.cfg.signo || sd_rt.sigterm_installed[sig] ||
 		       (sig == SIGIO && sd_rt.sigio_installed));

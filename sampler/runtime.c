@@ -833,6 +833,12 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigfillset(&sa.sa_mask);
 	struct sigaction prev;
+	for (int sig = 1; sig < 65; sig++) { /* handlers set before sonde started */
+		struct sigaction cur;
+		if (sd_real_sigaction(sig, NULL, &cur) == 0)
+			sd_handler_entry_note(sig, &cur);
+	}
+	sd_handler_entry_note(sd_rt.cfg.signo, &sa);
 	if (sd_real_sigaction(sd_rt.cfg.signo, &sa, &prev) != 0) {
 		sd_msg("sonde: signal %d: cannot install the sampling handler: %s (set SONDE_SIGNAL)",
 		       sd_rt.cfg.signo, strerror(errno));
@@ -854,6 +860,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 			sd_rt.app_action_set[SIGIO] = 1;
 		}
 		sa.sa_sigaction = sd_handler_sigio;
+		sd_handler_entry_note(SIGIO, &sa);
 		if (sd_real_sigaction(SIGIO, &sa, NULL) == 0)
 			sd_rt.sigio_installed = 1;
 	}

@@ -199,6 +199,13 @@ struct sd_runtime {
 	int primary_src, derived_src;
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
+	/* The first instruction of every signal handler installed in the
+	 * process (sonde's, the program's, PAPI's), by signal: a sample whose
+	 * interrupted PC is one of them, right above a signal frame, came in
+	 * the same instant as that signal, before its handler ran a single
+	 * instruction: it belongs to the code the first signal interrupted
+	 * (handler.c, unwind_libunwind_sigsafe). */
+	_Atomic uintptr_t handler_entry[65];
 	_Atomic int throttle_said[SD_MAX_SOURCES];
 	_Atomic uint32_t start_mult[SD_MAX_SOURCES]; /* new threads start at period x this */
 };
@@ -316,6 +323,10 @@ struct phdr_snapshot {
 struct phdr_snapshot *sd_phdr_snapshot_swap_sigsafe(struct phdr_snapshot *s);
 int sd_phdr_snapshot_readers_sigsafe(void);
 void sd_phdr_snapshot_rebuild(void);
+/* Records act's handler as sd_rt.handler_entry[sig] (nothing for SIG_DFL,
+ * SIG_IGN or no act). Ordinary context. */
+void sd_handler_entry_note(int sig, const struct sigaction *act);
+
 /* The sampler's tracking of the loader (loader.c), ordinary context:
  * sd_loader_poll: has the loader mapped or unmapped anything since the
  * snapshot was built (its load/unload counters, one dl_iterate_phdr
