@@ -604,9 +604,10 @@ void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_
  * text aligns it left (else right), its least text width, the text between it and the
  * column before ("  " when NULL), in which formats it appears (SD_IN_* bits, 0: all) and,
  * for JSON, the array it belongs to: consecutive columns of one group print as one array
- * `"group":[...]`. With `fixed`, text keeps the column at its width (or its header's)
- * whatever its cells: a longer cell pushes the rest of its row right, as printf's "%*s"
- * does (for views whose text was printf columns). The names must outlive the table. */
+ * `"group":[...]`. The names must outlive the table. A `fixed` column pads each text cell
+ * to `width` on its own, as printf's "%*s" does (a wider cell shifts the rest of its row
+ * only), instead of aligning the column to its widest cell (for views whose text was
+ * printf columns). */
 enum { SD_IN_TEXT = 1, SD_IN_CSV = 2, SD_IN_JSON = 4 };
 struct sd_col {
 	const char *name, *text, *gap, *group;
@@ -626,6 +627,12 @@ void sd_table_metric(struct sd_table *t, double v);        /* the report's metri
 void sd_table_pct(struct sd_table *t, double pct);         /* text "12.34%", else 12.34 */
 void sd_table_ms(struct sd_table *t, uint64_t ns);         /* ns as ms, 3 decimals */
 void sd_table_null(struct sd_table *t);                    /* none: "-", empty, null */
+/* In text only (CSV and JSON keep the cell): the cell added last shows the printf result
+ * instead, of any length; with max > 0 (at least 3), control characters as '?' and, when
+ * longer than max bytes, cut to max - 3 and ended by "..." (arbitrary strings kept on
+ * one line of bounded width). For a text-only column, add any cell first. */
+void sd_table_text(struct sd_table *t, size_t max, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 size_t sd_table_rows(const struct sd_table *t);
 /* Print the header and the first nrows rows (0: all): text aligned, CSV with a header
  * line, JSON as `"json_key":[{...},...]` (the caller writes the enclosing object). 0, or

@@ -3,6 +3,8 @@
  * view) and the views of functions, threads, sources, counters and streams, in text,
  * folded, csv and json. The context views (group-by, tree, regions) are in views.c,
  * the others in view_*.c and coverage.c; what they all print through is in emit.c.
+ * The rows of the flat, threads, sources, counters and streams views are tables
+ * (table.c): each column is declared once, for text, csv and json.
  *
  * Column names and shapes are documented in docs/REPORT.md and checked by
  * tests/analyze; a change here changes both. Output is deterministic: every list is
@@ -17,15 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void csv_str(FILE *out, const char *s)
-{
-	sd_csv_str(out, s);
-}
-
-static void json_cstr(FILE *out, const char *s)
-{
-	sd_json_str(out, s, strlen(s));
-}
+/* Formats a table column appears in: text only, or CSV and JSON only. */
+enum { TXT = SD_IN_TEXT, DATA = SD_IN_CSV | SD_IN_JSON };
 
 /* ---- flat profile ---------------------------------------------------------------- */
 
@@ -259,7 +254,6 @@ static int flat_print(FILE *out, const struct sd_profile *p, const struct sd_rep
 		      const struct flat *f)
 {
 	char b1[64], b2[64];
-	enum { TXT = SD_IN_TEXT, DATA = SD_IN_CSV | SD_IN_JSON };
 	struct sd_col cols[7 + SD_STATS_NCOLS] = {
 		{ .name = "function", .in = DATA },
 		{ .name = sd_metric_col(o, "self", b1, 64), .width = 10 },
@@ -381,7 +375,7 @@ out:
 	return err;
 }
 
-/* ---- threads and sources views ---------------------------------------------------- */
+/* ---- threads, sources, counters and streams views ---------------------------------- */
 
 static int thread_cmp(const void *a, const void *b)
 {
@@ -394,223 +388,152 @@ static int thread_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void out_threads(FILE *out, struct sd_profile *p, enum sd_format fmt)
+/* The text of these views keeps its printf layout: fixed-width columns (a wider cell
+ * shifts its row), one space apart, and "  " before the last. */
+#define FIXED(n, w) .name = n, .width = w, .fixed = 1, .gap = " "
+
+/* Print and free a view's table: the whole of its text or CSV, or the rows of its JSON
+ * object (which the caller has opened when `opened`). */
+static int print_rows(FILE *out, struct sd_table *t, const struct sd_report_opts *o,
+		      const char *key, int opened)
 {
-	if (p->nthreads > 1)
-		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
-	if (fmt == SD_FMT_TEXT)
-		fprintf(out, "%10s %10s %10s %12s %12s  name\n", "pid", "tid", "samples",
-			"first_ms", "last_ms");
-	else if (fmt == SD_FMT_CSV)
-		fputs("pid,tid,name,samples,first_ns,last_ns\n", out);
-	else
-		fputs("{\"threads\":[", out);
-	for (size_t i = 0; i < p->nthreads; i++) {
-		const struct sd_thread_row *t = &p->threads[i];
-		if (fmt == SD_FMT_TEXT) {
-			fprintf(out, "%10" PRIu64 " %10" PRIu64 " %10" PRIu64, t->pid, t->tid,
-				t->samples);
-			if (t->samples)
-				fprintf(out, " %12.3f %12.3f", t->first_ns / 1e6, t->last_ns / 1e6);
-			else
-				fprintf(out, " %12s %12s", "-", "-");
-			fprintf(out, "  %s\n", t->name);
-		} else if (fmt == SD_FMT_CSV) {
-			fprintf(out, "%" PRIu64 ",%" PRIu64 ",", t->pid, t->tid);
-			csv_str(out, t->name);
-			fprintf(out, ",%" PRIu64 ",", t->samples);
-			if (t->samples)
-				fprintf(out, "%" PRIu64 ",%" PRIu64, t->first_ns, t->last_ns);
-			else
-				putc(',', out);
-			putc('\n', out);
-		} else {
-			fprintf(out, "%s{\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"name\":",
-				i ? ",\n" : "\n", t->pid, t->tid);
-			json_cstr(out, t->name);
-			fprintf(out, ",\"samples\":%" PRIu64, t->samples);
-			if (t->samples)
-				fprintf(out, ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 "}",
-					t->first_ns, t->last_ns);
-			else
-				fputs(",\"first_ns\":null,\"last_ns\":null}", out);
-		}
-	}
-	if (fmt == SD_FMT_JSON)
-		fputs("]}\n", out);
+	if (!t)
+		return -ENOMEM;
+	if (o->format == SD_FMT_JSON && !opened)
+		putc('{', out);
+	int err = sd_table_print(out, t, 0, key);
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+	sd_table_free(t);
+	return err;
 }
 
-static void out_sources(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	if (fmt == SD_FMT_TEXT)
-		fprintf(out, "%-12s %10s %16s %12s %4s  mechanism\n", "source", "samples",
-			"weight", "period", "unit");
-	else if (fmt == SD_FMT_CSV)
-		fputs("source,spec,samples,weight,period,unit,mechanism\n", out);
-	else
-		fputs("{\"sources\":[", out);
-	for (size_t i = 0; i < p->nsources; i++) {
-		const struct sd_source_row *s = &p->sources[i];
-		if (fmt == SD_FMT_TEXT) {
-			fprintf(out, "%-12s %10" PRIu64 " %16.0f %12" PRIu64 " %4s  %s\n", s->name,
-				s->samples, s->weight, s->period, s->unit, s->mechanism);
-		} else if (fmt == SD_FMT_CSV) {
-			csv_str(out, s->name);
-			putc(',', out);
-			csv_str(out, s->spec);
-			fprintf(out, ",%" PRIu64 ",%.0f,%" PRIu64 ",", s->samples, s->weight, s->period);
-			csv_str(out, s->unit);
-			putc(',', out);
-			csv_str(out, s->mechanism);
-			putc('\n', out);
+	static const struct sd_col cols[] = {
+		{ FIXED("pid", 10) }, { FIXED("tid", 10) }, { .name = "name", .in = DATA },
+		{ FIXED("samples", 10) }, { FIXED("first_ns", 12), .text = "first_ms" },
+		{ FIXED("last_ns", 12), .text = "last_ms" },
+		{ .name = "name", .in = TXT, .left = 1 },
+	};
+	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
+
+	if (p->nthreads > 1)
+		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
+	for (size_t i = 0; t && i < p->nthreads; i++) {
+		const struct sd_thread_row *r = &p->threads[i];
+		sd_table_u64(t, r->pid);
+		sd_table_u64(t, r->tid);
+		sd_table_str(t, r->name);
+		sd_table_u64(t, r->samples);
+		if (r->samples) {
+			sd_table_u64(t, r->first_ns);
+			sd_table_text(t, 0, "%.3f", r->first_ns / 1e6);
+			sd_table_u64(t, r->last_ns);
+			sd_table_text(t, 0, "%.3f", r->last_ns / 1e6);
 		} else {
-			fputs(i ? ",\n{\"source\":" : "\n{\"source\":", out);
-			json_cstr(out, s->name);
-			fputs(",\"spec\":", out);
-			json_cstr(out, s->spec);
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"weight\":%.0f,\"period\":%" PRIu64
-				",\"unit\":", s->samples, s->weight, s->period);
-			json_cstr(out, s->unit);
-			fputs(",\"mechanism\":", out);
-			json_cstr(out, s->mechanism);
-			putc('}', out);
+			sd_table_null(t);
+			sd_table_null(t);
 		}
+		sd_table_str(t, r->name);
 	}
-	if (fmt == SD_FMT_JSON)
-		fputs("]}\n", out);
+	return print_rows(out, t, o, "threads", 0);
+}
+
+static int out_sources(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	static const struct sd_col cols[] = {
+		{ .name = "source", .left = 1, .width = 12, .fixed = 1 },
+		{ .name = "spec", .in = DATA }, { FIXED("samples", 10) }, { FIXED("weight", 16) },
+		{ FIXED("period", 12) }, { FIXED("unit", 4) }, { .name = "mechanism", .left = 1 },
+	};
+	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
+
+	for (size_t i = 0; t && i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		sd_table_str(t, s->name);
+		sd_table_str(t, s->spec);
+		sd_table_u64(t, s->samples);
+		sd_table_num(t, "%.0f", s->weight);
+		sd_table_u64(t, s->period);
+		sd_table_str(t, s->unit);
+		sd_table_str(t, s->mechanism);
+	}
+	return print_rows(out, t, o, "sources", 0);
 }
 
 /* One row per counter (merged by name), then one per unavailable counter. */
-static void out_counters(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+static int out_counters(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	size_t w = 7;
+	static const struct sd_col cols[] = {
+		{ .name = "counter", .left = 1 }, { .name = "group", .in = DATA },
+		{ .name = "status", .left = 1, .width = 11, .fixed = 1, .gap = " " },
+		{ .name = "source", .in = DATA }, { FIXED("total", 12) }, { FIXED("per_cpu_s", 12) },
+		{ FIXED("streams", 7) }, { .name = "source", .in = TXT, .left = 1 },
+		{ .name = "reason", .in = DATA },
+	};
+	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
 
-	for (size_t i = 0; i < p->ncounters; i++)
-		w = strlen(p->counters[i].name) > w ? strlen(p->counters[i].name) : w;
-	for (size_t i = 0; i < p->nunavail; i++)
-		w = strlen(p->unavail[i].name) > w ? strlen(p->unavail[i].name) : w;
-	if (fmt == SD_FMT_TEXT)
-		fprintf(out, "%-*s %-11s %12s %12s %7s  source\n", (int)w, "counter", "status",
-			"total", "per_cpu_s", "streams");
-	else if (fmt == SD_FMT_CSV)
-		fputs("counter,group,status,source,total,per_cpu_s,streams,reason\n", out);
-	else
-		fputs("{\"counters\":[", out);
-	for (size_t i = 0; i < p->ncounters + p->nunavail; i++) {
+	for (size_t i = 0; t && i < p->ncounters + p->nunavail; i++) {
 		const struct sd_counter_row *c = i < p->ncounters ? &p->counters[i] : NULL;
 		const struct sd_counter_unavail *u = c ? NULL : &p->unavail[i - p->ncounters];
-		double per = c && p->cpu_ns > 0 ? (double)c->total / (p->cpu_ns / 1e9) : -1;
-		if (fmt == SD_FMT_TEXT && c) {
-			fprintf(out, "%-*s %-11s %12" PRIu64, (int)w, c->name, "available", c->total);
-			if (per >= 0)
-				fprintf(out, " %12.1f", per);
-			else
-				fprintf(out, " %12s", "-");
-			fprintf(out, " %7" PRIu64 "  %s\n", c->streams, c->source);
-		} else if (fmt == SD_FMT_TEXT) {
-			fprintf(out, "%-*s %-11s %12s %12s %7" PRIu64 "  (%s)\n", (int)w, u->name,
-				"unavailable", "-", "-", u->streams, u->reason);
-		} else if (fmt == SD_FMT_CSV) {
-			csv_str(out, c ? c->name : u->name);
-			putc(',', out);
-			csv_str(out, c ? c->group : u->name);
-			fputs(c ? ",available," : ",unavailable,", out);
-			if (c) {
-				csv_str(out, c->source);
-				fprintf(out, ",%" PRIu64 ",", c->total);
-				if (per >= 0)
-					fprintf(out, "%.1f", per);
-				fprintf(out, ",%" PRIu64 ",\n", c->streams);
-			} else {
-				fprintf(out, ",,,%" PRIu64 ",", u->streams);
-				csv_str(out, u->reason);
-				putc('\n', out);
-			}
-		} else {
-			fputs(i ? ",\n{\"counter\":" : "\n{\"counter\":", out);
-			json_cstr(out, c ? c->name : u->name);
-			fputs(",\"group\":", out);
-			json_cstr(out, c ? c->group : u->name);
-			fprintf(out, ",\"status\":\"%s\",\"source\":", c ? "available" : "unavailable");
-			if (c) {
-				json_cstr(out, c->source);
-				fprintf(out, ",\"total\":%" PRIu64 ",\"per_cpu_s\":", c->total);
-				if (per >= 0)
-					fprintf(out, "%.1f", per);
-				else
-					fputs("null", out);
-				fprintf(out, ",\"streams\":%" PRIu64 ",\"reason\":null}", c->streams);
-			} else {
-				fprintf(out, "null,\"total\":null,\"per_cpu_s\":null,\"streams\":%" PRIu64
-					",\"reason\":", u->streams);
-				json_cstr(out, u->reason);
-				putc('}', out);
-			}
-		}
+		sd_table_str(t, c ? c->name : u->name);
+		sd_table_str(t, c ? c->group : u->name);
+		sd_table_str(t, c ? "available" : "unavailable");
+		c ? sd_table_str(t, c->source) : sd_table_null(t);
+		c ? sd_table_u64(t, c->total) : sd_table_null(t);
+		if (c && p->cpu_ns > 0)
+			sd_table_num(t, "%.1f", (double)c->total / (p->cpu_ns / 1e9));
+		else
+			sd_table_null(t);
+		sd_table_u64(t, c ? c->streams : u->streams);
+		sd_table_str(t, c ? c->source : u->reason); /* text: the source, or (reason) */
+		if (!c)
+			sd_table_text(t, 0, "(%s)", u->reason);
+		c ? sd_table_null(t) : sd_table_str(t, u->reason);
 	}
-	if (fmt == SD_FMT_JSON)
-		fputs("]}\n", out);
-	sd_nocounters_warning(fmt == SD_FMT_TEXT ? out : stderr, p);
+	int err = print_rows(out, t, o, "counters", 0);
+	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
+	return err;
 }
 
-/* One row per stream: whether it ended (END reason) and what it dropped. */
-static void out_streams(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+/* One row per stream: whether it ended (END reason) and what it dropped. The caller
+ * opens the JSON object (the notes and coverage come first). */
+static int out_streams(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	size_t w = 4;
+	static const struct sd_col cols[] = {
+		{ .name = "file", .left = 1 }, { FIXED("pid", 10) }, { FIXED("rank", 6) },
+		{ .name = "host", .in = DATA },
+		{ .name = "end", .left = 1, .width = 8, .fixed = 1, .gap = " " },
+		{ FIXED("signal", 6) }, { .name = "truncated", .in = DATA }, { FIXED("samples", 10) },
+		{ FIXED("samples_dropped", 10), .text = "s_dropped" },
+		{ FIXED("region_events", 10), .text = "regions" },
+		{ FIXED("region_events_dropped", 10), .text = "r_dropped" },
+		{ .name = "host", .in = TXT, .left = 1 },
+	};
+	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
+	int json = o->format == SD_FMT_JSON;
 
-	for (size_t i = 0; i < p->nsinfo; i++)
-		w = strlen(p->sinfo[i].file) > w ? strlen(p->sinfo[i].file) : w;
-	if (fmt == SD_FMT_TEXT)
-		fprintf(out, "%-*s %10s %6s %-8s %6s %10s %10s %10s %10s  host\n", (int)w, "file",
-			"pid", "rank", "end", "signal", "samples", "s_dropped", "regions",
-			"r_dropped");
-	else if (fmt == SD_FMT_CSV)
-		fputs("file,pid,rank,host,end,signal,truncated,samples,samples_dropped,"
-		      "region_events,region_events_dropped\n", out);
-	else
-		fputs("\"streams\":[", out);
-	for (size_t i = 0; i < p->nsinfo; i++) {
+	for (size_t i = 0; t && i < p->nsinfo; i++) {
 		const struct sd_stream_info *si = &p->sinfo[i];
-		const char *end = si->end ? si->end : "none";
-		char rank[32] = "", sig[32] = "";
-		if (si->rank >= 0)
-			snprintf(rank, sizeof(rank), "%" PRId64, si->rank);
-		if (si->signal)
-			snprintf(sig, sizeof(sig), "%" PRIu64, si->signal);
-		if (fmt == SD_FMT_TEXT) {
-			fprintf(out, "%-*s %10" PRIu64 " %6s %-8s %6s %10" PRIu64 " %10" PRIu64
-				" %10" PRIu64 " %10" PRIu64 "  %s\n", (int)w, si->file, si->pid,
-				rank[0] ? rank : "-", end, sig[0] ? sig : "-", si->samples,
-				si->samples_dropped, si->regions, si->regions_dropped, si->host);
-		} else if (fmt == SD_FMT_CSV) {
-			csv_str(out, si->file);
-			fprintf(out, ",%" PRIu64 ",%s,", si->pid, rank);
-			csv_str(out, si->host);
-			putc(',', out);
-			csv_str(out, end);
-			fprintf(out, ",%s,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", sig,
-				si->truncated, si->samples, si->samples_dropped, si->regions,
-				si->regions_dropped);
-		} else {
-			fputs(i ? ",\n{\"file\":" : "\n{\"file\":", out);
-			json_cstr(out, si->file);
-			fprintf(out, ",\"pid\":%" PRIu64 ",\"rank\":%s,\"host\":", si->pid,
-				rank[0] ? rank : "null");
-			json_cstr(out, si->host);
-			fputs(",\"end\":", out);
-			if (si->end)
-				json_cstr(out, si->end);
-			else
-				fputs("null", out);
-			fprintf(out, ",\"signal\":%s,\"truncated\":%s,\"samples\":%" PRIu64
-				",\"samples_dropped\":%" PRIu64 ",\"region_events\":%" PRIu64
-				",\"region_events_dropped\":%" PRIu64 "}", sig[0] ? sig : "null",
-				si->truncated ? "true" : "false", si->samples, si->samples_dropped,
-				si->regions, si->regions_dropped);
-		}
+		sd_table_str(t, si->file);
+		sd_table_u64(t, si->pid);
+		si->rank >= 0 ? sd_table_num(t, "%" PRId64, si->rank) : sd_table_null(t);
+		sd_table_str(t, si->host);
+		if (si->end || !json) /* text and csv: "none" */
+			sd_table_str(t, si->end ? si->end : "none");
+		else
+			sd_table_null(t);
+		si->signal ? sd_table_u64(t, si->signal) : sd_table_null(t);
+		sd_table_num(t, "%s", !json ? (si->truncated ? "1" : "0")
+					    : si->truncated ? "true" : "false");
+		sd_table_u64(t, si->samples);
+		sd_table_u64(t, si->samples_dropped);
+		sd_table_u64(t, si->regions);
+		sd_table_u64(t, si->regions_dropped);
+		sd_table_str(t, si->host);
 	}
-	if (fmt == SD_FMT_JSON)
-		fputs("]}\n", out);
+	return print_rows(out, t, o, "streams", 1);
 }
 
 static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
@@ -629,8 +552,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			sd_cov_json(out, p, 0);
 		else if (o->format == SD_FMT_TEXT)
 			sd_cov_block(out, p);
-		out_streams(out, p, o->format);
-		return 0;
+		return out_streams(out, p, o);
 	}
 	if (o->format == SD_FMT_JSON) {
 		char *buf = NULL;
@@ -663,18 +585,12 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 
 static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	if (o->view == SD_VIEW_THREADS) {
-		out_threads(out, p, o->format);
-		return 0;
-	}
-	if (o->view == SD_VIEW_SOURCES) {
-		out_sources(out, p, o->format);
-		return 0;
-	}
-	if (o->view == SD_VIEW_COUNTERS) {
-		out_counters(out, p, o->format);
-		return 0;
-	}
+	if (o->view == SD_VIEW_THREADS)
+		return out_threads(out, p, o);
+	if (o->view == SD_VIEW_SOURCES)
+		return out_sources(out, p, o);
+	if (o->view == SD_VIEW_COUNTERS)
+		return out_counters(out, p, o);
 	if (o->view == SD_VIEW_COVERAGE)
 		return sd_out_coverage(out, p, o);
 	if (o->view == SD_VIEW_PROCESSES)

@@ -9,10 +9,13 @@
  * formatted strings in one growing buffer until the table is printed, because aligned
  * text needs every cell's width first. A cell is formatted once, for the table's format:
  * a metric in ms has 3 decimals everywhere, a percent has "%" only in text, a string is
- * quoted by the CSV or JSON printer, a number never is.
+ * quoted by the CSV or JSON printer, a number never is. Where text shows a cell
+ * differently (ms for ns, a cut command line), sd_table_text replaces the cell just
+ * added, in text only: the last cell always ends the buffer, so replacing it is cheap.
  */
 #include "analyze/analyze.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -68,11 +71,12 @@ static int shown(const struct sd_table *t, size_t c)
 	return !in || (in & bit);
 }
 
-/* Append one cell of len bytes (a NUL is added). */
-static void add(struct sd_table *t, const char *s, size_t len, int str, int null)
+/* Room for one more cell of len bytes and its NUL at t->buf + t->len, or NULL (t->err
+ * set). The cell is counted by push. */
+static char *room(struct sd_table *t, size_t len)
 {
 	if (t->err)
-		return;
+		return NULL;
 	if (t->ncells == t->capcells) {
 		size_t cap = t->capcells ? 2 * t->capcells : 64;
 		struct cell *c = realloc(t->cells, cap * sizeof(*c));
@@ -89,14 +93,29 @@ static void add(struct sd_table *t, const char *s, size_t len, int str, int null
 			goto oom;
 		t->buf = b, t->cap = cap;
 	}
-	memcpy(t->buf + t->len, s, len);
+	return t->buf + t->len;
+oom:
+	t->err = -ENOMEM;
+	return NULL;
+}
+
+static void push(struct sd_table *t, size_t len, int str, int null)
+{
 	t->buf[t->len + len] = 0;
 	t->cells[t->ncells++] = (struct cell){ .off = t->len, .str = (unsigned char)str,
 					       .null = (unsigned char)null };
 	t->len += len + 1;
-	return;
-oom:
-	t->err = -ENOMEM;
+}
+
+/* Append one cell of len bytes (a NUL is added). */
+static void add(struct sd_table *t, const char *s, size_t len, int str, int null)
+{
+	char *b = room(t, len);
+
+	if (!b)
+		return;
+	memcpy(b, s, len);
+	push(t, len, str, null);
 }
 
 void sd_table_str(struct sd_table *t, const char *s)
@@ -145,6 +164,37 @@ void sd_table_null(struct sd_table *t)
 	add(t, "-", 1, 0, 1);
 }
 
+void sd_table_text(struct sd_table *t, size_t max, const char *fmt, ...)
+{
+	va_list ap;
+
+	assert(!max || max >= 3);
+	if (t->fmt != SD_FMT_TEXT || t->err)
+		return;
+	assert(t->ncells);
+	const struct cell last = t->cells[--t->ncells]; /* the last cell ends the buffer */
+	t->len = last.off;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n;
+	char *b = room(t, len);
+	if (!b)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b, len + 1, fmt, ap);
+	va_end(ap);
+	if (max) {
+		size_t show = len > max ? max - 3 : len;
+		for (size_t i = 0; i < show; i++)
+			if ((unsigned char)b[i] < 0x20 || b[i] == 0x7f)
+				b[i] = '?';
+		if (show < len)
+			memcpy(b + show, "...", 3), len = max;
+	}
+	push(t, len, last.str, 0);
+}
+
 static const char *cell(const struct sd_table *t, size_t row, size_t c, const struct cell **ce)
 {
 	*ce = &t->cells[row * t->ncols + c];
@@ -168,7 +218,7 @@ static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
 			continue;
 		last = c;
 		w[c] = strlen(head(&t->cols[c], t->fmt));
-		if (w[c] < t->cols[c].width)
+		if (w[c] < t->cols[c].width || t->cols[c].fixed)
 			w[c] = t->cols[c].width;
 		for (size_t r = 0; r < nrows && !t->cols[c].fixed; r++) {
 			size_t l = strlen(cell(t, r, c, &ce));
@@ -185,7 +235,7 @@ static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
 			if (!first)
 				fputs(col->gap ? col->gap : "  ", out);
 			first = 0;
-			if (col->left && c == last)
+			if (col->left && c == last && !col->fixed)
 				fputs(s, out);
 			else
 				fprintf(out, col->left ? "%-*s" : "%*s", (int)w[c], s);

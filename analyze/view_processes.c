@@ -33,132 +33,98 @@ static int prow_cmp(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-/* s with control characters as '?', at most `max` bytes, "..." when cut (text only). */
-static void put_text(FILE *out, const char *s, size_t max)
-{
-	size_t n = strlen(s);
-	size_t show = n > max ? max - 3 : n;
-
-	for (size_t i = 0; i < show; i++)
-		putc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], out);
-	if (show < n)
-		fputs("...", out);
-}
-
-static void json_cstr(FILE *out, const char *s)
-{
-	if (s)
-		sd_json_str(out, s, strlen(s));
-	else
-		fputs("null", out);
-}
-
-int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+/* The rows kept, in order: sorted, then --top. rows[] has one per stream (at least 1). */
+static struct prow *sorted_rows(const struct sd_profile *p, const struct sd_report_opts *o,
+				size_t *n)
 {
 	struct prow *rows = calloc(p->nsinfo ? p->nsinfo : 1, sizeof(*rows));
-	uint64_t t0 = UINT64_MAX;
-	size_t lw = strlen("process"), partial = 0;
 
 	if (!rows)
-		return -ENOMEM;
+		return NULL;
 	for (size_t i = 0; i < p->nsinfo; i++) {
-		const struct sd_stream_info *si = &p->sinfo[i];
 		rows[i].i = i;
-		rows[i].cpu = si->cpu_threads ? si->cpu_ns : -1;
-		if (si->has_clock && si->origin_ns < t0)
-			t0 = si->origin_ns;
+		rows[i].cpu = p->sinfo[i].cpu_threads ? p->sinfo[i].cpu_ns : -1;
 	}
 	for (size_t k = 0; k < p->nrows; k++)
 		if (p->rows[k].stream < p->nsinfo)
 			rows[p->rows[k].stream].samples += p->rows[k].samples;
 	if (p->nsinfo > 1)
 		qsort(rows, p->nsinfo, sizeof(*rows), prow_cmp);
-	size_t n = o->top && o->top < p->nsinfo ? o->top : p->nsinfo;
-	for (size_t k = 0; k < n; k++) {
-		const struct sd_stream_info *si = &p->sinfo[rows[k].i];
-		if (strlen(si->label) > lw)
-			lw = strlen(si->label);
-		partial += si->cpu_threads && (si->cpu_threads < si->threads || si->cpu_flush);
-	}
+	*n = o->top && o->top < p->nsinfo ? o->top : p->nsinfo;
+	return rows;
+}
 
-	if (o->format == SD_FMT_TEXT)
-		fprintf(out, "%-*s %8s %8s %11s %8s %7s %10s %10s  %-10s  command\n", (int)lw,
-			"process", "pid", "ppid", "cpu_ms", "samples", "threads", "start_ms",
-			"wall_ms", "end");
-	else if (o->format == SD_FMT_CSV)
-		fputs("process,pid,ppid,name,cpu_ms,cpu_threads,samples,threads,start_ms,wall_ms,"
-		      "end,signal,exe,command,file\n", out);
+/* Text: one space between fixed-width columns as printf wrote them (a wider cell shifts
+ * its row), two around the end; csv and json have more columns, and all of the command. */
+enum { TXT = SD_IN_TEXT, DATA = SD_IN_CSV | SD_IN_JSON };
+#define FIXED(n, w) .name = n, .width = w, .fixed = 1, .gap = " "
+static const struct sd_col cols[] = {
+	{ .name = "process", .left = 1 }, { FIXED("pid", 8) }, { FIXED("ppid", 8) },
+	{ .name = "name", .in = DATA }, { FIXED("cpu_ms", 11) }, { .name = "cpu_threads", .in = DATA },
+	{ .name = "cpu_from_flush", .in = SD_IN_JSON }, { FIXED("samples", 8) },
+	{ FIXED("threads", 7) }, { FIXED("start_ms", 10) }, { FIXED("wall_ms", 10) },
+	{ .name = "end", .left = 1, .width = 10, .fixed = 1 }, { .name = "signal", .in = DATA },
+	{ .name = "exe", .in = DATA }, { .name = "command", .left = 1 },
+	{ .name = "file", .in = DATA },
+};
+
+static void row_cells(struct sd_table *t, const struct sd_stream_info *si, uint64_t samples,
+		      uint64_t t0)
+{
+	const char *end = si->end ? si->end : "incomplete";
+
+	sd_table_str(t, si->label);
+	sd_table_u64(t, si->pid);
+	si->has_ppid ? sd_table_u64(t, si->ppid) : sd_table_null(t);
+	sd_table_str(t, si->name);
+	si->cpu_threads ? sd_table_num(t, "%.3f", si->cpu_ns / 1e6) : sd_table_null(t);
+	sd_table_u64(t, si->cpu_threads);
+	sd_table_u64(t, si->cpu_flush);
+	sd_table_u64(t, samples);
+	sd_table_u64(t, si->threads);
+	si->has_clock ? sd_table_ms(t, si->origin_ns - t0) : sd_table_null(t);
+	sd_table_ms(t, si->last_ns);
+	sd_table_str(t, end);
+	if (si->end && !strcmp(si->end, "signal") && si->signal)
+		sd_table_text(t, 10, "signal %" PRIu64, si->signal);
 	else
-		fputs("{\"processes\":[", out);
+		sd_table_text(t, 10, "%s", end);
+	si->signal ? sd_table_u64(t, si->signal) : sd_table_null(t);
+	si->exe ? sd_table_str(t, si->exe) : sd_table_null(t);
+	si->command ? sd_table_str(t, si->command) : sd_table_null(t);
+	sd_table_text(t, CMD_WIDTH, "%s", si->command ? si->command : "(no argv)");
+	sd_table_str(t, si->file);
+}
+
+int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
+	size_t n = 0, partial = 0;
+	struct prow *rows = t ? sorted_rows(p, o, &n) : NULL;
+	uint64_t t0 = UINT64_MAX;
+	int err = -ENOMEM;
+
+	if (!rows)
+		goto out;
+	for (size_t i = 0; i < p->nsinfo; i++)
+		if (p->sinfo[i].has_clock && p->sinfo[i].origin_ns < t0)
+			t0 = p->sinfo[i].origin_ns;
 	for (size_t k = 0; k < n; k++) {
 		const struct sd_stream_info *si = &p->sinfo[rows[k].i];
-		char ppid[32] = "", cpu[48] = "", start[48] = "", end[48], sig[32] = "";
-		if (si->has_ppid)
-			snprintf(ppid, sizeof(ppid), "%" PRIu64, si->ppid);
-		if (si->cpu_threads)
-			snprintf(cpu, sizeof(cpu), "%.3f", si->cpu_ns / 1e6);
-		if (si->has_clock)
-			snprintf(start, sizeof(start), "%.3f", (double)(si->origin_ns - t0) / 1e6);
-		if (si->signal)
-			snprintf(sig, sizeof(sig), "%" PRIu64, si->signal);
-		if (!si->end)
-			snprintf(end, sizeof(end), "incomplete");
-		else if (!strcmp(si->end, "signal") && si->signal)
-			snprintf(end, sizeof(end), "signal %" PRIu64, si->signal);
-		else
-			snprintf(end, sizeof(end), "%s", si->end);
-		double wall = (double)si->last_ns / 1e6;
-
-		if (o->format == SD_FMT_TEXT) {
-			fprintf(out, "%-*s %8" PRIu64 " %8s %11s %8" PRIu64 " %7" PRIu64
-				" %10s %10.3f  ", (int)lw, si->label, si->pid, ppid[0] ? ppid : "-",
-				cpu[0] ? cpu : "-", rows[k].samples, si->threads,
-				start[0] ? start : "-", wall);
-			put_text(out, end, 10);
-			fprintf(out, "%*s  ", (int)(strlen(end) < 10 ? 10 - strlen(end) : 0), "");
-			put_text(out, si->command ? si->command : "(no argv)", CMD_WIDTH);
-			putc('\n', out);
-		} else if (o->format == SD_FMT_CSV) {
-			sd_csv_str(out, si->label);
-			fprintf(out, ",%" PRIu64 ",%s,", si->pid, ppid);
-			sd_csv_str(out, si->name);
-			fprintf(out, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%.3f,", cpu,
-				si->cpu_threads, rows[k].samples, si->threads, start, wall);
-			sd_csv_str(out, si->end ? si->end : "incomplete");
-			fprintf(out, ",%s,", sig);
-			sd_csv_str(out, si->exe ? si->exe : "");
-			putc(',', out);
-			sd_csv_str(out, si->command ? si->command : "");
-			putc(',', out);
-			sd_csv_str(out, si->file);
-			putc('\n', out);
-		} else {
-			fputs(k ? ",\n{\"process\":" : "\n{\"process\":", out);
-			json_cstr(out, si->label);
-			fprintf(out, ",\"pid\":%" PRIu64 ",\"ppid\":%s,\"name\":", si->pid,
-				ppid[0] ? ppid : "null");
-			json_cstr(out, si->name);
-			fprintf(out, ",\"cpu_ms\":%s,\"cpu_threads\":%" PRIu64 ",\"cpu_from_flush\":%"
-				PRIu64 ",\"samples\":%" PRIu64 ",\"threads\":%" PRIu64
-				",\"start_ms\":%s,\"wall_ms\":%.3f,\"end\":", cpu[0] ? cpu : "null",
-				si->cpu_threads, si->cpu_flush, rows[k].samples, si->threads,
-				start[0] ? start : "null", wall);
-			json_cstr(out, si->end ? si->end : "incomplete");
-			fprintf(out, ",\"signal\":%s,\"exe\":", sig[0] ? sig : "null");
-			json_cstr(out, si->exe);
-			fputs(",\"command\":", out);
-			json_cstr(out, si->command);
-			fputs(",\"file\":", out);
-			json_cstr(out, si->file);
-			putc('}', out);
-		}
+		partial += si->cpu_threads && (si->cpu_threads < si->threads || si->cpu_flush);
+		row_cells(t, si, rows[k].samples, t0);
 	}
 	if (o->format == SD_FMT_JSON)
-		fputs("]}\n", out);
-	else if (o->format == SD_FMT_TEXT && partial)
+		putc('{', out);
+	err = sd_table_print(out, t, 0, "processes");
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+	else if (o->format == SD_FMT_TEXT && partial && !err)
 		fprintf(out, "cpu_ms of %zu process%s is partial: a thread's CPU time is unknown, or "
 			"known up to the last flush only (killed or still running; see --view "
 			"coverage); '-': no CPU time recorded\n", partial, partial == 1 ? "" : "es");
+out:
 	free(rows);
-	return 0;
+	sd_table_free(t);
+	return err;
 }
