@@ -726,11 +726,12 @@ void sd_stats_free(struct sd_stats *s);
  * function's self). NULL on ENOMEM. */
 struct sd_stats *sd_stats_flat(const struct sd_profile *p, const struct sd_report_opts *o);
 
-/* ---- view_tree_fmt.c: --view tree --format csv|json ------------------------------- */
+/* ---- view_tree_fmt.c: --view tree --format text|csv|json -------------------------- */
 
 /* One printed node of the tree view, in depth-first order (depth 0: the outermost). */
 struct sd_tree_line { uint32_t depth; const char *name; double total, self; };
-/* Print lines[0..n) as csv or json rows with their `;`-joined paths: 0 or -ENOMEM. */
+/* Print lines[0..n) in o->format (not folded): text with indented names, csv or json
+ * rows with their `;`-joined paths. 0 or -ENOMEM. */
 int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		     const struct sd_tree_line *lines, size_t n);
 

@@ -40,59 +40,56 @@ struct sums {
 	double total, self, all;
 };
 
-static void print_rows(FILE *out, const struct sd_report_opts *o, const struct sums *sm,
-		       const char *col, const char *metric)
+/* The rows as one table: text shows the name last (left-aligned), CSV and JSON first,
+ * with the module last. */
+static int print_rows(FILE *out, const struct sd_report_opts *o, const struct sums *sm,
+		      const char *col, const char *metric)
 {
-	const struct crow *rows = sm->rows;
-	size_t n = sm->n;
-	double total = sm->total, self = sm->self, all = sm->all;
+	enum { TXT = SD_IN_TEXT, DATA = SD_IN_CSV | SD_IN_JSON };
+	const struct sd_col cols[] = {
+		{ .name = col, .in = DATA },
+		{ .name = metric, .width = 10 },
+		{ .name = "percent", .width = 8, .gap = " " },
+		{ .name = col, .in = TXT, .left = 1 },
+		{ .name = "module", .in = DATA },
+	};
+	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
+	char key[16];
+	int err;
 
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < sm->n; i++) {
+		const struct crow *r = &sm->rows[i];
+		sd_table_str(t, r->name);
+		sd_table_metric(t, r->v);
+		sd_table_pct(t, sd_pct(r->v, sm->total));
+		sd_table_str(t, r->name);
+		sd_table_str(t, r->module);
+	}
 	if (o->format == SD_FMT_TEXT) {
-		int mw = strlen(metric) > 10 ? (int)strlen(metric) : 10;
 		fprintf(out, "function %s: total ", o->func);
-		sd_metric_put(out, o, total, 0);
-		fprintf(out, " (%.2f%% of all), self ", sd_pct(total, all));
-		sd_metric_put(out, o, self, 0);
-		fprintf(out, " (%.2f%%)\n%*s %8s  %s\n", sd_pct(self, all), mw, metric, "percent", col);
-		for (size_t i = 0; i < n; i++) {
-			sd_metric_put(out, o, rows[i].v, mw);
-			fprintf(out, " %7.2f%%  %s\n", sd_pct(rows[i].v, total), rows[i].name);
-		}
-	} else if (o->format == SD_FMT_CSV) {
-		fprintf(out, "%s,", col);
-		sd_csv_str(out, metric);
-		fputs(",percent,module\n", out);
-		for (size_t i = 0; i < n; i++) {
-			sd_csv_str(out, rows[i].name);
-			putc(',', out);
-			sd_metric_put(out, o, rows[i].v, 0);
-			fprintf(out, ",%.2f,", sd_pct(rows[i].v, total));
-			sd_csv_str(out, rows[i].module);
-			putc('\n', out);
-		}
-	} else {
+		sd_metric_put(out, o, sm->total, 0);
+		fprintf(out, " (%.2f%% of all), self ", sd_pct(sm->total, sm->all));
+		sd_metric_put(out, o, sm->self, 0);
+		fprintf(out, " (%.2f%%)\n", sd_pct(sm->self, sm->all));
+	} else if (o->format == SD_FMT_JSON) {
 		fputs("{\"metric\":", out);
 		sd_json_str(out, metric, strlen(metric));
 		fputs(",\"function\":", out);
 		sd_json_str(out, o->func, strlen(o->func));
 		fputs(",\"total\":", out);
-		sd_metric_put(out, o, total, 0);
-		fprintf(out, ",\"total_pct\":%.2f,\"self\":", sd_pct(total, all));
-		sd_metric_put(out, o, self, 0);
-		fprintf(out, ",\"self_pct\":%.2f,\"%ss\":[", sd_pct(self, all), col);
-		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "%s{\"%s\":", i ? ",\n" : "\n", col);
-			sd_json_str(out, rows[i].name, strlen(rows[i].name));
-			putc(',', out);
-			sd_json_str(out, metric, strlen(metric));
-			putc(':', out);
-			sd_metric_put(out, o, rows[i].v, 0);
-			fprintf(out, ",\"percent\":%.2f,\"module\":", sd_pct(rows[i].v, total));
-			sd_json_str(out, rows[i].module, strlen(rows[i].module));
-			putc('}', out);
-		}
-		fputs("]}\n", out);
+		sd_metric_put(out, o, sm->total, 0);
+		fprintf(out, ",\"total_pct\":%.2f,\"self\":", sd_pct(sm->total, sm->all));
+		sd_metric_put(out, o, sm->self, 0);
+		fprintf(out, ",\"self_pct\":%.2f,", sd_pct(sm->self, sm->all));
 	}
+	snprintf(key, sizeof(key), "%ss", col);
+	err = sd_table_print(out, t, 0, key);
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+	sd_table_free(t);
+	return err;
 }
 
 int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
@@ -157,8 +154,7 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 	const char *col = callers ? "caller" : "callee";
 	const char *metric = o->counter ? o->counter : o->weight
 			   ? sd_metric_col(o, "weight", mbuf, sizeof(mbuf)) : "samples";
-	print_rows(out, o, &(struct sums){ rows, n, total, self, all }, col, metric);
-	err = 0;
+	err = print_rows(out, o, &(struct sums){ rows, n, total, self, all }, col, metric);
 out:
 	free(target), free(stamp), free(sum), free(nv), free(rows);
 	return err;

@@ -8,7 +8,9 @@
  * source, context pair and call node, never one per sample), the merged context tree
  * and the region rows. --where filters were applied while loading. Output is
  * deterministic (every list sorted with a total order); columns and shapes are in
- * docs/REPORT.md and checked by tests/analyze. Runs in the CLI's only thread.
+ * docs/REPORT.md and checked by tests/analyze. Each view declares its columns once and
+ * prints its rows in all three formats through table.c (the tree's rows through
+ * view_tree_fmt.c). Runs in the CLI's only thread.
  */
 #include "analyze/analyze.h"
 
@@ -203,100 +205,55 @@ out:
 	return err;
 }
 
-static int print_group_text(FILE *out, const struct grouped *g, const struct sd_report_opts *o)
+/* One table for the three formats: the key columns (JSON: the "values" array), the
+ * metric, its share and the --stats columns. Text shows the thread key as "TID (NAME)"
+ * (key_value built the keys for o->format). */
+static int print_group(FILE *out, const struct grouped *g, const struct sd_profile *p,
+		       const struct sd_report_opts *o)
 {
-	size_t *width = calloc(o->ngroup, sizeof(*width));
-	if (!width)
+	size_t nc = o->ngroup;
+	struct sd_col *cols = calloc(nc + 2 + SD_STATS_NCOLS, sizeof(*cols));
+	struct sd_table *t = NULL;
+	int err = -ENOMEM;
+
+	if (!cols)
 		return -ENOMEM;
 	for (size_t k = 0; k < o->ngroup; k++)
-		width[k] = strlen(o->group_by[k]);
+		cols[k] = (struct sd_col){ .name = o->group_by[k], .left = 1, .group = "values" };
+	cols[nc++] = (struct sd_col){ .name = g->metric, .width = 10 };
+	cols[nc++] = (struct sd_col){ .name = "percent", .width = 8, .gap = " " };
+	for (size_t i = 0; g->st && i < SD_STATS_NCOLS; i++)
+		cols[nc++] = sd_stats_cols[i];
+	if (!(t = sd_table_new(o, cols, nc)))
+		goto out;
 	for (size_t i = 0; i < g->n; i++) {
 		const char *v = g->groups[i].key;
 		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
-			if (strlen(v) > width[k])
-				width[k] = strlen(v);
-	}
-	for (size_t k = 0; k < o->ngroup; k++)
-		fprintf(out, "%-*s  ", (int)width[k], o->group_by[k]);
-	int mw = strlen(g->metric) > 10 ? (int)strlen(g->metric) : 10;
-	fprintf(out, "%*s %8s", mw, g->metric, "percent");
-	if (g->st)
-		sd_stats_head(out, g->st, o->format);
-	putc('\n', out);
-	for (size_t i = 0; i < g->n; i++) {
-		const char *v = g->groups[i].key;
-		double val = g->groups[i].v;
-		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1)
-			fprintf(out, "%-*s  ", (int)width[k], v);
-		sd_metric_put(out, o, val, mw);
-		fprintf(out, " %7.2f%%", sd_pct(val, g->all));
+			sd_table_str(t, v);
+		sd_table_metric(t, g->groups[i].v);
+		sd_table_pct(t, sd_pct(g->groups[i].v, g->all));
 		if (g->st)
-			sd_stats_row(out, g->st, o, g->groups[i].id);
-		putc('\n', out);
+			sd_stats_cells(t, g->st, o, g->groups[i].id);
 	}
-	free(width);
-	return 0;
-}
-
-static void print_group_csv(FILE *out, const struct grouped *g, const struct sd_report_opts *o)
-{
-	for (size_t k = 0; k < o->ngroup; k++) {
-		sd_csv_str(out, o->group_by[k]);
-		putc(',', out);
-	}
-	fprintf(out, "%s,percent", g->metric);
-	if (g->st)
-		sd_stats_head(out, g->st, o->format);
-	putc('\n', out);
-	for (size_t i = 0; i < g->n; i++) {
-		const char *v = g->groups[i].key;
-		double val = g->groups[i].v;
-		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
-			sd_csv_str(out, v);
-			putc(',', out);
-		}
-		sd_metric_put(out, o, val, 0);
-		fprintf(out, ",%.2f", sd_pct(val, g->all));
-		if (g->st)
-			sd_stats_row(out, g->st, o, g->groups[i].id);
-		putc('\n', out);
-	}
-}
-
-static void print_group_json(FILE *out, const struct grouped *g, const struct sd_profile *p,
-			     const struct sd_report_opts *o)
-{
-	const char *name = o->counter ? o->counter : o->weight ? "weight" : "samples";
-	sd_json_head(out, p, o, name);
-	fputs(",\"group_by\":[", out);
-	for (size_t k = 0; k < o->ngroup; k++) {
-		if (k)
-			putc(',', out);
-		sd_json_str(out, o->group_by[k], strlen(o->group_by[k]));
-	}
-	fputs("],", out);
-	if (g->st)
-		sd_stats_head(out, g->st, o->format);
-	fputs("\"rows\":[", out);
-	for (size_t i = 0; i < g->n; i++) {
-		const char *v = g->groups[i].key;
-		double val = g->groups[i].v;
-		fputs(i ? ",\n{\"values\":[" : "\n{\"values\":[", out);
-		for (size_t k = 0; k < o->ngroup; k++, v += strlen(v) + 1) {
+	if (o->format == SD_FMT_JSON) {
+		sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
+		fputs(",\"group_by\":[", out);
+		for (size_t k = 0; k < o->ngroup; k++) {
 			if (k)
 				putc(',', out);
-			sd_json_str(out, v, strlen(v));
+			sd_json_str(out, o->group_by[k], strlen(o->group_by[k]));
 		}
 		fputs("],", out);
-		sd_json_str(out, g->metric, strlen(g->metric));
-		putc(':', out);
-		sd_metric_put(out, o, val, 0);
-		fprintf(out, ",\"percent\":%.2f", sd_pct(val, g->all));
 		if (g->st)
-			sd_stats_row(out, g->st, o, g->groups[i].id);
-		putc('}', out);
+			sd_stats_head(out, g->st, o->format);
 	}
-	fputs("]}\n", out);
+	err = sd_table_print(out, t, 0, "rows");
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+out:
+	sd_table_free(t);
+	free(cols);
+	return err;
 }
 
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
@@ -313,13 +270,7 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 	g.n = o->top && o->top < g.ngroups ? o->top : g.ngroups;
 	g.metric = o->counter ? o->counter : o->weight
 		 ? sd_metric_col(o, "weight", g.mbuf, sizeof(g.mbuf)) : "samples";
-	err = 0;
-	if (o->format == SD_FMT_TEXT)
-		err = print_group_text(out, &g, o);
-	else if (o->format == SD_FMT_CSV)
-		print_group_csv(out, &g, o);
-	else
-		print_group_json(out, &g, p, o);
+	err = print_group(out, &g, p, o);
 out:
 	for (size_t i = 0; i < g.ngroups; i++)
 		free(g.groups[i].key);
@@ -555,11 +506,10 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tree t = { 0 };
 	uint32_t *order = NULL, *start = NULL, *stack = NULL;
-	struct sd_tree_line *lines = NULL; /* csv, json: the printed nodes, for view_tree_fmt.c */
+	struct sd_tree_line *lines = NULL; /* the printed nodes, for view_tree_fmt.c */
 	size_t nlines = 0;
-	int err = -ENOMEM, text = o->format == SD_FMT_TEXT;
+	int err = -ENOMEM;
 	double all = sd_metric_total(p, o);
-	char b1[64], b2[64];
 
 	if (tree_build(&t, p, o))
 		goto out;
@@ -570,7 +520,8 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	order = malloc(t.nn * sizeof(*order));
 	start = malloc((t.nn + 1) * sizeof(*start));
 	stack = malloc(t.nn * sizeof(*stack));
-	if (!order || !start || !stack || (!text && !(lines = malloc(t.nn * sizeof(*lines)))))
+	lines = malloc(t.nn * sizeof(*lines));
+	if (!order || !start || !stack || !lines)
 		goto out;
 	size_t n = 0, sp = 0;
 	for (size_t i = 1; i < t.nn; i++)
@@ -584,9 +535,6 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			k++;
 		start[q] = (uint32_t)k;
 	}
-	if (text)
-		fprintf(out, "%10s %7s %10s %7s  path\n", sd_metric_col(o, "total", b1, 64),
-			"total%", sd_metric_col(o, "self", b2, 64), "self%");
 	for (size_t k = start[1]; k-- > start[0];)
 		stack[sp++] = order[k];
 	while (sp) {
@@ -596,17 +544,9 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			continue;
 		for (size_t k = start[id + 1]; k-- > start[id];)
 			stack[sp++] = order[k];
-		if (!text) {
-			lines[nlines++] = (struct sd_tree_line){ x->depth - 1, x->name, x->incl, x->self };
-			continue;
-		}
-		sd_metric_put(out, o, x->incl, 10);
-		fprintf(out, " %6.2f%% ", sd_pct(x->incl, all));
-		sd_metric_put(out, o, x->self, 10);
-		fprintf(out, " %6.2f%%  %*s%s\n", sd_pct(x->self, all), (int)(2 * (x->depth - 1)), "",
-			x->name);
+		lines[nlines++] = (struct sd_tree_line){ x->depth - 1, x->name, x->incl, x->self };
 	}
-	err = text ? 0 : sd_out_tree_rows(out, p, o, lines, nlines);
+	err = sd_out_tree_rows(out, p, o, lines, nlines);
 out:
 	free(lines);
 	free(order);
@@ -662,20 +602,14 @@ fail:
 	return NULL;
 }
 
-/* Nanoseconds as milliseconds with 3 decimals, rounded to the nearest microsecond with
- * integer arithmetic (exact, whatever the size). */
-static void ms(FILE *out, uint64_t ns, int width)
+/* A cell of nanoseconds as milliseconds with 3 decimals, rounded to the nearest
+ * microsecond with integer arithmetic (exact, whatever the size; sd_table_ms goes through
+ * a double). */
+static void ms_cell(struct sd_table *t, uint64_t ns)
 {
-	char b[48];
 	uint64_t us = ns / 1000 + (ns % 1000 >= 500);
 
-	snprintf(b, sizeof(b), "%" PRIu64 ".%03" PRIu64, us / 1000, us % 1000);
-	fprintf(out, "%*s", width, b);
-}
-
-static size_t col_width(const char *name)
-{
-	return strlen(name) > 8 ? strlen(name) : 8;
+	sd_table_num(t, "%" PRIu64 ".%03" PRIu64, us / 1000, us % 1000);
 }
 
 /* The region rows summed per (context path[, thread with --by-thread]) into rows[0..*n). */
@@ -724,97 +658,67 @@ out:
 	return err;
 }
 
-static void regions_text(FILE *out, const struct sd_profile *p, const struct rrow *rows, size_t n,
-			 int bt, size_t nc)
+/* The regions view's columns, the first 3 with --by-thread only: the thread is "TID
+ * (NAME)" in text, its TID in CSV, pid and TID in JSON. The counters' columns follow. */
+enum { R_BT = 3, R_NCOLS = 11 };
+static const struct sd_col region_cols[R_NCOLS] = {
+	{ .name = "thread", .in = SD_IN_TEXT, .left = 1 },
+	{ .name = "pid", .in = SD_IN_JSON },
+	{ .name = "thread", .in = SD_IN_CSV | SD_IN_JSON },
+	{ .name = "path", .left = 1 },
+	{ .name = "calls", .width = 8, .gap = " " },
+	{ .name = "incl_ms", .width = 12, .gap = " " },
+	{ .name = "excl_ms", .width = 12, .gap = " " },
+	{ .name = "min_ms", .width = 12, .gap = " " },
+	{ .name = "mean_ms", .width = 12, .gap = " " },
+	{ .name = "max_ms", .width = 12, .gap = " " },
+	{ .name = "forced", .width = 7, .gap = " " },
+};
+
+static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
+			 const struct rrow *rows, size_t n, size_t nc)
 {
-	size_t pw = 4, tw = 6;
+	struct sd_col *cols = calloc(R_NCOLS + nc, sizeof(*cols));
+	size_t skip = o->by_thread ? 0 : R_BT;
+	struct sd_table *t = NULL;
 	char tbuf[600];
-	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(rows[i].path);
-		pw = l > pw ? l : pw;
-		l = (size_t)snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", rows[i].r.tid,
-				     rows[i].r.tname);
-		tw = l > tw ? l : tw;
-	}
-	if (bt)
-		fprintf(out, "%-*s  ", (int)tw, "thread");
-	fprintf(out, "%-*s %8s %12s %12s %12s %12s %12s %7s", (int)pw, "path", "calls",
-		"incl_ms", "excl_ms", "min_ms", "mean_ms", "max_ms", "forced");
+	int err = -ENOMEM;
+
+	if (!cols)
+		return -ENOMEM;
+	memcpy(cols, region_cols, sizeof(region_cols));
 	for (size_t c = 0; c < nc; c++)
-		fprintf(out, "  %*s", (int)col_width(p->counters[c].name), p->counters[c].name);
-	putc('\n', out);
+		cols[R_NCOLS + c] = (struct sd_col){ .name = p->counters[c].name, .width = 8 };
+	if (!(t = sd_table_new(o, cols + skip, R_NCOLS + nc - skip)))
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct sd_region_row *r = &rows[i].r;
-		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
-		uint64_t mn = r->calls ? r->min_ns : 0;
-		if (bt) {
+		if (o->by_thread) {
 			snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", r->tid, r->tname);
-			fprintf(out, "%-*s  ", (int)tw, tbuf);
+			sd_table_str(t, tbuf);
+			sd_table_u64(t, r->pid);
+			sd_table_u64(t, r->tid);
 		}
-		fprintf(out, "%-*s %8" PRIu64, (int)pw, rows[i].path, r->calls);
-		ms(out, r->incl_ns, 13), ms(out, r->excl_ns, 13), ms(out, mn, 13);
-		ms(out, mean, 13), ms(out, r->max_ns, 13);
-		fprintf(out, " %7" PRIu64, r->forced);
+		sd_table_str(t, rows[i].path);
+		sd_table_u64(t, r->calls);
+		ms_cell(t, r->incl_ns);
+		ms_cell(t, r->excl_ns);
+		ms_cell(t, r->calls ? r->min_ns : 0);
+		ms_cell(t, r->calls ? r->incl_ns / r->calls : 0);
+		ms_cell(t, r->max_ns);
+		sd_table_u64(t, r->forced);
 		for (size_t c = 0; c < nc; c++)
-			fprintf(out, "  %*" PRIu64, (int)col_width(p->counters[c].name), r->counts[c]);
-		putc('\n', out);
+			sd_table_u64(t, r->counts[c]);
 	}
-}
-
-static void regions_csv(FILE *out, const struct sd_profile *p, const struct rrow *rows, size_t n,
-			int bt, size_t nc)
-{
-	fprintf(out, "%spath,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced",
-		bt ? "thread," : "");
-	for (size_t c = 0; c < nc; c++) {
-		putc(',', out);
-		sd_csv_str(out, p->counters[c].name);
-	}
-	putc('\n', out);
-	for (size_t i = 0; i < n; i++) {
-		const struct sd_region_row *r = &rows[i].r;
-		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
-		uint64_t mn = r->calls ? r->min_ns : 0;
-		if (bt)
-			fprintf(out, "%" PRIu64 ",", r->tid);
-		sd_csv_str(out, rows[i].path);
-		fprintf(out, ",%" PRIu64 ",", r->calls);
-		ms(out, r->incl_ns, 0), putc(',', out), ms(out, r->excl_ns, 0), putc(',', out);
-		ms(out, mn, 0), putc(',', out), ms(out, mean, 0), putc(',', out);
-		ms(out, r->max_ns, 0);
-		fprintf(out, ",%" PRIu64, r->forced);
-		for (size_t c = 0; c < nc; c++)
-			fprintf(out, ",%" PRIu64, r->counts[c]);
-		putc('\n', out);
-	}
-}
-
-static void regions_json(FILE *out, const struct sd_profile *p, const struct rrow *rows, size_t n,
-			 int bt, size_t nc)
-{
-	fputs("{\"regions\":[", out);
-	for (size_t i = 0; i < n; i++) {
-		const struct sd_region_row *r = &rows[i].r;
-		uint64_t mean = r->calls ? r->incl_ns / r->calls : 0;
-		uint64_t mn = r->calls ? r->min_ns : 0;
-		fputs(i ? ",\n{" : "\n{", out);
-		if (bt)
-			fprintf(out, "\"pid\":%" PRIu64 ",\"thread\":%" PRIu64 ",", r->pid, r->tid);
-		fputs("\"path\":", out);
-		sd_json_str(out, rows[i].path, strlen(rows[i].path));
-		fprintf(out, ",\"calls\":%" PRIu64 ",\"incl_ms\":", r->calls);
-		ms(out, r->incl_ns, 0), fputs(",\"excl_ms\":", out), ms(out, r->excl_ns, 0);
-		fputs(",\"min_ms\":", out), ms(out, mn, 0), fputs(",\"mean_ms\":", out);
-		ms(out, mean, 0), fputs(",\"max_ms\":", out), ms(out, r->max_ns, 0);
-		fprintf(out, ",\"forced\":%" PRIu64, r->forced);
-		for (size_t c = 0; c < nc; c++) {
-			putc(',', out);
-			sd_json_str(out, p->counters[c].name, strlen(p->counters[c].name));
-			fprintf(out, ":%" PRIu64, r->counts[c]);
-		}
-		putc('}', out);
-	}
-	fputs("]}\n", out);
+	if (o->format == SD_FMT_JSON)
+		putc('{', out);
+	err = sd_table_print(out, t, 0, "regions");
+	if (o->format == SD_FMT_JSON)
+		fputs("}\n", out);
+out:
+	sd_table_free(t);
+	free(cols);
+	return err;
 }
 
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
@@ -829,14 +733,7 @@ int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 		goto out;
 	if (n > 1)
 		qsort(rows, n, sizeof(*rows), rrow_cmp);
-	size_t shown = o->top && o->top < n ? o->top : n;
-	if (o->format == SD_FMT_TEXT)
-		regions_text(out, p, rows, shown, bt, nc);
-	else if (o->format == SD_FMT_CSV)
-		regions_csv(out, p, rows, shown, bt, nc);
-	else
-		regions_json(out, p, rows, shown, bt, nc);
-	err = 0;
+	err = print_regions(out, p, o, rows, o->top && o->top < n ? o->top : n, nc);
 out:
 	for (size_t i = 0; rows && i < p->nregions + 1; i++) {
 		free(rows[i].path);
