@@ -709,14 +709,11 @@ struct sd_stats;
 struct sd_stats *sd_stats_new(const struct sd_profile *p, int key);
 /* Add v (the metric of sample row r) to view row `row`: 0 or -ENOMEM. */
 int sd_stats_add(struct sd_stats *s, uint32_t row, const struct sd_crow *r, double v);
-/* Print the stats header cells (text: aligned names; csv: ",min,mean,max,stddev,n";
- * json: `"stats":"KEY",`) and one row's cells (text: aligned values; csv: ",..."; json:
- * `,"min":...,"n":N`): min, mean, max and population stddev of the row's values
- * over all units, and n, the number of units. */
-void sd_stats_head(FILE *out, const struct sd_stats *s, enum sd_format fmt);
-void sd_stats_row(FILE *out, const struct sd_stats *s, const struct sd_report_opts *o,
-		  uint32_t row);
-/* The same as table columns: SD_STATS_NCOLS column specs (static) and one row's cells. */
+/* The JSON key naming the unit of the stats, `"stats":"KEY",`, for the view's head. */
+void sd_stats_json_key(FILE *out, const struct sd_stats *s);
+/* The stats columns: min, mean, max and population stddev of the row's values over all
+ * units, and n, the number of units: SD_STATS_NCOLS column specs (static) and one row's
+ * cells. */
 #define SD_STATS_NCOLS 5
 extern const struct sd_col sd_stats_cols[SD_STATS_NCOLS];
 void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,

@@ -246,7 +246,7 @@ static void flat_head_json(FILE *out, const struct sd_profile *p, const struct s
 		"\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
 		p->streams, p->npids, p->nthreads, p->dropped, p->dropped_regions);
 	if (f->st)
-		sd_stats_head(out, f->st, o->format);
+		sd_stats_json_key(out, f->st);
 }
 
 /* The rows: text puts the function last (after the numbers), csv and json first. */

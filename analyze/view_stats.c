@@ -185,43 +185,9 @@ static struct spread row_spread(const struct sd_stats *s, uint32_t row)
 	return st;
 }
 
-/* mean and stddev in the metric's unit (ms for ns weight), 3 decimals */
-static void put3(FILE *out, const struct sd_report_opts *o, double v, int width)
+void sd_stats_json_key(FILE *out, const struct sd_stats *s)
 {
-	fprintf(out, "%*.3f", width, o->weight && !o->counter && !o->weight_unit ? v / 1e6 : v);
-}
-
-void sd_stats_head(FILE *out, const struct sd_stats *s, enum sd_format fmt)
-{
-	if (fmt == SD_FMT_TEXT)
-		fprintf(out, "  %10s %12s %10s %12s %6s", "min", "mean", "max", "stddev", "n");
-	else if (fmt == SD_FMT_CSV)
-		fputs(",min,mean,max,stddev,n", out);
-	else
-		fprintf(out, "\"stats\":\"%s\",", sd_stats_names[s->key]);
-}
-
-void sd_stats_row(FILE *out, const struct sd_stats *s, const struct sd_report_opts *o,
-		  uint32_t row)
-{
-	static const char *const csep[5] = { ",", ",", ",", ",", "," };
-	static const char *const tsep[5] = { "  ", " ", " ", " ", " " };
-	static const char *const jsep[5] = { ",\"min\":", ",\"mean\":", ",\"max\":",
-					     ",\"stddev\":", ",\"n\":" };
-	const char *const *sep = o->format == SD_FMT_TEXT ? tsep
-			       : o->format == SD_FMT_JSON ? jsep : csep;
-	int text = o->format == SD_FMT_TEXT;
-	struct spread st = row_spread(s, row);
-
-	fputs(sep[0], out);
-	sd_metric_put(out, o, st.min, text ? 10 : 0);
-	fputs(sep[1], out);
-	put3(out, o, st.mean, text ? 12 : 0);
-	fputs(sep[2], out);
-	sd_metric_put(out, o, st.max, text ? 10 : 0);
-	fputs(sep[3], out);
-	put3(out, o, st.sd, text ? 12 : 0);
-	fprintf(out, "%s%*zu", sep[4], text ? 6 : 0, s->nunits);
+	fprintf(out, "\"stats\":\"%s\",", sd_stats_names[s->key]);
 }
 
 const struct sd_col sd_stats_cols[SD_STATS_NCOLS] = {

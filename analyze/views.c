@@ -245,7 +245,7 @@ static int print_group(FILE *out, const struct grouped *g, const struct sd_profi
 		}
 		fputs("],", out);
 		if (g->st)
-			sd_stats_head(out, g->st, o->format);
+			sd_stats_json_key(out, g->st);
 	}
 	err = sd_table_print(out, t, 0, "rows");
 	if (o->format == SD_FMT_JSON)
