@@ -638,6 +638,9 @@ size_t sd_table_rows(const struct sd_table *t);
  * line, JSON as `"json_key":[{...},...]` (the caller writes the enclosing object). 0, or
  * -ENOMEM when a cell could not be added. */
 int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char *json_key);
+/* All rows as the end of a view's output: in JSON, `"json_key":[...]}` and a newline, the
+ * view's object opened here too unless the caller printed `{` and its head (opened). */
+int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened);
 void sd_table_free(struct sd_table *t);
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */

@@ -288,9 +288,7 @@ static int flat_print(FILE *out, const struct sd_profile *p, const struct sd_rep
 		flat_head_text(out, p, o, f->all);
 	else if (o->format == SD_FMT_JSON)
 		flat_head_json(out, p, o, f);
-	err = sd_table_print(out, t, 0, "rows");
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
+	err = sd_table_print_view(out, t, "rows", 1);
 	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
 	sd_table_free(t);
 	return err;
@@ -392,18 +390,10 @@ static int thread_cmp(const void *a, const void *b)
  * shifts its row), one space apart, and "  " before the last. */
 #define FIXED(n, w) .name = n, .width = w, .fixed = 1, .gap = " "
 
-/* Print and free a view's table: the whole of its text or CSV, or the rows of its JSON
- * object (which the caller has opened when `opened`). */
-static int print_rows(FILE *out, struct sd_table *t, const struct sd_report_opts *o,
-		      const char *key, int opened)
+/* The rows as the whole view; frees t. */
+static int print_table(FILE *out, struct sd_table *t, const char *key, int opened)
 {
-	if (!t)
-		return -ENOMEM;
-	if (o->format == SD_FMT_JSON && !opened)
-		putc('{', out);
-	int err = sd_table_print(out, t, 0, key);
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
+	int err = sd_table_print_view(out, t, key, opened);
 	sd_table_free(t);
 	return err;
 }
@@ -437,7 +427,7 @@ static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_o
 		}
 		sd_table_str(t, r->name);
 	}
-	return print_rows(out, t, o, "threads", 0);
+	return t ? print_table(out, t, "threads", 0) : -ENOMEM;
 }
 
 static int out_sources(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
@@ -459,7 +449,7 @@ static int out_sources(FILE *out, const struct sd_profile *p, const struct sd_re
 		sd_table_str(t, s->unit);
 		sd_table_str(t, s->mechanism);
 	}
-	return print_rows(out, t, o, "sources", 0);
+	return t ? print_table(out, t, "sources", 0) : -ENOMEM;
 }
 
 /* One row per counter (merged by name), then one per unavailable counter. */
@@ -492,7 +482,7 @@ static int out_counters(FILE *out, const struct sd_profile *p, const struct sd_r
 			sd_table_text(t, 0, "(%s)", u->reason);
 		c ? sd_table_null(t) : sd_table_str(t, u->reason);
 	}
-	int err = print_rows(out, t, o, "counters", 0);
+	int err = t ? print_table(out, t, "counters", 0) : -ENOMEM;
 	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
 	return err;
 }
@@ -533,7 +523,7 @@ static int out_streams(FILE *out, const struct sd_profile *p, const struct sd_re
 		sd_table_u64(t, si->regions_dropped);
 		sd_table_str(t, si->host);
 	}
-	return print_rows(out, t, o, "streams", 1);
+	return t ? print_table(out, t, "streams", 1) : -ENOMEM;
 }
 
 static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);

@@ -313,6 +313,17 @@ static void print_json_row(FILE *out, const struct sd_table *t, size_t r)
 	putc('}', out);
 }
 
+int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened)
+{
+	int json = t->fmt == SD_FMT_JSON;
+	if (json && !opened)
+		putc('{', out);
+	int err = sd_table_print(out, t, 0, json_key);
+	if (json)
+		fputs("}\n", out);
+	return err;
+}
+
 int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char *json_key)
 {
 	if (t->err)

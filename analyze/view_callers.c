@@ -85,9 +85,7 @@ static int print_rows(FILE *out, const struct sd_report_opts *o, const struct su
 		fprintf(out, ",\"self_pct\":%.2f,", sd_pct(sm->self, sm->all));
 	}
 	snprintf(key, sizeof(key), "%ss", col);
-	err = sd_table_print(out, t, 0, key);
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
+	err = sd_table_print_view(out, t, key, 1);
 	sd_table_free(t);
 	return err;
 }

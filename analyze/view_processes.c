@@ -114,12 +114,8 @@ int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_repo
 		partial += si->cpu_threads && (si->cpu_threads < si->threads || si->cpu_flush);
 		row_cells(t, si, rows[k].samples, t0);
 	}
-	if (o->format == SD_FMT_JSON)
-		putc('{', out);
-	err = sd_table_print(out, t, 0, "processes");
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
-	else if (o->format == SD_FMT_TEXT && partial && !err)
+	err = sd_table_print_view(out, t, "processes", 0);
+	if (o->format == SD_FMT_TEXT && partial && !err)
 		fprintf(out, "cpu_ms of %zu process%s is partial: a thread's CPU time is unknown, or "
 			"known up to the last flush only (killed or still running; see --view "
 			"coverage); '-': no CPU time recorded\n", partial, partial == 1 ? "" : "es");

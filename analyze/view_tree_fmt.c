@@ -84,9 +84,7 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
 		fprintf(out, ",\"min_percent\":%g,", o->min_percent);
 	}
-	err = sd_table_print(out, t, 0, "rows");
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
+	err = sd_table_print_view(out, t, "rows", 1);
 out:
 	sd_table_free(t);
 	free(at);

@@ -247,9 +247,7 @@ static int print_group(FILE *out, const struct grouped *g, const struct sd_profi
 		if (g->st)
 			sd_stats_json_key(out, g->st);
 	}
-	err = sd_table_print(out, t, 0, "rows");
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
+	err = sd_table_print_view(out, t, "rows", 1);
 out:
 	sd_table_free(t);
 	free(cols);
@@ -710,11 +708,7 @@ static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_
 		for (size_t c = 0; c < nc; c++)
 			sd_table_u64(t, r->counts[c]);
 	}
-	if (o->format == SD_FMT_JSON)
-		putc('{', out);
-	err = sd_table_print(out, t, 0, "regions");
-	if (o->format == SD_FMT_JSON)
-		fputs("}\n", out);
+	err = sd_table_print_view(out, t, "regions", 0);
 out:
 	sd_table_free(t);
 	free(cols);
