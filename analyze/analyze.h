@@ -712,6 +712,17 @@ struct sd_stats;
 struct sd_stats *sd_stats_new(const struct sd_profile *p, int key);
 /* Add v (the metric of sample row r) to view row `row`: 0 or -ENOMEM. */
 int sd_stats_add(struct sd_stats *s, uint32_t row, const struct sd_crow *r, double v);
+/* Folded stacks ("a;b;c V" a line, sorted by path) of a tree of n nodes, 0 the root
+ * (never printed): one line per node whose own value is positive, its path the names
+ * from below the root down to it. emit.c. 0 or -ENOMEM. */
+struct sd_folded_tree {
+	uint32_t n;
+	const void *ctx;
+	uint32_t (*parent)(const void *ctx, uint32_t i);
+	const char *(*name)(const void *ctx, uint32_t i);
+	double (*value)(const void *ctx, uint32_t i);
+};
+int sd_folded_print(FILE *out, const struct sd_folded_tree *t);
 /* The JSON key naming the unit of the stats, `"stats":"KEY",`, for the view's head. */
 void sd_stats_json_key(FILE *out, const struct sd_stats *s);
 /* The stats columns: min, mean, max and population stddev of the row's values over all

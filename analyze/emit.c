@@ -304,3 +304,55 @@ void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_
 	else
 		fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
 }
+
+/* ---- folded stacks ------------------------------------------------------------------ */
+
+struct fline { char *path; double v; };
+
+static int fline_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
+}
+
+int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
+{
+	struct fline *lines = malloc((t->n + 1) * sizeof(*lines));
+	uint32_t *chain = malloc((t->n + 1) * sizeof(*chain));
+	size_t nl = 0;
+	int err = -ENOMEM;
+
+	if (!lines || !chain)
+		goto out;
+	for (uint32_t i = 1; i < t->n; i++) {
+		double v = t->value(t->ctx, i);
+		size_t depth = 0, len = 0;
+		if (v <= 0)
+			continue;
+		for (uint32_t c = i; c; c = t->parent(t->ctx, c)) {
+			chain[depth++] = c;
+			len += strlen(t->name(t->ctx, c)) + 1;
+		}
+		char *s = malloc(len), *q = s;
+		if (!s)
+			goto out;
+		while (depth--) {
+			const char *name = t->name(t->ctx, chain[depth]);
+			size_t l = strlen(name);
+			memcpy(q, name, l);
+			q += l;
+			*q++ = depth ? ';' : 0;
+		}
+		lines[nl++] = (struct fline){ s, v };
+	}
+	if (nl > 1)
+		qsort(lines, nl, sizeof(*lines), fline_cmp);
+	for (size_t i = 0; i < nl; i++)
+		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
+	err = 0;
+out:
+	for (size_t i = 0; i < nl; i++)
+		free(lines[i].path);
+	free(lines);
+	free(chain);
+	return err;
+}

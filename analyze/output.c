@@ -321,54 +321,34 @@ static int out_flat(FILE *out, const struct sd_profile *p, const struct sd_repor
 
 /* ---- folded stacks ----------------------------------------------------------------- */
 
-struct fline { char *path; double v; };
+struct folded_nodes { const struct sd_profile *p; const double *nv; };
 
-static int fline_cmp(const void *a, const void *b)
+static uint32_t node_parent(const void *ctx, uint32_t i)
 {
-	return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
+	return ((const struct folded_nodes *)ctx)->p->nodes[i].parent;
+}
+
+static const char *node_name(const void *ctx, uint32_t i)
+{
+	const struct sd_profile *p = ((const struct folded_nodes *)ctx)->p;
+	return sd_sym_func(p->sym, p->nodes[i].func)->display;
+}
+
+static double node_value(const void *ctx, uint32_t i)
+{
+	return ((const struct folded_nodes *)ctx)->nv[i];
 }
 
 static int out_folded(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	struct fline *lines = malloc(p->nnodes * sizeof(*lines));
-	uint32_t *chain = malloc(p->nnodes * sizeof(*chain));
 	double *nv = sd_node_values(p, o);
-	size_t nl = 0;
-	int err = -ENOMEM;
-
-	if (!lines || !chain || !nv)
-		goto out;
-	for (size_t i = 1; i < p->nnodes; i++) {
-		double v = nv[i];
-		size_t depth = 0, len = 0;
-		if (v <= 0)
-			continue;
-		for (uint32_t c = (uint32_t)i; c; c = p->nodes[c].parent) {
-			chain[depth++] = c;
-			len += strlen(sd_sym_func(p->sym, p->nodes[c].func)->display) + 1;
-		}
-		char *s = malloc(len), *q = s;
-		if (!s)
-			goto out;
-		while (depth--) {
-			const char *name = sd_sym_func(p->sym, p->nodes[chain[depth]].func)->display;
-			size_t l = strlen(name);
-			memcpy(q, name, l);
-			q += l;
-			*q++ = depth ? ';' : 0;
-		}
-		lines[nl++] = (struct fline){ s, v };
-	}
-	qsort(lines, nl, sizeof(*lines), fline_cmp);
-	for (size_t i = 0; i < nl; i++)
-		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
-	sd_nocounters_warning(stderr, p);
-	err = 0;
-out:
-	for (size_t i = 0; i < nl; i++)
-		free(lines[i].path);
-	free(lines);
-	free(chain);
+	if (!nv)
+		return -ENOMEM;
+	struct folded_nodes f = { p, nv };
+	struct sd_folded_tree t = { (uint32_t)p->nnodes, &f, node_parent, node_name, node_value };
+	int err = sd_folded_print(out, &t);
+	if (!err)
+		sd_nocounters_warning(stderr, p);
 	free(nv);
 	return err;
 }

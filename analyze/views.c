@@ -457,47 +457,25 @@ static int child_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-struct fline { char *path; double v; };
-
-static int fline_cmp(const void *a, const void *b)
+static uint32_t tnode_parent(const void *ctx, uint32_t i)
 {
-	return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
+	return ((const struct tree *)ctx)->n[i].parent;
+}
+
+static const char *tnode_name(const void *ctx, uint32_t i)
+{
+	return ((const struct tree *)ctx)->n[i].name;
+}
+
+static double tnode_self(const void *ctx, uint32_t i)
+{
+	return ((const struct tree *)ctx)->n[i].self;
 }
 
 static int tree_folded(FILE *out, const struct tree *t)
 {
-	struct fline *lines = malloc(t->nn * sizeof(*lines));
-	uint32_t *chain = malloc(t->nn * sizeof(*chain));
-	size_t nl = 0;
-	int err = -ENOMEM;
-
-	if (!lines || !chain)
-		goto out;
-	for (size_t i = 1; i < t->nn; i++) {
-		struct buf b = { 0 };
-		size_t d = 0;
-		if (t->n[i].self <= 0)
-			continue;
-		for (uint32_t c = (uint32_t)i; c; c = t->n[c].parent)
-			chain[d++] = c;
-		while (d--)
-			if (buf_str(&b, t->n[chain[d]].name) || (d && buf_add(&b, ";", 1))) {
-				free(b.p);
-				goto out;
-			}
-		lines[nl++] = (struct fline){ b.p, t->n[i].self };
-	}
-	if (nl > 1)
-		qsort(lines, nl, sizeof(*lines), fline_cmp);
-	for (size_t i = 0; i < nl; i++)
-		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
-	err = 0;
-out:
-	for (size_t i = 0; i < nl; i++)
-		free(lines[i].path);
-	free(lines);
-	free(chain);
-	return err;
+	struct sd_folded_tree f = { (uint32_t)t->nn, t, tnode_parent, tnode_name, tnode_self };
+	return sd_folded_print(out, &f);
 }
 
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
