@@ -139,6 +139,8 @@ int sd_notreg_perror(const char *name, unsigned mode);
 
 /* Field accessors: 0 and *out set if element i exists with the right type, else -EINVAL. */
 int sd_rec_u64_slow(const struct sd_record *r, uint32_t i, uint64_t *out);
+/* Element i as a number (a float, or an unsigned integer): 0, or -EINVAL. */
+int sd_rec_f64(const struct sd_record *r, uint32_t i, double *out);
 /* Element i as an unsigned integer: 0, or -EINVAL (absent, or not one).
  * Inline: it is called for every field of every sample. */
 static inline int sd_rec_u64(const struct sd_record *r, uint32_t i, uint64_t *out)
@@ -461,6 +463,7 @@ struct sd_profile {
 	struct sd_crow *rows; size_t nrows, caprows;
 	struct sd_region_row *regions; size_t nregions, capregions;
 	uint64_t region_records;       /* REGION records read, all streams */
+	uint64_t region_stats;         /* REGION_STATS records read, all streams */
 	uint64_t region_counts;        /* REGION records that carried counts */
 	struct sd_counter_row *counters; size_t ncounters, capcounters;
 	struct sd_counter_unavail *unavail; size_t nunavail, capunavail;

@@ -68,7 +68,7 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 /* The regions view needs REGION records: say why there are none. */
 static int check_regions(const struct sd_report_opts *o, const struct sd_profile *p)
 {
-	if (o->view != SD_VIEW_REGIONS || p->region_records)
+	if (o->view != SD_VIEW_REGIONS || p->region_records || p->region_stats)
 		return SD_EXIT_OK;
 	if (p->dropped_regions)
 		fprintf(stderr, "sonde: no region records: all %llu region events were dropped "

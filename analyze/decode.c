@@ -421,30 +421,41 @@ found:;
 
 /* Close the innermost open region of thread ti at time `end`, with the thread's counter
  * totals `cnt` at that time (nctrs values, or NULL if unknown). */
-static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced,
-			const uint64_t *cnt)
+/* The timing of (thread ti, context node), made empty if new. NULL on ENOMEM. */
+static struct sreg *reg_of(struct sstate *st, uint32_t ti, uint32_t node)
 {
-	struct sthread *t = &st->threads[ti];
-	struct sopen o = t->open[--t->nopen];
-	uint64_t dur = end > o.t ? end - o.t : 0, key = (uint64_t)ti << 32 | o.node;
+	uint64_t key = (uint64_t)ti << 32 | node;
 	uint32_t idx;
 
 	if (!sd_u64map_get(&st->regmap, key, &idx)) {
 		if (st->nregs >= UINT32_MAX - 1 ||
 		    sd_grow(&st->regs, &st->capregs, st->nregs + 1, sizeof(*st->regs)))
-			return -ENOMEM;
+			return NULL;
 		idx = (uint32_t)st->nregs;
-		if (sd_u64map_put(&st->regmap, key, idx)) {
-			free(o.cnt);
-			return -ENOMEM;
-		}
+		if (sd_u64map_put(&st->regmap, key, idx))
+			return NULL;
 		struct sreg *g = &st->regs[st->nregs++];
+		memset(g, 0, sizeof(*g));
 		g->thread = ti;
-		g->node = o.node;
+		g->node = node;
 		g->min = UINT64_MAX;
 	}
-	struct sreg *g = &st->regs[idx];
+	return &st->regs[idx];
+}
+
+static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced,
+			const uint64_t *cnt)
+{
+	struct sthread *t = &st->threads[ti];
+	struct sopen o = t->open[--t->nopen];
+	uint64_t dur = end > o.t ? end - o.t : 0;
+	struct sreg *g = reg_of(st, ti, o.node);
+	if (!g) {
+		free(o.cnt);
+		return -ENOMEM;
+	}
 	g->calls++;
+	g->sumsq += (double)dur * (double)dur;
 	g->incl += dur;
 	g->excl += dur > o.child_ns ? dur - o.child_ns : 0;
 	if (dur < g->min)
@@ -576,7 +587,7 @@ static const char generic[] = "a field is missing or has the wrong type";
  * reason when each listed field is fine. Optional fields count only when present. */
 static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 {
-	static const char *const layout[SD_K_LAST + 1][SD_F_SAMPLE_N - 1] = {
+	static const char *const layout[SD_K_LAST + 1][SD_F_MAX - 1] = {
 		[SD_K_MODULE] = { "module:u", "t:u", "path:s" },
 		[SD_K_THREAD] = { "thread:u", "tid:u", "t:u" },
 		[SD_K_THREAD_END] = { "thread:u" },
@@ -589,12 +600,15 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 		[SD_K_REGION] = { "thread:u", "t:u", "node:u", "event:u" },
 		[SD_K_THREAD_CPU] = { "thread:u", "t:u", "cpu_ns:u" },
 		[SD_K_UNSAMPLED] = { "thread:u", "t:u", "reason:s", "cpu_ns:u" },
+		[SD_K_REGION_STATS] = { "thread:u", "t:u", "node:u", "calls:u", "incl_ns:u",
+					"excl_ns:u", "min_ns:u", "max_ns:u", "sumsq_ns2:f",
+					"forced:u", "site:u" },
 	};
 	static const char *const kinds[SD_K_LAST + 1] = SD_KIND_NAMES;
 
-	if (r->kind >= SD_K_UNSAMPLED) /* UNSAMPLED: the generic reason, as ever */
+	if (r->kind == SD_K_UNSAMPLED || r->kind > SD_K_LAST) /* the generic reason, as ever */
 		return generic;
-	for (uint32_t i = 0; i < SD_F_SAMPLE_N - 1 && layout[r->kind][i]; i++) {
+	for (uint32_t i = 0; i < SD_F_MAX - 1 && layout[r->kind][i]; i++) {
 		const char *f = layout[r->kind][i];
 		int opt = f[0] == '+';
 		size_t nl = strcspn(f + opt, ":");
@@ -604,11 +618,14 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 			break;
 		if (o && (ty == '?' || (ty == 'u' && o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) ||
 			  (ty == 's' && o->type == MSGPACK_OBJECT_STR) ||
+			  (ty == 'f' && (o->type == MSGPACK_OBJECT_FLOAT64 ||
+					 o->type == MSGPACK_OBJECT_FLOAT32 ||
+					 o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)) ||
 			  (ty == 'm' && o->type == MSGPACK_OBJECT_MAP)))
 			continue;
 		snprintf(buf, len, "%s %.*s is %s", kinds[r->kind], (int)nl, f + opt,
 			 !o ? "missing" : ty == 'u' ? "not an unsigned integer"
-			 : ty == 's' ? "not a string" : "not a map");
+			 : ty == 's' ? "not a string" : ty == 'f' ? "not a number" : "not a map");
 		return buf;
 	}
 	return generic;
@@ -976,6 +993,50 @@ static int rec_region(struct rec_ctx *c)
 	return region_event(st, (uint32_t)thread, t, (uint32_t)node, event, cn);
 }
 
+/* REGION_STATS: a thread's cumulative timing of one context node (SONDE_REGIONS=on); the
+ * last record of a (thread, node) holds the totals. */
+static int rec_region_stats(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t thread, t, node, calls, incl, excl, mn, mx, forced, site;
+	const msgpack_object *cn = r->n > SD_F_RSTATS_COUNTS ? &r->v[SD_F_RSTATS_COUNTS] : NULL;
+	double sumsq;
+	if (sd_rec_u64(r, SD_F_RSTATS_THREAD, &thread) || sd_rec_u64(r, SD_F_RSTATS_T, &t) ||
+	    sd_rec_u64(r, SD_F_RSTATS_NODE, &node) || sd_rec_u64(r, SD_F_RSTATS_CALLS, &calls) ||
+	    sd_rec_u64(r, SD_F_RSTATS_INCL, &incl) || sd_rec_u64(r, SD_F_RSTATS_EXCL, &excl) ||
+	    sd_rec_u64(r, SD_F_RSTATS_MIN, &mn) || sd_rec_u64(r, SD_F_RSTATS_MAX, &mx) ||
+	    sd_rec_f64(r, SD_F_RSTATS_SUMSQ, &sumsq) ||
+	    sd_rec_u64(r, SD_F_RSTATS_FORCED, &forced) || sd_rec_u64(r, SD_F_RSTATS_SITE, &site))
+		return REC_BAD;
+	if (cn && (c->why = check_counts(cn, st->nctrs, "REGION_STATS counts")))
+		return REC_BAD;
+	if (!known_thread(c, thread, "REGION_STATS names a thread that no THREAD record defined "
+			  "before it"))
+		return REC_BAD;
+	c->why = "REGION_STATS names a CONTEXT node that no CONTEXT record defined before it";
+	if (node == 0 || node >= st->nctxs)
+		return REC_BAD;
+	c->why = "REGION_STATS times do not add up (min > max, or excl > incl)";
+	if ((calls && mn > mx) || excl > incl || !(sumsq >= 0))
+		return REC_BAD;
+	struct sreg *g = reg_of(st, (uint32_t)thread, (uint32_t)node);
+	if (!g)
+		return -ENOMEM;
+	g->calls = calls, g->incl = incl, g->excl = excl, g->forced = forced, g->sumsq = sumsq;
+	g->min = calls ? mn : UINT64_MAX, g->max = mx;
+	if (cn) {
+		if (!g->cnt && !(g->cnt = calloc(st->nctrs, sizeof(*g->cnt))))
+			return -ENOMEM;
+		for (size_t k = 0; k < st->nctrs; k++)
+			g->cnt[k] = cn->via.array.ptr[k].via.u64;
+	}
+	st->nregion_stats++;
+	st->nregion_counts += cn != NULL;
+	st->threads[thread].last_t = t > st->threads[thread].last_t ? t : st->threads[thread].last_t;
+	return 0;
+}
+
 static int rec_thread_cpu(struct rec_ctx *c)
 {
 	struct sstate *st = c->st;
@@ -1111,14 +1172,15 @@ int sd_decode_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 		/* SAMPLE: called directly, below */ [SD_K_ATTRIBUTE] = rec_attribute,
 		[SD_K_CONTEXT] = rec_context, [SD_K_REGION] = rec_region,
 		[SD_K_THREAD_CPU] = rec_thread_cpu, [SD_K_UNSAMPLED] = rec_unsampled,
-		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end,
+		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end, [SD_K_REGION_STATS] = rec_region_stats,
 	};
 	/* where `t` is in the records that have one (SAMPLE: its thread's time) */
 	static const uint8_t t_index[SD_K_LAST + 1] = {
 		[SD_K_MODULE] = SD_F_MODULE_T, [SD_K_MODULE_END] = SD_F_MODULE_END_T,
 		[SD_K_THREAD] = SD_F_THREAD_T, [SD_K_THREAD_END] = SD_F_THREAD_END_T,
 		[SD_K_END] = SD_F_END_T, [SD_K_NOTE] = SD_F_NOTE_T, [SD_K_REGION] = SD_F_REGION_T,
-		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T };
+		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T,
+		[SD_K_REGION_STATS] = SD_F_RSTATS_T };
 	uint64_t t;
 
 	if (r->kind > SD_K_LAST)

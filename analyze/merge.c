@@ -603,6 +603,7 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st))
 		goto out;
 	p->region_records += st->nregion_records;
+	p->region_stats += st->nregion_stats;
 	p->region_counts += st->nregion_counts;
 	p->streams++;
 	err = 0;

@@ -35,6 +35,7 @@ struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
 	      double weight; uint64_t nocnt; };
 struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;
+	      double sumsq; /* of the inclusive times, ns^2 */
 	      uint64_t *cnt; /* inclusive counter deltas, NULL until the first */ };
 struct scounter { char *name, *group, *unit, *source; uint32_t gid; };
 struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples; double weight; };
@@ -64,7 +65,7 @@ struct sstate {
 	uint32_t last_agg; int have_last;              /* cache: consecutive samples repeat */
 	struct sreg *regs; size_t nregs, capregs;
 	struct sd_u64map regmap;                       /* thread << 32 | node -> index in regs */
-	uint64_t nregion_records, nregion_counts;
+	uint64_t nregion_records, nregion_counts, nregion_stats;
 	struct scounter *ctrs; size_t nctrs;           /* HEADER counters */
 	char **unames, **ureasons; size_t nun;         /* HEADER counters_unavailable */
 	uint64_t *aggcnt; size_t capaggcnt;            /* nctrs sums per agg */

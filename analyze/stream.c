@@ -455,6 +455,20 @@ int sd_rec_u64_slow(const struct sd_record *r, uint32_t i, uint64_t *out)
 	return i < r->n ? sd_obj_u64(&r->v[i], out) : -EINVAL;
 }
 
+int sd_rec_f64(const struct sd_record *r, uint32_t i, double *out)
+{
+	if (i >= r->n)
+		return -EINVAL;
+	const msgpack_object *o = &r->v[i];
+	if (o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_FLOAT32)
+		*out = o->via.f64;
+	else if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		*out = (double)o->via.u64;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int sd_rec_str(const struct sd_record *r, uint32_t i, const char **p, uint32_t *len)
 {
 	if (i >= r->n || r->v[i].type != MSGPACK_OBJECT_STR)

@@ -41,15 +41,50 @@ struct sd_node_view {
 	const char *s;
 };
 
+/* Region timing aggregated in each thread (SONDE_REGIONS=on, regions.c): one
+ * entry per (thread, context node), collected by the writer. A consistent copy
+ * of an entry, in ns; counts: inclusive counter deltas (ncounts of them). */
+#define SD_REGION_COUNTERS_MAX 8
+struct sd_region_stat {
+	uint32_t node;
+	uintptr_t site; /* where the node was first opened (the caller's return address) */
+	uint64_t calls, forced, incl_ns, excl_ns, min_ns, max_ns;
+	double sumsq_ns2; /* sum of the squared inclusive times */
+	unsigned ncounts;
+	uint64_t counts[SD_REGION_COUNTERS_MAX];
+};
+struct sd_rtable;
+
+/* Calls fn with each entry of t that changed since the last collection (calls
+ * or forced ends). Writer thread; the table's thread may run on. Returns how
+ * many. */
+int sd_annotate_rtable_collect(struct sd_rtable *t,
+			       void (*fn)(void *arg, const struct sd_region_stat *s), void *arg);
+/* Frees a table whose thread has ended and that was collected a last time
+ * (its totals stay in the process's, for queries). */
+void sd_annotate_rtable_free(struct sd_rtable *t);
+
+/* What the sampler gives the annotate component at start. */
+struct sd_annotate_hooks {
+	/* SONDE_REGIONS=trace: every begin and end, on the thread itself */
+	void (*region)(uint32_t node, int event);
+	/* SONDE_REGIONS=on: regions aggregated in each thread's table */
+	int aggregate;
+	/* counters read at each begin and end of an aggregated region (0: none),
+	 * and the reader of the calling thread's totals (0, or -1: unreadable) */
+	unsigned ncounters;
+	int (*read_counters)(uint64_t *out);
+	/* a thread's new table: the sampler links it to the thread's ring; 1 if
+	 * it did (the writer frees it then), 0 if the thread has no ring */
+	int (*adopt_table)(struct sd_rtable *t);
+};
+
 /* Region events, as in docs/FORMAT.md REGION. */
 
-/* Called by the sampler when a thread's context changes and regions are on;
- * ordinary context, on the thread whose context changed. */
-typedef void (*sd_region_hook)(uint32_t node, int event);
-
-/* Turns the API on (it is a cheap no-op until then). hook: NULL unless
- * SONDE_REGIONS=on. Ordinary context, once, from the runtime constructor. */
-void sd_annotate_start(sd_region_hook hook);
+/* Turns the API on (it is a cheap no-op until then). hooks: NULL for
+ * annotations that only label samples. Ordinary context, once, from the
+ * runtime constructor. */
+void sd_annotate_start(const struct sd_annotate_hooks *hooks);
 /* Turns the API off again (process end): calls become no-ops. */
 void sd_annotate_stop(void);
 

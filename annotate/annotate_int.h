@@ -2,8 +2,10 @@
 #ifndef SONDE_ANNOTATE_INT_H
 #define SONDE_ANNOTATE_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "annotate/annotate.h"
 
@@ -26,6 +28,31 @@ struct sd_value {
 	size_t len;
 	uint64_t key; /* int, double bits, or hash of the string */
 };
+
+/* One (thread, context node) of regions.c. Written by its thread only,
+ * between two increments of seq (odd while writing); times in clock ticks. */
+struct sd_rstat {
+	_Atomic uint32_t seq;
+	uint32_t node;
+	uintptr_t site;
+	uint64_t calls, forced, incl, excl, min, max;
+	double sumsq;
+	uint64_t counts[SD_REGION_COUNTERS_MAX];
+	uint64_t written_calls, written_forced; /* what the collector wrote last */
+};
+
+/* regions.c: the clock (TSC ticks when sd_rclock_tsc, else ns) and tables. */
+extern int sd_rclock_tsc;
+void sd_rclock_init(void);
+uint64_t sd_rclock_slow(void);
+double sd_rclock_ns_per_tick(void);
+struct sd_rtable *sd_rtable_new(unsigned ncounters, pid_t tid);
+struct sd_rtable *sd_rtable_new_unlisted(unsigned ncounters);
+/* The entry of node in the calling thread's own table, made if new (NULL when
+ * out of memory). */
+struct sd_rstat *sd_rtable_entry(struct sd_rtable *t, uint32_t node);
+void sd_rtable_reset(struct sd_rtable *t);
+void sd_rtable_fork_child(struct sd_rtable *own);
 
 struct sd_attr *sd_ann_attr_find(const char *name);
 struct sd_attr *sd_ann_attr_get(const char *name, int type, int scope);

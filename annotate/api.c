@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "annotate/annotate_int.h"
 #include "include/sonde.h"
@@ -25,6 +26,12 @@
 struct entry {
 	uint16_t attr;
 	uint32_t node;
+	/* SONDE_REGIONS=on: when it began (clock ticks), the inclusive time of
+	 * its children so far, its entry in the thread's table, and the
+	 * counters at its beginning */
+	uint64_t t0, child;
+	struct sd_rstat *rs;
+	uint64_t c0[SD_REGION_COUNTERS_MAX];
 };
 
 struct cache_e {
@@ -51,10 +58,15 @@ struct ann_thread {
 	struct stack st;
 	struct cache_e cache[1024];
 	struct name_e names[16];
+	struct sd_rtable *rt; /* SONDE_REGIONS=on: made at the first begin */
+	int rt_adopted;       /* its ring took it (the writer frees it) */
+	int rt_failed;        /* could not be made: no timing in this thread */
 };
 
 static _Atomic int enabled;
-static sd_region_hook region_hook;
+static void (*region_hook)(uint32_t node, int event);
+static struct sd_annotate_hooks hooks; /* what sd_annotate_start was given */
+static int agg;                        /* hooks.aggregate */
 static __thread struct ann_thread *tls __attribute__((tls_model("initial-exec")));
 static struct stack pstack;
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,9 +110,16 @@ void sd_ann_warn(const char *fmt, ...)
 
 /* ---- start/stop and the handler's view ------------------------------------ */
 
-void sd_annotate_start(sd_region_hook hook)
+void sd_annotate_start(const struct sd_annotate_hooks *h)
 {
-	region_hook = hook;
+	if (h)
+		hooks = *h;
+	region_hook = hooks.region;
+	agg = hooks.aggregate;
+	if (hooks.ncounters > SD_REGION_COUNTERS_MAX || !hooks.read_counters)
+		hooks.ncounters = hooks.read_counters ? SD_REGION_COUNTERS_MAX : 0;
+	if (agg)
+		sd_rclock_init();
 	region_attr = sd_ann_attr_get("region", SD_TYPE_STRING, SD_SCOPE_THREAD);
 	atomic_store(&enabled, 1);
 }
@@ -236,18 +255,88 @@ static void publish(struct stack *st)
 	atomic_store_explicit(&st->ctx, top_node(st), memory_order_release);
 }
 
-static void event(struct stack *st, uint32_t node, int ev)
+static inline uint64_t rclock(void)
 {
-	if (region_hook && st != &pstack && node)
-		region_hook(node, ev);
+	return sd_rclock_tsc ? __rdtsc() : sd_rclock_slow();
 }
 
-/* Removes entries [k, depth) and returns their count; forced-end events. */
-static unsigned cut(struct stack *st, unsigned k, int ev)
+/* The calling thread's table, made at its first region. */
+static __attribute__((noinline)) struct sd_rtable *table_make(struct ann_thread *t)
+{
+	if (t->rt_failed)
+		return NULL;
+	if (!(t->rt = sd_rtable_new(hooks.ncounters, gettid()))) {
+		t->rt_failed = 1;
+		sd_ann_warn("sonde: SONDE_REGIONS: no memory for this thread's region table (its "
+			    "regions are not timed)");
+		return NULL;
+	}
+	t->rt_adopted = hooks.adopt_table && hooks.adopt_table(t->rt);
+	return t->rt;
+}
+
+/* Entry e (just pushed, node `node`) begins now. */
+static inline void agg_begin(struct ann_thread *t, struct entry *e)
+{
+	struct sd_rtable *rt = t->rt ? t->rt : table_make(t);
+	e->rs = rt ? sd_rtable_entry(rt, e->node) : NULL;
+	e->child = 0;
+	if (hooks.ncounters && e->rs && hooks.read_counters(e->c0) != 0)
+		e->rs = NULL; /* counters unreadable: not timed rather than wrong */
+	e->t0 = rclock();
+}
+
+/* Entry j of st (popped, or being cut) ends now. */
+static inline void agg_end(struct stack *st, unsigned j, int forced)
+{
+	struct entry *e = &st->e[j];
+	uint64_t incl = rclock() - e->t0;
+	if (j)
+		st->e[j - 1].child += incl;
+	struct sd_rstat *s = e->rs;
+	if (!s)
+		return;
+	uint64_t c[SD_REGION_COUNTERS_MAX];
+	unsigned nc = hooks.ncounters;
+	if (nc && hooks.read_counters(c) != 0)
+		nc = 0;
+	uint64_t excl = incl > e->child ? incl - e->child : 0;
+	uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	if (!s->calls || incl < s->min)
+		s->min = incl;
+	if (incl > s->max)
+		s->max = incl;
+	s->calls++;
+	s->forced += (unsigned)forced;
+	s->incl += incl;
+	s->excl += excl;
+	s->sumsq += (double)incl * (double)incl;
+	for (unsigned i = 0; i < nc; i++)
+		s->counts[i] += c[i] - e->c0[i];
+	atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+}
+
+/* Entry j of st begins (ev SD_REGION_BEGIN) or ends. */
+static void event(struct ann_thread *t, struct stack *st, unsigned j, int ev)
+{
+	if (st == &pstack || !st->e[j].node)
+		return;
+	if (region_hook)
+		region_hook(st->e[j].node, ev);
+	else if (agg && t && ev == SD_REGION_BEGIN)
+		agg_begin(t, &st->e[j]);
+	else if (agg && t)
+		agg_end(st, j, ev == SD_REGION_FORCED_END);
+}
+
+/* Removes entries [k, depth) and returns their count; end events. */
+static unsigned cut(struct ann_thread *t, struct stack *st, unsigned k, int ev)
 {
 	unsigned n = st->depth - k;
 	for (unsigned j = st->depth; j-- > k;)
-		event(st, st->e[j].node, ev);
+		event(t, st, j, ev);
 	st->depth = k;
 	return n;
 }
@@ -262,7 +351,7 @@ static void rebuild(struct ann_thread *t, struct stack *st, const struct entry *
 		uint32_t node = child(t, top_node(st), saved[j].attr, &v);
 		st->e[st->depth].attr = saved[j].attr;
 		st->e[st->depth++].node = node;
-		event(st, node, SD_REGION_BEGIN);
+		event(t, st, st->depth - 1, SD_REGION_BEGIN);
 	}
 }
 
@@ -309,7 +398,7 @@ static void op_begin(struct sd_attr *a, const struct sd_value *v, const char *fn
 	st->e[st->depth].attr = a->id;
 	st->e[st->depth++].node = node;
 	publish(st);
-	event(st, node, SD_REGION_BEGIN);
+	event(t, st, st->depth - 1, SD_REGION_BEGIN);
 	stack_done(st);
 }
 
@@ -342,9 +431,9 @@ static void op_end(struct sd_attr *a, const char *want, const char *fn)
 		return;
 	if (!st->overflow && st->depth && st->e[st->depth - 1].attr == a->id &&
 	    (!want || top_is(st, want))) {
-		uint32_t node = st->e[--st->depth].node;
+		--st->depth;
 		publish(st);
-		event(st, node, SD_REGION_END);
+		event(t, st, st->depth, SD_REGION_END);
 		stack_done(st);
 		return;
 	}
@@ -391,7 +480,7 @@ __attribute__((noinline)) static void op_end_slow(struct sd_attr *a, const char 
 	if ((unsigned)k == top) {
 		st->depth--;
 		publish(st);
-		event(st, st->e[top].node, SD_REGION_END);
+		event(t, st, top, SD_REGION_END);
 		stack_done(st);
 		return;
 	}
@@ -408,7 +497,7 @@ __attribute__((noinline)) static void op_end_slow(struct sd_attr *a, const char 
 	struct entry saved[SD_STACK_MAX];
 	unsigned n = st->depth - (unsigned)k - 1;
 	memcpy(saved, &st->e[k + 1], n * sizeof *saved);
-	cut(st, (unsigned)k, SD_REGION_FORCED_END);
+	cut(t, st, (unsigned)k, SD_REGION_FORCED_END);
 	rebuild(t, st, saved, n);
 	publish(st);
 	stack_done(st);
@@ -429,11 +518,11 @@ static void op_set(struct sd_attr *a, const struct sd_value *v, const char *fn)
 	struct entry saved[SD_STACK_MAX];
 	unsigned n = st->depth - (unsigned)k - 1;
 	memcpy(saved, &st->e[k + 1], n * sizeof *saved);
-	cut(st, (unsigned)k, SD_REGION_END);
+	cut(t, st, (unsigned)k, SD_REGION_END);
 	uint32_t node = child(t, top_node(st), a->id, v);
 	st->e[st->depth].attr = a->id;
 	st->e[st->depth++].node = node;
-	event(st, node, SD_REGION_BEGIN);
+	event(t, st, st->depth - 1, SD_REGION_BEGIN);
 	rebuild(t, st, saved, n);
 	publish(st);
 	stack_done(st);
@@ -576,9 +665,12 @@ SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
 		for (int way = 0; way < 2; way++, c++)
 			if (c->node && c->key == (uint64_t)value && c->parent == parent &&
 			    c->attr == a->id && c->type == SD_TYPE_INT) {
-				st->e[st->depth].attr = a->id;
-				st->e[st->depth++].node = c->node;
+				struct entry *e = &st->e[st->depth++];
+				e->attr = a->id;
+				e->node = c->node;
 				publish(st);
+				if (agg)
+					agg_begin(t, e);
 				return;
 			}
 	}
@@ -633,6 +725,8 @@ SONDE_API void sonde_rt_attr_end(sonde_attr_t h)
 	    t->st.e[t->st.depth - 1].attr == a->id) {
 		t->st.depth--;
 		publish(&t->st);
+		if (agg)
+			agg_end(&t->st, t->st.depth, 0);
 		return;
 	}
 	op_end(a, NULL, "sonde_attr_end");
@@ -646,8 +740,10 @@ void sd_annotate_thread_exit(void)
 	if (!t)
 		return;
 	if (t->st.depth)
-		cut(&t->st, 0, SD_REGION_FORCED_END);
+		cut(t, &t->st, 0, SD_REGION_FORCED_END);
 	tls = NULL;
+	if (t->rt && !t->rt_adopted)
+		sd_annotate_rtable_free(t->rt);
 	free(t);
 }
 
@@ -667,4 +763,5 @@ void sd_annotate_fork_child(void)
 {
 	sd_ann_lock_reset();
 	pthread_mutex_init(&plock, NULL);
+	sd_rtable_fork_child(tls ? tls->rt : NULL);
 }

@@ -39,13 +39,15 @@ enum sd_kind {
 	SD_K_REGION,
 	SD_K_THREAD_CPU,
 	SD_K_UNSAMPLED,
-	SD_K_LAST = SD_K_UNSAMPLED /* the highest kind this version defines */
+	SD_K_REGION_STATS,
+	SD_K_LAST = SD_K_REGION_STATS /* the highest kind this version defines */
 };
 
 /* Record names, indexed by kind ("" for 0). */
 #define SD_KIND_NAMES                                                                     \
 	{ "", "HEADER", "MODULE", "MODULE_END", "THREAD", "THREAD_END", "FRAME", "SAMPLE", \
-	  "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT", "REGION", "THREAD_CPU", "UNSAMPLED" }
+	  "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT", "REGION", "THREAD_CPU", "UNSAMPLED",     \
+	  "REGION_STATS" }
 
 /* Field positions, per kind (element 0 is the kind). Optional trailing
  * fields are marked; every other field is always present. */
@@ -81,10 +83,17 @@ enum { SD_F_REGION_THREAD = 1, SD_F_REGION_T, SD_F_REGION_NODE, SD_F_REGION_EVEN
 enum { SD_F_THREAD_CPU_THREAD = 1, SD_F_THREAD_CPU_T, SD_F_THREAD_CPU_NS, SD_F_THREAD_CPU_N };
 enum { SD_F_UNSAMPLED_THREAD = 1, SD_F_UNSAMPLED_T, SD_F_UNSAMPLED_REASON, SD_F_UNSAMPLED_NS,
        SD_F_UNSAMPLED_N };
+/* REGION_STATS: a thread's totals for one context node since the thread (or, in
+ * a forked child, the stream) began; the last one of a (thread, node) counts. */
+enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALLS,
+       SD_F_RSTATS_INCL, SD_F_RSTATS_EXCL, SD_F_RSTATS_MIN, SD_F_RSTATS_MAX,
+       SD_F_RSTATS_SUMSQ, SD_F_RSTATS_FORCED, SD_F_RSTATS_SITE,
+       SD_F_RSTATS_COUNTS, /* optional: inclusive counter deltas */
+       SD_F_RSTATS_N };
 
 /* Field names (docs/FORMAT.md's layouts), per kind, after the kind:
  * fields[kind][SD_F_X - 1]; NULL after the last. */
-#define SD_F_MAX SD_F_SAMPLE_N /* the most elements of any record, the kind included */
+#define SD_F_MAX SD_F_RSTATS_N /* the most elements of any record, the kind included */
 #define SD_FIELD_NAMES                                                                  \
 	{                                                                               \
 		[SD_K_HEADER] = { "magic", "version", "info" },                         \
@@ -103,6 +112,9 @@ enum { SD_F_UNSAMPLED_THREAD = 1, SD_F_UNSAMPLED_T, SD_F_UNSAMPLED_REASON, SD_F_
 		[SD_K_REGION] = { "thread", "t", "node", "event", "counts" },           \
 		[SD_K_THREAD_CPU] = { "thread", "t", "cpu_ns" },                        \
 		[SD_K_UNSAMPLED] = { "thread", "t", "reason", "cpu_ns" },               \
+		[SD_K_REGION_STATS] = { "thread", "t", "node", "calls", "incl_ns",       \
+					"excl_ns", "min_ns", "max_ns", "sumsq_ns2",     \
+					"forced", "site", "counts" },                   \
 	}
 
 /* SAMPLE flags bits. */

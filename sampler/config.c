@@ -276,9 +276,18 @@ int sd_config_parse(struct sd_config *cfg)
 	v = getenv("SONDE_REGIONS");
 	if (v && *v) {
 		if (!strcmp(v, "on") || !strcmp(v, "1"))
-			cfg->regions = 1;
+			cfg->regions = SD_REGIONS_ON;
+		else if (!strcmp(v, "trace"))
+			cfg->regions = SD_REGIONS_TRACE;
 		else if (strcmp(v, "off") && strcmp(v, "0"))
-			sd_msg("sonde: SONDE_REGIONS: '%s' is not on or off (keeping off)", v);
+			sd_msg("sonde: SONDE_REGIONS: '%s' is not on, trace or off (keeping off)", v);
+	}
+	v = getenv("SONDE_REGION_COUNTERS");
+	if (v && *v) {
+		if (!strcmp(v, "on") || !strcmp(v, "1"))
+			cfg->region_counters = 1;
+		else if (strcmp(v, "off") && strcmp(v, "0"))
+			sd_msg("sonde: SONDE_REGION_COUNTERS: '%s' is not on or off (keeping off)", v);
 	}
 
 	v = getenv("SONDE_UNWIND");

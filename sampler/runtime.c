@@ -629,6 +629,33 @@ static void region_event(uint32_t node, int ev)
 	t->busy = 0;
 }
 
+/* SONDE_REGIONS=on: a thread's region table, linked to its ring so that the
+ * writer collects it at every flush and frees it after the thread ended. */
+static int adopt_region_table(struct sd_rtable *rt)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!t || !t->ring)
+		return 0;
+	sd_writer_ring_regions(t->ring, rt);
+	return 1;
+}
+
+/* SONDE_REGION_COUNTERS=on: the calling thread's counter totals. */
+static int region_counters(uint64_t *out)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!t)
+		return -1;
+	_Static_assert(SD_REGION_COUNTERS_MAX >= SD_MAX_COUNTERS, "a region's counters");
+	int was = t->busy;
+	t->busy = 1; /* its sampling handler keeps off the counters meanwhile */
+	atomic_signal_fence(memory_order_seq_cst);
+	int r = sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, out);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = was;
+	return r == 0 ? 0 : -1;
+}
+
 /* Backstop for exits that skip the trampoline's cleanup. */
 static void thread_key_destructor(void *p)
 {
@@ -899,7 +926,14 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	sd_state_move(SD_ARMED, SD_RUNNING);
 	sd_thread_begin();
 	probes_release(); /* after the first thread's own are open */
-	sd_annotate_start(sd_rt.cfg.regions ? region_event : NULL);
+	struct sd_annotate_hooks ah = {
+		.region = sd_rt.cfg.regions == SD_REGIONS_TRACE ? region_event : NULL,
+		.aggregate = sd_rt.cfg.regions == SD_REGIONS_ON,
+		.ncounters = sd_rt.cfg.region_counters ? sd_rt.counters.n : 0,
+		.read_counters = region_counters,
+		.adopt_table = adopt_region_table,
+	};
+	sd_annotate_start(&ah);
 	pthread_atfork(sd_runtime_fork_prepare, sd_runtime_fork_parent, sd_runtime_fork_child);
 	install_flush_handlers();
 }

@@ -81,11 +81,16 @@ struct sd_config {
 	int signo;
 	int verbose;
 	int follow_fork;
-	int regions;
+	int regions;         /* enum sd_regions_mode: SONDE_REGIONS */
+	int region_counters; /* SONDE_REGION_COUNTERS: counters at each region event */
 	mode_t file_mode, dir_mode; /* SONDE_MODE */
 	enum sd_argv argv_mode;     /* SONDE_ARGV */
 	regex_t argv_re;            /* SONDE_ARGV=redact:REGEX, compiled */
 };
+
+/* SONDE_REGIONS: off; on: timing aggregated in each thread (REGION_STATS);
+ * trace: every begin and end a REGION record. */
+enum sd_regions_mode { SD_REGIONS_OFF = 0, SD_REGIONS_ON = 1, SD_REGIONS_TRACE = 2 };
 
 /* Per-thread state. Reached from the handler through an initial-exec TLS
  * pointer; allocated before the thread can be sampled, freed only after its

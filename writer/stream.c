@@ -441,6 +441,29 @@ void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 	}
 }
 
+void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s)
+{
+	emit_contexts_upto(s->node);
+	rec_begin(s->ncounts ? SD_F_RSTATS_N : SD_F_RSTATS_COUNTS);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_REGION_STATS);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
+	msgpack_pack_uint32(&sd_w.pk, s->node);
+	msgpack_pack_uint64(&sd_w.pk, s->calls);
+	msgpack_pack_uint64(&sd_w.pk, s->incl_ns);
+	msgpack_pack_uint64(&sd_w.pk, s->excl_ns);
+	msgpack_pack_uint64(&sd_w.pk, s->min_ns);
+	msgpack_pack_uint64(&sd_w.pk, s->max_ns);
+	msgpack_pack_double(&sd_w.pk, s->sumsq_ns2);
+	msgpack_pack_uint64(&sd_w.pk, s->forced);
+	msgpack_pack_uint32(&sd_w.pk, 0); /* site: not recorded yet */
+	if (s->ncounts) {
+		msgpack_pack_array(&sd_w.pk, s->ncounts);
+		for (unsigned i = 0; i < s->ncounts; i++)
+			msgpack_pack_uint64(&sd_w.pk, s->counts[i]);
+	}
+}
+
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 {
 	unsigned depth = rec->depth;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "writer/writer_int.h"
+#include "annotate/annotate.h"
 
 struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER, .out_fd = -1, .dir_fd = -1};
 
@@ -580,6 +581,30 @@ static void emit_unsampled(struct sd_ring *r)
 	}
 }
 
+void sd_writer_ring_regions(struct sd_ring *r, struct sd_rtable *rt)
+{
+	if (r)
+		atomic_store_explicit(&r->regions, rt, memory_order_release);
+}
+
+static void emit_region_stat(void *ring, const struct sd_region_stat *s)
+{
+	sd_stream_region_stat(ring, s);
+}
+
+/* REGION_STATS of the ring's thread: what changed, at most once a flush
+ * period while it runs, and once more at its end or the process's. */
+static void emit_regions(struct sd_ring *r, int last)
+{
+	struct sd_rtable *rt = atomic_load_explicit(&r->regions, memory_order_acquire);
+	uint64_t now = sd_now_ns_sigsafe();
+	if (!rt || !r->idx ||
+	    (!last && now - r->regions_written_ns < sd_w.cfg.flush_ms * 1000000ull))
+		return;
+	r->regions_written_ns = now;
+	sd_annotate_rtable_collect(rt, emit_region_stat, r);
+}
+
 static void emit_drops(struct sd_ring *r)
 {
 	int changed = 0;
@@ -633,6 +658,7 @@ static void drain(int final)
 			}
 		}
 		emit_unsampled(r);
+		emit_regions(r, closed || final);
 		if (closed || final) {
 			if (!closed && !r->cpu_known && sd_kernel_thread_cpu_ns(r->tid, &r->cpu_ns) == 0)
 				r->cpu_known = sd_kernel_thread_cpu_split(r->tid, r->cpu_ns, &r->user_ns,
@@ -662,6 +688,7 @@ static void drain(int final)
 			for (unsigned i = 0; i < SD_DROP_NREASONS; i++)
 				sd_w.n_dropped_gone += r->drops_sent[i];
 			*p = r->next;
+			sd_annotate_rtable_free(atomic_load(&r->regions));
 			ring_free(r);
 		} else {
 			p = &r->next;

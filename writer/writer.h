@@ -49,6 +49,8 @@ struct sd_rec {
 
 /* Single-producer (the thread's handlers) single-consumer (the writer) byte
  * ring. head and tail only grow; positions are taken modulo cap_bytes. */
+struct sd_rtable;
+
 struct sd_ring {
 	_Atomic uint64_t head;
 	char pad_head[56];
@@ -96,6 +98,11 @@ struct sd_ring {
 	_Atomic uint64_t unsampled_ns[SD_UNSAMPLED_NREASONS];
 	_Atomic uint32_t unsampled_posted;
 
+	/* SONDE_REGIONS=on: the thread's region table (annotate.h), set once by
+	 * sd_writer_ring_regions; collected at every flush period and after the
+	 * thread ended, then freed by the writer. */
+	_Atomic(struct sd_rtable *) regions;
+
 	/* Writer-private from here on. */
 	uint64_t unsampled_sent[SD_UNSAMPLED_NREASONS];
 	uint32_t unsampled_written; /* bit per reason: a record was written */
@@ -103,6 +110,7 @@ struct sd_ring {
 	uint32_t last_node;    /* stack node of its last sample */
 	int wall_init;
 	uint64_t cpu_written_ns;   /* last THREAD_CPU record */
+	uint64_t regions_written_ns; /* last collection of `regions` */
 	uint64_t wall_mono, wall_cpu, wall_seen;
 	int64_t acc_off_ns, acc_kernel_ns;
 	uint64_t last_t_ns;
@@ -331,6 +339,10 @@ void sd_writer_ring_final(struct sd_ring *r, const uint64_t *final, unsigned n,
  * ran no CPU unsampled), later ones when the value changed. Ordinary
  * context, any thread. */
 void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t cpu_ns);
+/* The ring's thread made its region table (SONDE_REGIONS=on): the writer
+ * collects it from now on and frees it once the thread has ended. Ordinary
+ * context, the ring's thread, once. */
+void sd_writer_ring_regions(struct sd_ring *r, struct sd_rtable *rt);
 /* Is fd the writer's descriptor of the stream file, still naming that file
  * (device and inode)? Ordinary context, any thread. */
 int sd_writer_fd_is_stream(int fd);

@@ -132,6 +132,8 @@ void sd_stream_thread_end(struct sd_ring *r);
 void sd_stream_thread_cpu(struct sd_ring *r, uint64_t t_ns, uint64_t cpu_ns);
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec);
+struct sd_region_stat;
+void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s);
 void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
 			 unsigned n, uint32_t pseudo, uint32_t weight);
 /* offcpu.c: wall-time off-CPU and kernel time of ring r's thread since the

@@ -108,7 +108,10 @@ pass "process scope in every thread (${runs} samples for the workers' $user_ms m
 
 # 3. Exact region timing: N iterations give exactly N begins of each phase
 # and of the nested region, inclusive of the nested inside the parent.
-SONDE_REGIONS=on WL_CPU=1 profile r "$P" -i 7 -u 1 || fail "regions: exit $?"
+# First the trace (SONDE_REGIONS=trace: every begin and end a REGION record),
+# then the same numbers from the aggregated mode (SONDE_REGIONS=on: REGION_STATS
+# totals per thread and context node).
+SONDE_REGIONS=trace WL_CPU=1 profile r "$P" -i 7 -u 1 || fail "regions: exit $?"
 valid_stream "$(ls r/*.sonde)"
 cp "$T/dump.json" r.json
 awk '
@@ -131,7 +134,30 @@ awk -v a="$smooth_ns" -v b="$psmooth" -v c="$solve_ns" -v d="$psolve" \
 	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
 		exit !(ea <= 0.02 * b + 1.4e6 && ec <= 0.02 * d + 1.4e6 && a < c) }' ||
 	fail "regions: smooth ${smooth_ns} ns, solve ${solve_ns} ns; the program measured ${psmooth} and ${psolve}"
-pass "regions: 7 begins per phase and nested region; smooth $((smooth_ns / 1000000)) ms of solve $((solve_ns / 1000000)) ms"
+pass "regions (trace): 7 begins per phase and nested region; smooth $((smooth_ns / 1000000)) ms of solve $((solve_ns / 1000000)) ms"
+
+SONDE_REGIONS=on WL_CPU=1 profile ra "$P" -i 7 -u 1 || fail "regions on: exit $?"
+valid_stream "$(ls ra/*.sonde)"
+cp "$T/dump.json" ra.json
+grep -q '"kind":"REGION"' ra.json && fail "SONDE_REGIONS=on wrote REGION records (a trace)"
+awk '
+	function num(k,   m) { if (match($0, "\"" k "\":-?[0-9]+")) { m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m + 0 } return 0 }
+	function str(k,   m) { if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return m } return "" }
+	/"kind":"CONTEXT"/ { val[num("node")] = str("value") }
+	/"kind":"REGION_STATS"/ { n = num("node"); calls[n] = num("calls"); incl[n] = num("incl_ns"); forced[n] = num("forced") }
+	END { for (n in calls) { c[val[n]] += calls[n]; ns[val[n]] += incl[n]; f += forced[n] }
+		printf "solve %d exchange %d checkpoint %d smooth %d forced %d smooth_ns %d solve_ns %d\n",
+		c["solve"], c["exchange"], c["checkpoint"], c["smooth"], f + 0, ns["smooth"], ns["solve"] }' ra.json >ra.txt
+read -r _ s _ e _ c _ m _ forced _ smooth_ns _ solve_ns <ra.txt
+[ "$s" -eq 7 ] && [ "$e" -eq 7 ] && [ "$c" -eq 7 ] && [ "$m" -eq 7 ] ||
+	fail "aggregated region calls: $(cat ra.txt) (expected 7 each)"
+[ "$forced" -eq 0 ] || fail "aggregated: $forced forced ends in a well-nested program"
+read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a + 0, b + 0 }' ra.out)
+awk -v a="$smooth_ns" -v b="$psmooth" -v c="$solve_ns" -v d="$psolve" \
+	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
+		exit !(ea <= 0.01 * b + 0.2e6 && ec <= 0.01 * d + 0.2e6 && a < c) }' ||
+	fail "aggregated regions: smooth ${smooth_ns} ns, solve ${solve_ns} ns; the program measured ${psmooth} and ${psolve}"
+pass "regions (on): 7 calls per phase and nested region; smooth ${smooth_ns} ns of solve ${solve_ns} ns (the program measured ${psmooth} and ${psolve})"
 
 # The same through `sonde report --view regions`: phases repeated in one
 # context (no iteration attribute) give exactly N calls per region path;

@@ -107,14 +107,24 @@ else
 	pass "PAPI_TOT_INS counts on this machine"
 fi
 
-# Per region: with SONDE_REGIONS=on each region carries its counter deltas;
+# Per region: with SONDE_REGIONS=trace each region event carries the counter
+# totals, with SONDE_REGIONS=on and SONDE_REGION_COUNTERS=on each region's
+# aggregate carries its deltas, and with SONDE_REGIONS=on alone none are read;
 # a phase of 5 x 200 short sleeps shows about 1000 context switches.
-SONDE_REGIONS=on env LD_PRELOAD="$LIB" SONDE_OUTPUT=rg "$B/phases" -i 5 -u 1 -I -s 200 >rg.out 2>rg.err ||
-	fail "regions with counters failed: $(cat rg.err)"
-"$SONDE" report --view regions --format csv rg >rg.csv || fail "report --view regions failed"
-col=$(head -n 1 rg.csv | tr ',' '\n' | grep -n '^context-switches' | head -n 1 | cut -d: -f1)
-[ -n "$col" ] || fail "no context-switches column in the regions view: $(head -n 1 rg.csv)"
-cs=$(awk -F, -v c="$col" '$1 == "phase=sleep" {print $c}' rg.csv)
-awk -v n="${cs:-0}" 'BEGIN { exit !(n >= 900 && n <= 1100 + 20) }' ||
-	fail "phase=sleep: ${cs:-0} context switches for 1000 sleeps"
-pass "regions view: phase=sleep has $cs context switches for 1000 sleeps"
+for mode in "trace" "on SONDE_REGION_COUNTERS=on"; do
+	rg=rg-${mode%% *}
+	env SONDE_REGIONS=$mode LD_PRELOAD="$LIB" SONDE_OUTPUT=$rg "$B/phases" -i 5 -u 1 -I -s 200 >$rg.out 2>$rg.err ||
+		fail "regions with counters ($mode) failed: $(cat $rg.err)"
+	"$SONDE" report --view regions --format csv $rg >$rg.csv || fail "report --view regions failed"
+	col=$(head -n 1 $rg.csv | tr ',' '\n' | grep -n '^context-switches' | head -n 1 | cut -d: -f1)
+	[ -n "$col" ] || fail "$mode: no context-switches column in the regions view: $(head -n 1 $rg.csv)"
+	cs=$(awk -F, -v c="$col" '$1 == "phase=sleep" {print $c}' $rg.csv)
+	awk -v n="${cs:-0}" 'BEGIN { exit !(n >= 900 && n <= 1100 + 20) }' ||
+		fail "$mode: phase=sleep: ${cs:-0} context switches for 1000 sleeps"
+	pass "regions view ($mode): phase=sleep has $cs context switches for 1000 sleeps"
+done
+SONDE_REGIONS=on LD_PRELOAD="$LIB" SONDE_OUTPUT=rg-nc "$B/phases" -i 5 -u 1 -I -s 200 >rg-nc.out 2>rg-nc.err ||
+	fail "regions without counters failed: $(cat rg-nc.err)"
+"$SONDE" report --view regions --format csv rg-nc >rg-nc.csv || fail "report --view regions failed"
+head -n 1 rg-nc.csv | grep -q context-switches && fail "SONDE_REGIONS=on read counters unasked: $(head -n 1 rg-nc.csv)"
+pass "regions view (on, no SONDE_REGION_COUNTERS): times only"

@@ -50,7 +50,7 @@ int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 static const char *const vars[] = {
 	"SONDE_ENABLE",	   "SONDE_SAMPLE",  "SONDE_COUNTERS", "SONDE_OUTPUT",  "SONDE_MODE",
 	"SONDE_ARGV",	   "SONDE_FLUSH_MS", "SONDE_MAX_DEPTH", "SONDE_UNWIND", "SONDE_BUFFER_KB",
-	"SONDE_SIGNAL",	   "SONDE_REGIONS", "SONDE_FOLLOW_FORK", "SONDE_VERBOSE",
+	"SONDE_SIGNAL",	   "SONDE_REGIONS", "SONDE_REGION_COUNTERS", "SONDE_FOLLOW_FORK", "SONDE_VERBOSE",
 };
 
 /* A fresh environment: no SONDE_* variable, no message kept. */
@@ -426,20 +426,28 @@ static void case_words(void)
 	static const char *const reg_on[] = {"on", "1"}, *const reg_off[] = {"off", "0", ""};
 	for (size_t i = 0; i < 2; i++) {
 		CHECK_EQ(parse_with(&cfg, "SONDE_REGIONS", reg_on[i]), 0);
-		CHECK_EQ(cfg.regions, 1);
+		CHECK_EQ(cfg.regions, SD_REGIONS_ON);
 	}
+	CHECK_EQ(parse_with(&cfg, "SONDE_REGIONS", "trace"), 0);
+	CHECK_EQ(cfg.regions, SD_REGIONS_TRACE);
 	for (size_t i = 0; i < 3; i++) {
 		CHECK_EQ(parse_with(&cfg, "SONDE_REGIONS", reg_off[i]), 0);
 		CHECK_EQ(cfg.regions, 0);
 	}
 	expect_msgs(0);
-	static const char *const bad_reg[] = {"trace", "yes", "ON", "2"};
+	static const char *const bad_reg[] = {"traced", "yes", "ON", "2"};
 	for (size_t i = 0; i < sizeof bad_reg / sizeof bad_reg[0]; i++) {
 		CHECK_EQ(parse_with(&cfg, "SONDE_REGIONS", bad_reg[i]), 0);
-		expect_msgs(1, fmt("sonde: SONDE_REGIONS: '%s' is not on or off (keeping off)",
+		expect_msgs(1, fmt("sonde: SONDE_REGIONS: '%s' is not on, trace or off (keeping off)",
 				   bad_reg[i]));
 		CHECK_EQ(cfg.regions, 0);
 	}
+	CHECK_EQ(parse_with(&cfg, "SONDE_REGION_COUNTERS", "on"), 0);
+	CHECK_EQ(cfg.region_counters, 1);
+	CHECK_EQ(parse_with(&cfg, "SONDE_REGION_COUNTERS", "off"), 0);
+	CHECK_EQ(cfg.region_counters, 0);
+	CHECK_EQ(parse_with(&cfg, "SONDE_REGION_COUNTERS", "yes"), 0);
+	expect_msgs(1, "sonde: SONDE_REGION_COUNTERS: 'yes' is not on or off (keeping off)");
 
 	static const struct {
 		const char *v;
