@@ -424,6 +424,7 @@ struct sd_region_row {
 	uint64_t pid, tid;
 	const char *tname;
 	uint64_t calls, incl_ns, excl_ns, min_ns, max_ns, forced;
+	double sumsq;               /* of the calls' inclusive times, ns^2 */
 	uint32_t stream;            /* index into sd_profile.sinfo */
 	uint64_t *counts;           /* inclusive counter deltas (REGION counts), by
 				     * sd_profile.counters index; owned; NULL if none */
@@ -529,6 +530,12 @@ void sd_filters_fini(struct sd_filters *f);
 
 /* 100 * v / all, 0 when all is not positive. */
 double sd_pct(double v, double all);
+/* strcmp, but runs of digits compare as the numbers they are ("iteration=2" before
+ * "iteration=10"; "-" and "." stay characters): how every view orders names and values
+ * when its metric ties. */
+int sd_natcmp(const char *a, const char *b);
+/* The same over keys of values each followed by a NUL (la, lb bytes), value by value. */
+int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,

@@ -139,9 +139,7 @@ static int drow_cmp(const void *a, const void *b)
 	const struct drow *x = a, *y = b;
 	if (x->sortkey != y->sortkey)
 		return x->sortkey > y->sortkey ? -1 : 1;
-	size_t l = x->klen < y->klen ? x->klen : y->klen;
-	int c = memcmp(x->key, y->key, l);
-	return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+	return sd_natcmp_keys(x->key, x->klen, y->key, y->klen);
 }
 
 /* The values of a row, one per column (a function: its display name). */

@@ -40,12 +40,15 @@ static const char usage[] =
 static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
 	if (c->ngroup) {
-		if (o->view != SD_VIEW_FLAT || o->format == SD_FMT_FOLDED) {
-			fprintf(stderr, "sonde: report: --group-by makes its own table (use it without "
-				"--view and with --format text, csv or json)\n");
+		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) ||
+		    o->format == SD_FMT_FOLDED) {
+			fprintf(stderr, "sonde: report: --group-by makes its own table, or keeps levels "
+				"of --view regions (use it without --view or with --view regions, and "
+				"with --format text, csv or json)\n");
 			return -EINVAL;
 		}
-		o->view = SD_VIEW_GROUP;
+		if (o->view == SD_VIEW_FLAT)
+			o->view = SD_VIEW_GROUP;
 	}
 	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) ||
 			 o->format == SD_FMT_FOLDED)) {

@@ -19,6 +19,47 @@ double sd_pct(double v, double all)
 	return all > 0 ? 100.0 * v / all : 0.0;
 }
 
+int sd_natcmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *x = a, *y = b;
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			size_t lx = strspn(x, "0123456789"), ly = strspn(y, "0123456789");
+			if (lx != ly)
+				return lx < ly ? -1 : 1;
+			int c = memcmp(x, y, lx);
+			if (c)
+				return c;
+			size_t za = (size_t)(x - a), zb = (size_t)(y - b); /* fewer zeros first */
+			if (za != zb)
+				return za < zb ? -1 : 1;
+			a = x + lx, b = y + ly;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++, b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb)
+{
+	const char *ea = a + la, *eb = b + lb;
+	while (a < ea && b < eb) {
+		int c = sd_natcmp(a, b);
+		if (c)
+			return c;
+		a += strlen(a) + 1;
+		b += strlen(b) + 1;
+	}
+	return (a < ea) - (b < eb);
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {

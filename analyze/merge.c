@@ -568,7 +568,8 @@ static int merge_regions(struct sd_profile *p, const struct sstate *st)
 			.counts = cnt, .ncounts = cnt ? (uint32_t)p->ncounters : 0,
 			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
 			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
-			.max_ns = g->max, .forced = g->forced, .stream = (uint32_t)(p->nsinfo - 1) };
+			.max_ns = g->max, .forced = g->forced, .sumsq = g->sumsq,
+			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
 	return 0;
 }

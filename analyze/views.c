@@ -2,11 +2,10 @@
  * views.c: the annotation context views of `sonde report`, called by sd_output():
  *   --group-by KEY[,KEY...]  one row per distinct combination of the keys' values
  *   --view tree              merged tree: context values (attr=value) above call paths
- *   --view regions           exact region timing from REGION records
  *
  * Input is the loaded profile: its sample rows (struct sd_crow, one per stream, thread,
- * source, context pair and call node, never one per sample), the merged context tree
- * and the region rows. --where filters were applied while loading. Output is
+ * source, context pair and call node, never one per sample) and the merged context
+ * tree (the regions view is view_regions.c). --where filters were applied while loading. Output is
  * deterministic (every list sorted with a total order); columns and shapes are in
  * docs/REPORT.md and checked by tests/analyze. Each view declares its columns once and
  * prints its rows in all three formats through table.c (the tree's rows through
@@ -62,9 +61,7 @@ static int group_cmp(const void *a, const void *b)
 
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
-	size_t l = x->klen < y->klen ? x->klen : y->klen;
-	int c = memcmp(x->key, y->key, l);
-	return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+	return sd_natcmp_keys(x->key, x->klen, y->key, y->klen);
 }
 
 /* Append the value of key k for row r (then a NUL) to b. */
@@ -454,7 +451,7 @@ static int child_cmp(const void *a, const void *b)
 		return x->parent < y->parent ? -1 : 1;
 	if (x->incl != y->incl)
 		return x->incl > y->incl ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return sd_natcmp(x->name, y->name);
 }
 
 static uint32_t tnode_parent(const void *ctx, uint32_t i)
@@ -529,188 +526,5 @@ out:
 	free(start);
 	free(stack);
 	tree_fini(&t);
-	return err;
-}
-
-/* ---- regions ----------------------------------------------------------------------- */
-
-struct rrow { struct sd_region_row r; char *path; };
-
-static int rrow_cmp(const void *a, const void *b)
-{
-	const struct rrow *x = a, *y = b;
-	int c = strcmp(x->path, y->path);
-
-	if (c)
-		return c;
-	if (x->r.pid != y->r.pid)
-		return x->r.pid < y->r.pid ? -1 : 1;
-	return (x->r.tid > y->r.tid) - (x->r.tid < y->r.tid);
-}
-
-/* "attr=value/attr=value" of merged context node c, outermost first. */
-static char *path_str(const struct sd_profile *p, uint32_t c)
-{
-	struct buf b = { 0 };
-	size_t d = 0;
-
-	for (uint32_t x = c; x; x = p->ctx[x].parent)
-		d++;
-	uint32_t *chain = malloc((d + 1) * sizeof(*chain));
-	if (!chain)
-		return NULL;
-	d = 0;
-	for (uint32_t x = c; x; x = p->ctx[x].parent)
-		chain[d++] = x;
-	if (buf_add(&b, "", 0))
-		goto fail;
-	while (d--) {
-		const struct sd_ctxnode *x = &p->ctx[chain[d]];
-		if (buf_str(&b, p->attr_names[x->attr]) || buf_add(&b, "=", 1) ||
-		    buf_str(&b, p->value_strs[x->value]) || (d && buf_add(&b, "/", 1)))
-			goto fail;
-	}
-	free(chain);
-	return b.p;
-fail:
-	free(chain);
-	free(b.p);
-	return NULL;
-}
-
-/* A cell of nanoseconds as milliseconds with 3 decimals, rounded to the nearest
- * microsecond with integer arithmetic (exact, whatever the size; sd_table_ms goes through
- * a double). */
-static void ms_cell(struct sd_table *t, uint64_t ns)
-{
-	uint64_t us = ns / 1000 + (ns % 1000 >= 500);
-
-	sd_table_num(t, "%" PRIu64 ".%03" PRIu64, us / 1000, us % 1000);
-}
-
-/* The region rows summed per (context path[, thread with --by-thread]) into rows[0..*n). */
-static int region_rows(const struct sd_profile *p, int bt, size_t nc, struct rrow *rows,
-		       size_t *n)
-{
-	struct sd_strmap map = { 0 };
-	int err = -ENOMEM;
-
-	*n = 0;
-	for (size_t i = 0; i < p->nregions; i++) {
-		const struct sd_region_row *g = &p->regions[i];
-		uint64_t key[3] = { g->ctx, bt ? g->pid : 0, bt ? g->tid : 0 };
-		uint32_t k;
-		if (!sd_strmap_get(&map, key, sizeof(key), &k)) {
-			k = (uint32_t)*n;
-			if (sd_strmap_put(&map, key, sizeof(key), k) ||
-			    !(rows[k].path = path_str(p, g->ctx)))
-				goto out;
-			rows[k].r = *g;
-			rows[k].r.calls = rows[k].r.incl_ns = rows[k].r.excl_ns = 0;
-			rows[k].r.max_ns = rows[k].r.forced = 0;
-			rows[k].r.min_ns = UINT64_MAX;
-			rows[k].r.counts = NULL; /* the row's own sums, not g's */
-			rows[k].r.ncounts = 0;
-			if (nc && !(rows[k].r.counts = calloc(nc, sizeof(uint64_t))))
-				goto out;
-			rows[k].r.ncounts = (uint32_t)nc;
-			(*n)++;
-		}
-		struct sd_region_row *r = &rows[k].r;
-		for (size_t c = 0; c < g->ncounts && c < nc; c++)
-			r->counts[c] += g->counts[c];
-		r->calls += g->calls;
-		r->incl_ns += g->incl_ns;
-		r->excl_ns += g->excl_ns;
-		r->forced += g->forced;
-		if (g->min_ns < r->min_ns)
-			r->min_ns = g->min_ns;
-		if (g->max_ns > r->max_ns)
-			r->max_ns = g->max_ns;
-	}
-	err = 0;
-out:
-	sd_strmap_fini(&map);
-	return err;
-}
-
-/* The regions view's columns, the first 3 with --by-thread only: the thread is "TID
- * (NAME)" in text, its TID in CSV, pid and TID in JSON. The counters' columns follow. */
-enum { R_BT = 3, R_NCOLS = 11 };
-static const struct sd_col region_cols[R_NCOLS] = {
-	{ .name = "thread", .in = SD_IN_TEXT, .left = 1 },
-	{ .name = "pid", .in = SD_IN_JSON },
-	{ .name = "thread", .in = SD_IN_CSV | SD_IN_JSON },
-	{ .name = "path", .left = 1 },
-	{ .name = "calls", .width = 8, .gap = " " },
-	{ .name = "incl_ms", .width = 12, .gap = " " },
-	{ .name = "excl_ms", .width = 12, .gap = " " },
-	{ .name = "min_ms", .width = 12, .gap = " " },
-	{ .name = "mean_ms", .width = 12, .gap = " " },
-	{ .name = "max_ms", .width = 12, .gap = " " },
-	{ .name = "forced", .width = 7, .gap = " " },
-};
-
-static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
-			 const struct rrow *rows, size_t n, size_t nc)
-{
-	struct sd_col *cols = calloc(R_NCOLS + nc, sizeof(*cols));
-	size_t skip = o->by_thread ? 0 : R_BT;
-	struct sd_table *t = NULL;
-	char tbuf[600];
-	int err = -ENOMEM;
-
-	if (!cols)
-		return -ENOMEM;
-	memcpy(cols, region_cols, sizeof(region_cols));
-	for (size_t c = 0; c < nc; c++)
-		cols[R_NCOLS + c] = (struct sd_col){ .name = p->counters[c].name, .width = 8 };
-	if (!(t = sd_table_new(o, cols + skip, R_NCOLS + nc - skip)))
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		const struct sd_region_row *r = &rows[i].r;
-		if (o->by_thread) {
-			snprintf(tbuf, sizeof(tbuf), "%" PRIu64 " (%s)", r->tid, r->tname);
-			sd_table_str(t, tbuf);
-			sd_table_u64(t, r->pid);
-			sd_table_u64(t, r->tid);
-		}
-		sd_table_str(t, rows[i].path);
-		sd_table_u64(t, r->calls);
-		ms_cell(t, r->incl_ns);
-		ms_cell(t, r->excl_ns);
-		ms_cell(t, r->calls ? r->min_ns : 0);
-		ms_cell(t, r->calls ? r->incl_ns / r->calls : 0);
-		ms_cell(t, r->max_ns);
-		sd_table_u64(t, r->forced);
-		for (size_t c = 0; c < nc; c++)
-			sd_table_u64(t, r->counts[c]);
-	}
-	err = sd_table_print_view(out, t, "regions", 0);
-out:
-	sd_table_free(t);
-	free(cols);
-	return err;
-}
-
-int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	struct rrow *rows = calloc(p->nregions + 1, sizeof(*rows));
-	size_t n = 0;
-	int err = -ENOMEM, bt = o->by_thread;
-	/* counter columns when REGION records carried counts */
-	size_t nc = p->region_counts ? p->ncounters : 0;
-
-	if (!rows || region_rows(p, bt, nc, rows, &n))
-		goto out;
-	if (n > 1)
-		qsort(rows, n, sizeof(*rows), rrow_cmp);
-	err = print_regions(out, p, o, rows, o->top && o->top < n ? o->top : n, nc);
-out:
-	for (size_t i = 0; rows && i < p->nregions + 1; i++) {
-		free(rows[i].path);
-		free(rows[i].r.counts);
-	}
-	free(rows);
 	return err;
 }

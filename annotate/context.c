@@ -45,8 +45,47 @@ static struct sd_attr attrs[SD_ATTR_MAX + 1];
 static _Atomic uint32_t nattrs;
 static struct node *chunks[SD_NODES_MAX / CHUNK];
 static _Atomic uint32_t nnodes;
-static struct slot *table; /* 2 * SD_NODES_MAX slots */
-static _Atomic(struct slot *) table_pub; /* `table`, for lock-free readers */
+/* The (parent, attribute, value) -> node index: open addressing, at most half
+ * full, grown by doubling (from 1024 slots up to 2 * SD_NODES_MAX) under `lock`.
+ * A grown table is published for lock-free readers; the old one is never freed
+ * (a reader may still be probing it: it finds what it held, or nothing, and
+ * then takes the lock), so the tables together take at most twice the last.
+ * Small at first because every new value writes a slot at a random place: a
+ * fixed 3 MiB table cost a page fault per new context node (10-30 us each
+ * here, charged to the program's begin). */
+struct ntable { size_t mask, used; struct slot s[]; };
+static struct ntable *table;
+static _Atomic(struct ntable *) table_pub; /* `table`, for lock-free readers */
+
+static size_t slot_hash(uint32_t parent, uint16_t attr, uint64_t key)
+{
+	return sd_mix64(key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52));
+}
+
+/* Doubles the index (or makes the first). Under `lock`: 0 or -1. */
+static int table_grow(void)
+{
+	size_t cap = table ? 2 * (table->mask + 1) : 1024;
+	if (cap > 2 * SD_NODES_MAX)
+		return -1;
+	struct ntable *t = calloc(1, sizeof *t + cap * sizeof t->s[0]);
+	if (!t)
+		return -1;
+	t->mask = cap - 1;
+	for (size_t i = 0; table && i <= table->mask; i++) {
+		const struct slot *o = &table->s[i];
+		if (!o->node)
+			continue;
+		size_t h = slot_hash(o->parent, o->attr, o->key) & t->mask;
+		while (t->s[h].node)
+			h = (h + 1) & t->mask;
+		t->s[h] = *o;
+		t->used++;
+	}
+	atomic_store_explicit(&table_pub, t, memory_order_release);
+	table = t;
+	return 0;
+}
 static _Atomic int capped_said;
 
 static struct node *node_at(uint32_t id)
@@ -143,15 +182,11 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 
 static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 {
-	if (!table) {
-		if (!(table = calloc(2 * SD_NODES_MAX, sizeof *table)))
-			return 0;
-		atomic_store_explicit(&table_pub, table, memory_order_release);
-	}
-	size_t mask = 2 * SD_NODES_MAX - 1;
-	size_t h = sd_mix64(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
-	for (;; h = (h + 1) & mask) {
-		struct slot *s = &table[h];
+	if ((!table || 2 * (table->used + 1) > table->mask + 1) && table_grow() != 0 && !table)
+		return 0;
+	size_t h = slot_hash(parent, attr, v->key) & table->mask;
+	for (;; h = (h + 1) & table->mask) {
+		struct slot *s = &table->s[h];
 		if (!s->node)
 			break;
 		if (s->key == v->key && s->parent == parent && s->attr == attr &&
@@ -160,10 +195,12 @@ static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_v
 	}
 	uint32_t id = create(parent, attr, v);
 	if (id) {
-		table[h].key = v->key;
-		table[h].parent = parent;
-		table[h].attr = attr;
-		atomic_store_explicit((_Atomic uint32_t *)&table[h].node, id, memory_order_release);
+		struct slot *s = &table->s[h];
+		s->key = v->key;
+		s->parent = parent;
+		s->attr = attr;
+		atomic_store_explicit((_Atomic uint32_t *)&s->node, id, memory_order_release);
+		table->used++;
 	}
 	return id;
 }
@@ -175,11 +212,12 @@ static uint32_t find_or_create(uint32_t parent, uint16_t attr, const struct sd_v
  * node id stored last (release), and nodes never change after that. */
 static uint32_t find_lockfree(uint32_t parent, uint16_t attr, const struct sd_value *v)
 {
-	struct slot *tab = atomic_load_explicit(&table_pub, memory_order_acquire);
-	if (!tab)
+	struct ntable *t = atomic_load_explicit(&table_pub, memory_order_acquire);
+	if (!t)
 		return 0;
-	size_t mask = 2 * SD_NODES_MAX - 1;
-	size_t h = sd_mix64(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
+	struct slot *tab = t->s;
+	size_t mask = t->mask;
+	size_t h = slot_hash(parent, attr, v->key) & mask;
 	for (;; h = (h + 1) & mask) {
 		uint32_t node = atomic_load_explicit((_Atomic uint32_t *)&tab[h].node,
 						     memory_order_acquire);
@@ -206,12 +244,11 @@ uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v)
 		capped.key = sd_ann_hash_str(capped.s, capped.len);
 		id = 0;
 		if (table) {
-			size_t mask = 2 * SD_NODES_MAX - 1;
-			size_t h = sd_mix64(v->key ^ ((uint64_t)parent << 20) ^ ((uint64_t)attr << 52)) & mask;
-			for (; table[h].node; h = (h + 1) & mask)
-				if (table[h].key == v->key && table[h].parent == parent &&
-				    table[h].attr == attr && same_value(node_at(table[h].node), v)) {
-					id = table[h].node;
+			size_t h = slot_hash(parent, attr, v->key) & table->mask;
+			for (; table->s[h].node; h = (h + 1) & table->mask)
+				if (table->s[h].key == v->key && table->s[h].parent == parent &&
+				    table->s[h].attr == attr && same_value(node_at(table->s[h].node), v)) {
+					id = table->s[h].node;
 					break;
 				}
 		}

@@ -184,7 +184,7 @@ pass "report --view regions: 9 calls per path, solve $s_incl ms = $s_excl excl +
 # A region still open when its thread ends is closed by sonde and flagged.
 SONDE_REGIONS=on profile x "$P" -i 1 -u 1 -I -x || fail "left-open: exit $?"
 "$SONDE" report --view regions --format csv x >x.csv || fail "report --view regions failed"
-forced=$(awk -F, '$1 == "region=left-open" {print $2 "/" $8}' x.csv)
+forced=$(awk -F, '$1 == "region=left-open" {print $2 "/" $9}' x.csv)
 [ "$forced" = "1/1" ] || fail "left-open region: calls/forced = '${forced}', expected 1/1: $(tr '\n' ' ' <x.csv)"
 pass "a region left open at thread exit is closed and flagged"
 

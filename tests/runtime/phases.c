@@ -21,12 +21,16 @@
  *
  * With -S FACTOR, solve does FACTOR times its work (a phase made slower).
  *
+ * With -F, the (single-threaded) run is followed by a fork without exec: the
+ * child runs the iterations once more and exits; the parent waits for it and
+ * prints "child status N".
+ *
  * With WL_CPU=1 in the environment, every thread that works prints
  * "cpu THREAD cpu_ns N user_ns N" when done (tests/workloads/wl_cpu.h): the
  * CPU time it used, which tests expect samples from, then one such line per
  * phase, "cpu phase=NAME ...", its CPU time in that phase.
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR]
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR] [-F]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -35,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +72,8 @@ static __thread unsigned chunk = 2000;
 /* `units` units of CPU time, measured on this thread's clock. */
 NOINLINE static void work(double units)
 {
+	if (units * unit_ms <= 0)
+		return; /* -u 0: the annotations alone */
 	double now = cpu_now(), end = now + units * unit_ms * 1e-3;
 	uint64_t x = 1;
 	while (now < end) {
@@ -203,8 +210,8 @@ int main(int argc, char **argv)
 {
 	int threads = 0, mis = 0, opt;
 	long distinct = 0;
-	int left_open = 0;
-	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:S:")) != -1) {
+	int left_open = 0, forks = 0;
+	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:S:F")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
@@ -215,8 +222,9 @@ int main(int argc, char **argv)
 		case 'x': left_open = 1; break;
 		case 's': sleeps = atoi(optarg); break;
 		case 'S': solve_scale = atof(optarg); break;
+		case 'F': forks = 1; break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR] [-F]\n");
 			return 2;
 		}
 	}
@@ -233,6 +241,17 @@ int main(int argc, char **argv)
 		sonde_attr_end(runattr);
 	} else {
 		run(NULL);
+	}
+	if (forks) {
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			run(NULL);
+			exit(0);
+		}
+		int status = -1;
+		waitpid(child, &status, 0);
+		printf("child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
 	if (mis)
 		misuse();

@@ -73,4 +73,4 @@ EOF
 	expect_err_line "sonde: report: --group-by: empty key (give names separated by commas, e.g. --group-by phase,function)"
 	run "$SONDE" report --group-by phase --view threads c.sonde
 	expect_rc 2 "group-by with a view"
-	expect_err_line "sonde: report: --group-by makes its own table (use it without --view and with --format text, csv or json)"
+	expect_err_line "sonde: report: --group-by makes its own table, or keeps levels of --view regions (use it without --view or with --view regions, and with --format text, csv or json)"

@@ -3,9 +3,9 @@
 	run "$SONDE" report --view regions --format csv c.sonde
 	expect_rc 0 "regions with counts"
 	expect_file "$T/out" <<'EOF'
-path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced,context-switches.voluntary,context-switches.involuntary,page-faults
-region=load,2,6.000,4.000,2.000,3.000,4.000,0,7,2,18
-region=load/region=parse,1,2.000,2.000,2.000,2.000,2.000,0,1,1,5
+path,calls,incl_ms,excl_ms,min_ms,mean_ms,stddev_ms,max_ms,forced,context-switches.voluntary,context-switches.involuntary,page-faults
+region=load,2,6.000,4.000,2.000,3.000,1.000,4.000,0,7,2,18
+region=load/region=parse,1,2.000,2.000,2.000,2.000,0.000,2.000,0,1,1,5
 EOF
 	run "$SONDE" report --view regions --format json --by-thread c.sonde
 	python3 - "$T/out" <<'EOF' || fail "regions json counts"
@@ -19,4 +19,4 @@ EOF
 	# regions without counts: no counter columns
 	mk ctx x.sonde
 	run "$SONDE" report --view regions --format csv x.sonde
-	sed -n 1p "$T/out" | grep -qx 'path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced' || fail "no counts: no columns"
+	sed -n 1p "$T/out" | grep -qx 'path,calls,incl_ms,excl_ms,min_ms,mean_ms,stddev_ms,max_ms,forced' || fail "no counts: no columns"

@@ -39,8 +39,8 @@ EOF
 	run "$SONDE" report --where 'region~^out' --view regions --format csv c.sonde
 	expect_rc 0 "regions where"
 	expect_file "$T/out" <<'EOF'
-path,calls,incl_ms,excl_ms,min_ms,mean_ms,max_ms,forced
-region=outer,4,50.000,44.500,3.000,12.500,35.000,1
+path,calls,incl_ms,excl_ms,min_ms,mean_ms,stddev_ms,max_ms,forced
+region=outer,4,50.000,44.500,3.000,12.500,13.219,35.000,1
 EOF
 	run "$SONDE" report --where 'thread=worker' --view regions --by-thread --format csv c.sonde
 	[ "$(cut -d, -f1 "$T/out" | sort -u | tr '\n' ' ')" = "4243 thread " ] || fail "regions thread: $(cat "$T/out")"
