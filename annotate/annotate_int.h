@@ -53,6 +53,12 @@ struct sd_rtable *sd_rtable_new_unlisted(unsigned ncounters);
 struct sd_rstat *sd_rtable_entry(struct sd_rtable *t, uint32_t node);
 void sd_rtable_reset(struct sd_rtable *t);
 void sd_rtable_fork_child(struct sd_rtable *own);
+/* Adds to *out (zeroed by the caller; min_ns UINT64_MAX) every entry of `own` (scope
+ * thread) or of every table and the finished threads' totals (process) whose node is a
+ * level of attr with value v. Any thread, ordinary context; walks under the table list's
+ * lock, never the writer's. */
+void sd_rtable_query(struct sd_rtable *own, int process, uint16_t attr, const struct sd_value *v,
+		     struct sd_region_stat *out);
 
 struct sd_attr *sd_ann_attr_find(const char *name);
 struct sd_attr *sd_ann_attr_get(const char *name, int type, int scope);
@@ -61,6 +67,8 @@ void sd_ann_node_value(uint32_t id, struct sd_value *v);
 const char *sd_ann_node_str(uint32_t id, size_t *len);
 uint32_t sd_ann_node_parent(uint32_t id);
 uint16_t sd_ann_node_attr(uint32_t id);
+/* Is node id a level of attribute attr with value v? */
+int sd_ann_node_is(uint32_t id, uint16_t attr, const struct sd_value *v);
 uint64_t sd_ann_hash_str(const char *s, size_t n);
 void sd_ann_lock(void);
 void sd_ann_unlock(void);

@@ -10,6 +10,7 @@
  * repaired so that later annotations keep working.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -730,6 +731,44 @@ SONDE_API void sonde_rt_attr_end(sonde_attr_t h)
 		return;
 	}
 	op_end(a, NULL, "sonde_attr_end");
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+SONDE_API int sonde_rt_region_query(const char *attr, int type, const char *s, int64_t i,
+				    int scope, struct sonde_region_stats *out)
+{
+	if (!out)
+		return SONDE_UNAVAILABLE;
+	memset(out, 0, sizeof *out);
+	if (!on() || !agg || !attr)
+		return SONDE_UNAVAILABLE;
+	struct sd_attr *a = sd_ann_attr_find(attr);
+	if (!a)
+		return SONDE_NONE;
+	struct sd_value v;
+	if (type == SONDE_INT)
+		value_int(&v, i);
+	else
+		value_str(&v, "sonde_query", attr, s);
+	struct sd_region_stat st = { .min_ns = UINT64_MAX };
+	struct ann_thread *t = tls;
+	sd_rtable_query(t ? t->rt : NULL, scope == SONDE_PROCESS, a->id, &v, &st);
+	if (!st.calls)
+		return SONDE_NONE;
+	out->calls = st.calls;
+	out->forced = st.forced;
+	out->incl_ns = (double)st.incl_ns;
+	out->excl_ns = (double)st.excl_ns;
+	out->min_ns = (double)st.min_ns;
+	out->max_ns = (double)st.max_ns;
+	out->mean_ns = out->incl_ns / (double)st.calls;
+	double var = st.sumsq_ns2 / (double)st.calls - out->mean_ns * out->mean_ns;
+	out->stddev_ns = st.calls > 1 && var > 0 ? sqrt(var) : 0;
+	out->ncounters = (int)st.ncounts;
+	for (unsigned k = 0; k < st.ncounts && k < 8; k++)
+		out->counters[k] = st.counts[k];
+	return SONDE_OK;
 }
 
 /* ---- thread end and fork ------------------------------------------------------- */

@@ -152,6 +152,14 @@ static int same_value(const struct node *nd, const struct sd_value *v)
 	}
 }
 
+int sd_ann_node_is(uint32_t id, uint16_t attr, const struct sd_value *v)
+{
+	if (!id || id > atomic_load_explicit(&nnodes, memory_order_acquire))
+		return 0;
+	const struct node *nd = node_at(id);
+	return nd->attr == attr && same_value(nd, v);
+}
+
 static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 {
 	uint32_t id = atomic_load(&nnodes) + 1;

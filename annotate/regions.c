@@ -314,6 +314,49 @@ void sd_annotate_rtable_free(struct sd_rtable *t)
 	table_release(t);
 }
 
+static void query_table(struct sd_rtable *t, uint16_t attr, const struct sd_value *v, double f,
+			struct sd_region_stat *out)
+{
+	for (struct chunk *c = &t->first; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+		uint32_t k = atomic_load_explicit(&c->n, memory_order_acquire);
+		for (uint32_t i = 0; i < k; i++) {
+			struct sd_region_stat s;
+			if (!sd_ann_node_is(c->e[i].node, attr, v) ||
+			    entry_read(&c->e[i], t->ncounters, f, &s) != 0 || !s.calls)
+				continue;
+			if (!out->calls || s.min_ns < out->min_ns)
+				out->min_ns = s.min_ns;
+			if (s.max_ns > out->max_ns)
+				out->max_ns = s.max_ns;
+			out->calls += s.calls;
+			out->forced += s.forced;
+			out->incl_ns += s.incl_ns;
+			out->excl_ns += s.excl_ns;
+			out->sumsq_ns2 += s.sumsq_ns2;
+			out->ncounts = s.ncounts;
+			for (unsigned j = 0; j < s.ncounts; j++)
+				out->counts[j] += s.counts[j];
+		}
+	}
+}
+
+void sd_rtable_query(struct sd_rtable *own, int process, uint16_t attr, const struct sd_value *v,
+		     struct sd_region_stat *out)
+{
+	double f = sd_rclock_ns_per_tick();
+	if (!process) {
+		if (own)
+			query_table(own, attr, v, f, out);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	for (struct sd_rtable *t = tables; t; t = t->next)
+		query_table(t, attr, v, f, out);
+	if (retired)
+		query_table(retired, attr, v, f, out);
+	pthread_mutex_unlock(&lock);
+}
+
 void sd_rtable_reset(struct sd_rtable *t)
 {
 	for (struct chunk *c = &t->first; c; c = atomic_load(&c->next)) {

@@ -297,8 +297,52 @@ void sd_stream_end(const char *reason, int signo)
 
 /* ---- interning ---------------------------------------------------------- */
 
+/* One more sample whose innermost frame is pc (sonde_profile_top). */
+static void leaf_count(uint64_t pc, uint64_t n)
+{
+	if ((sd_w.used_leaf + 1) * 2 > sd_w.nleaf) {
+		size_t cap = sd_w.nleaf ? 2 * sd_w.nleaf : 1024;
+		struct sd_top_pc *t = calloc(cap, sizeof *t);
+		if (!t)
+			return; /* out of memory: the query misses it, the stream does not */
+		for (size_t i = 0; i < sd_w.nleaf; i++) {
+			if (!sd_w.leaf[i].samples)
+				continue;
+			size_t h = sd_mix64(sd_w.leaf[i].pc) & (cap - 1);
+			while (t[h].samples)
+				h = (h + 1) & (cap - 1);
+			t[h] = sd_w.leaf[i];
+		}
+		free(sd_w.leaf);
+		sd_w.leaf = t;
+		sd_w.nleaf = cap;
+	}
+	size_t mask = sd_w.nleaf - 1, h = sd_mix64(pc) & mask;
+	while (sd_w.leaf[h].samples && sd_w.leaf[h].pc != pc)
+		h = (h + 1) & mask;
+	if (!sd_w.leaf[h].samples)
+		sd_w.used_leaf++;
+	sd_w.leaf[h].pc = pc;
+	sd_w.leaf[h].samples += n;
+}
+
+size_t sd_stream_leaf_copy(struct sd_top_pc **out)
+{
+	*out = NULL;
+	if (!sd_w.used_leaf || !(*out = malloc(sd_w.used_leaf * sizeof **out)))
+		return 0;
+	size_t k = 0;
+	for (size_t i = 0; i < sd_w.nleaf && k < sd_w.used_leaf; i++)
+		if (sd_w.leaf[i].samples)
+			(*out)[k++] = sd_w.leaf[i];
+	return k;
+}
+
 void sd_stream_intern_reset(void)
 {
+	free(sd_w.leaf);
+	sd_w.leaf = NULL;
+	sd_w.nleaf = sd_w.used_leaf = 0;
 	sd_w.ctx_sent = 0;
 	sd_w.attrs_sent = 0;
 	free(sd_w.slots);
@@ -486,6 +530,7 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 			nodes[i] = parent;
 		}
 		node = nodes[0];
+		leaf_count(rec->pcs[0], 1);
 		if (gen == sd_w.mod_gen) {
 			memcpy(r->prev_pcs, rec->pcs, depth * sizeof *r->prev_pcs);
 			memcpy(r->prev_nodes, nodes, depth * sizeof *r->prev_nodes);

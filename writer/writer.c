@@ -605,6 +605,33 @@ static void emit_regions(struct sd_ring *r, int last)
 	sd_annotate_rtable_collect(rt, emit_region_stat, r);
 }
 
+static void drain(int final);
+
+size_t sd_writer_leaf_pcs(struct sd_top_pc **out)
+{
+	*out = NULL;
+	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.thread_running))
+		return 0;
+	pthread_mutex_lock(&sd_w.lock);
+	drain(0);
+	size_t n = sd_stream_leaf_copy(out);
+	pthread_mutex_unlock(&sd_w.lock);
+	return n;
+}
+
+int sd_writer_flush_now(void)
+{
+	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.thread_running))
+		return -EAGAIN;
+	pthread_mutex_lock(&sd_w.lock);
+	for (struct sd_ring *r = sd_w.rings; r; r = r->next)
+		r->regions_written_ns = 0; /* due now */
+	drain(0);
+	flush_file();
+	pthread_mutex_unlock(&sd_w.lock);
+	return 0;
+}
+
 static void emit_drops(struct sd_ring *r)
 {
 	int changed = 0;

@@ -51,6 +51,9 @@ struct sd_rec {
  * ring. head and tail only grow; positions are taken modulo cap_bytes. */
 struct sd_rtable;
 
+/* Samples whose innermost frame is at pc (sd_writer_leaf_pcs). */
+struct sd_top_pc { uint64_t pc, samples; };
+
 struct sd_ring {
 	_Atomic uint64_t head;
 	char pad_head[56];
@@ -343,6 +346,14 @@ void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t
  * collects it from now on and frees it once the thread has ended. Ordinary
  * context, the ring's thread, once. */
 void sd_writer_ring_regions(struct sd_ring *r, struct sd_rtable *rt);
+/* The query API's view of the writer (include/sonde.h), ordinary context, any
+ * thread but the writer's, sonde's signals blocked by the caller:
+ * sd_writer_leaf_pcs: every innermost PC sampled so far with its samples, after
+ * draining the rings (a malloc'ed copy in *out, the caller frees; how many);
+ * sd_writer_flush_now: drain, collect every region table, write the file (0, or
+ * -EAGAIN when the writer is not running). */
+size_t sd_writer_leaf_pcs(struct sd_top_pc **out);
+int sd_writer_flush_now(void);
 /* Is fd the writer's descriptor of the stream file, still naming that file
  * (device and inode)? Ordinary context, any thread. */
 int sd_writer_fd_is_stream(int fd);

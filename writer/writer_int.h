@@ -100,6 +100,9 @@ struct sd_writer {
 
 	struct sd_intern_slot *slots;
 	size_t nslots, used_slots;
+	/* samples per innermost PC, for sonde_profile_top (open addressing) */
+	struct sd_top_pc *leaf;
+	size_t nleaf, used_leaf;
 	uint32_t next_node;
 	uint32_t *tmp_nodes;
 	uint32_t ctx_sent;   /* CONTEXT records written up to this node */
@@ -134,6 +137,8 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec);
 struct sd_region_stat;
 void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s);
+/* A copy (malloc'ed, *out) of the samples per innermost PC so far; how many. */
+size_t sd_stream_leaf_copy(struct sd_top_pc **out);
 void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
 			 unsigned n, uint32_t pseudo, uint32_t weight);
 /* offcpu.c: wall-time off-CPU and kernel time of ring r's thread since the
