@@ -39,6 +39,22 @@ module sonde
   public :: sonde_begin, sonde_begin_int, sonde_set, sonde_set_int, sonde_end
   public :: sonde_region_begin, sonde_region_end
   public :: sonde_attr_create, sonde_attr_begin, sonde_attr_set, sonde_attr_end
+  public :: sonde_query, sonde_query_region, sonde_flush
+
+  ! Query results and what a region query answers (sonde.h: struct
+  ! sonde_region_stats; times in ns).
+  integer(c_int), parameter, public :: SONDE_OK = 0, SONDE_NONE = 1, SONDE_UNAVAILABLE = -1
+  type, bind(C), public :: sonde_region_stats
+    integer(c_int64_t) :: calls, forced
+    real(c_double) :: incl_ns, excl_ns, min_ns, max_ns, mean_ns, stddev_ns
+    integer(c_int) :: ncounters
+    integer(c_int64_t) :: counters(8)
+  end type sonde_region_stats
+
+  ! sonde_query(attr, value, scope, stats): value a string or an integer.
+  interface sonde_query
+    module procedure query_str, query_int64, query_int32
+  end interface sonde_query
 
   ! Integer values: integer(c_int64_t) or default-kind (32-bit) integers.
   interface sonde_begin_int
@@ -131,6 +147,25 @@ module sonde
       import :: c_ptr
       type(c_ptr), value :: h
     end subroutine c_attr_end
+    function c_query(attr, value, scope, s) bind(C, name="sonde_f_query") result(r)
+      import :: c_char, c_int, sonde_region_stats
+      character(kind=c_char), dimension(*), intent(in) :: attr, value
+      integer(c_int), value :: scope
+      type(sonde_region_stats), intent(out) :: s
+      integer(c_int) :: r
+    end function c_query
+    function c_query_int(attr, value, scope, s) bind(C, name="sonde_f_query_int") result(r)
+      import :: c_char, c_int, c_int64_t, sonde_region_stats
+      character(kind=c_char), dimension(*), intent(in) :: attr
+      integer(c_int64_t), value :: value
+      integer(c_int), value :: scope
+      type(sonde_region_stats), intent(out) :: s
+      integer(c_int) :: r
+    end function c_query_int
+    function c_flush() bind(C, name="sonde_f_flush") result(r)
+      import :: c_int
+      integer(c_int) :: r
+    end function c_flush
   end interface
 
 contains
@@ -263,5 +298,44 @@ contains
     type(sonde_attr), intent(in) :: a
     call c_attr_end(a%h)
   end subroutine sonde_attr_end
+
+  ! The totals so far of every level attr=value (docs/API.md, "Asking sonde
+  ! while the program runs"): SONDE_OK, SONDE_NONE or SONDE_UNAVAILABLE.
+  ! scope: SONDE_THREAD or SONDE_PROCESS.
+  integer function query_str(attr, value, scope, s)
+    character(len=*), intent(in) :: attr, value
+    integer(c_int), intent(in) :: scope
+    type(sonde_region_stats), intent(out) :: s
+    query_str = c_query(trim(attr)//c_null_char, trim(value)//c_null_char, scope, s)
+  end function query_str
+
+  integer function query_int64(attr, ivalue, scope, s)
+    character(len=*), intent(in) :: attr
+    integer(c_int64_t), intent(in) :: ivalue
+    integer(c_int), intent(in) :: scope
+    type(sonde_region_stats), intent(out) :: s
+    query_int64 = c_query_int(trim(attr)//c_null_char, ivalue, scope, s)
+  end function query_int64
+
+  integer function query_int32(attr, ivalue, scope, s)
+    character(len=*), intent(in) :: attr
+    integer(c_int32_t), intent(in) :: ivalue
+    integer(c_int), intent(in) :: scope
+    type(sonde_region_stats), intent(out) :: s
+    query_int32 = c_query_int(trim(attr)//c_null_char, int(ivalue, c_int64_t), scope, s)
+  end function query_int32
+
+  ! A named region: sonde_query("region", name, scope, s).
+  integer function sonde_query_region(name, scope, s)
+    character(len=*), intent(in) :: name
+    integer(c_int), intent(in) :: scope
+    type(sonde_region_stats), intent(out) :: s
+    sonde_query_region = c_query("region"//c_null_char, trim(name)//c_null_char, scope, s)
+  end function sonde_query_region
+
+  ! Writes what sonde recorded so far to the stream now.
+  integer function sonde_flush()
+    sonde_flush = c_flush()
+  end function sonde_flush
 
 end module sonde

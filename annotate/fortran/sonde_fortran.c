@@ -36,6 +36,9 @@ void sonde_f_attr_set_str(sonde_attr_t a, const char *value);
 void sonde_f_attr_set_int(sonde_attr_t a, int64_t value);
 void sonde_f_attr_set_double(sonde_attr_t a, double value);
 void sonde_f_attr_end(sonde_attr_t a);
+int sonde_f_query(const char *attr, const char *value, int scope, struct sonde_region_stats *out);
+int sonde_f_query_int(const char *attr, int64_t value, int scope, struct sonde_region_stats *out);
+int sonde_f_flush(void);
 
 int sonde_f_active(void) { return sonde_active(); }
 void sonde_f_begin(const char *attr, const char *value) { sonde_begin(attr, value); }
@@ -58,3 +61,15 @@ void sonde_f_attr_set_str(sonde_attr_t a, const char *value) { sonde_attr_set_st
 void sonde_f_attr_set_int(sonde_attr_t a, int64_t value) { sonde_attr_set_int(a, value); }
 void sonde_f_attr_set_double(sonde_attr_t a, double value) { sonde_attr_set_double(a, value); }
 void sonde_f_attr_end(sonde_attr_t a) { sonde_attr_end(a); }
+
+int sonde_f_query(const char *attr, const char *value, int scope, struct sonde_region_stats *out)
+{
+	return sonde_query(attr, value, scope, out);
+}
+
+int sonde_f_query_int(const char *attr, int64_t value, int scope, struct sonde_region_stats *out)
+{
+	return sonde_query_int(attr, value, scope, out);
+}
+
+int sonde_f_flush(void) { return sonde_flush(); }

@@ -50,6 +50,7 @@ program api_f
   integer(c_int64_t), parameter :: units(3) = [7_c_int64_t, 2_c_int64_t, 1_c_int64_t]
   character(len=32) :: arg
   type(sonde_attr) :: units_attr
+  type(sonde_region_stats) :: rs
 
   n = 5
   if (command_argument_count() > 1) call usage()
@@ -78,6 +79,16 @@ program api_f
   call sonde_attr_end(units_attr)
 
   write (*, '(a,i0)') 'checksum ', total
+  ! The query API: unavailable plainly and without SONDE_REGIONS=on (the
+  ! expected output); with it, tests/api/query.sh checks the calls.
+  st = sonde_query_region("solve", SONDE_THREAD, rs)
+  if (st == SONDE_OK) then
+    write (*, '(a,i0,a)') 'query: solve ', rs%calls, ' calls'
+  else if (st == SONDE_UNAVAILABLE) then
+    write (*, '(a)') 'query: unavailable'
+  else
+    write (*, '(a)') 'query: none'
+  end if
 
 contains
   subroutine usage()

@@ -57,3 +57,12 @@ read -r _ n name samples < <(grep '^top ' on.out)
 [ "$name" = burn ] || fail "regions on: top function: $(grep '^top ' on.out)"
 [ "$(val flushed_bytes on.out)" -gt 0 ] || fail "regions on: nothing on disk after the flush"
 pass "regions on: 20 calls in the thread, 30 in the process; total $(val thread_total_ns on.out) ns against $(val own_total_ns on.out), stddev $(val thread_stddev_ns on.out) against $(val own_stddev_ns on.out); top $name"
+
+# Fortran (module sonde): the same query through include/sonde.f90.
+if [ -x "$B/api_f" ]; then
+	LD_PRELOAD=$LIB SONDE_OUTPUT=f SONDE_REGIONS=on "$B/api_f" 4 >f.out 2>f.err || fail "api_f: exit $?"
+	grep -qx 'query: solve 4 calls' f.out || fail "api_f with regions on: $(tail -n 1 f.out)"
+	pass "Fortran: sonde_query_region(\"solve\") = 4 calls in 4 iterations"
+else
+	echo "note: no api_f (no Fortran compiler): the Fortran query is not checked"
+fi
