@@ -312,7 +312,8 @@ struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; };
 
 /* Merged annotation context tree: node 0 is the empty context; parent < child. `attr`
  * indexes sd_profile.attr_names, `value` sd_profile.value_strs (values as strings). */
-struct sd_ctxnode { uint32_t parent, attr, value; };
+/* site: 1 + the function whose code first opened the level (CONTEXT site), 0: unknown. */
+struct sd_ctxnode { uint32_t parent, attr, value, site; };
 
 /* Samples of one (stream, thread, source, context, process context, call node): what the
  * context views aggregate. Never one per sample. `tname` is owned by the thread row. */
@@ -555,6 +556,7 @@ struct sd_report_opts {
 	double min_percent;         /* tree: prune nodes below this share */
 	int min_percent_given;      /* --min-percent given: the flat view drops rows too */
 	int by_thread;              /* regions: one row per thread */
+	int context_above;          /* tree: context levels above the stack, not spliced */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
 };
@@ -689,6 +691,7 @@ struct sd_cli {
 	int min_percent_given;
 	int stats;              /* report: --stats, enum sd_stats_key */
 	int by_thread;          /* report */
+	int context_above;      /* report: --context-above */
 	int absolute;           /* diff */
 	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
 	int strict, jobs;

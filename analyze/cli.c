@@ -150,7 +150,7 @@ int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nf
 enum opt_id {
 	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
 	O_STATS, O_JOBS, /* with a value */
-	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
+	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
 	O_LINES, O_ABSOLUTE, /* flags */
 };
 
@@ -173,6 +173,7 @@ static const struct opt {
 	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
+	{ "--context-above", O_CONTEXT_ABOVE, 0, SD_CLI_REPORT },
 	{ "--inline", O_INLINE, 0, SD_CLI_REPORT },
 	{ "--no-inline", O_NO_INLINE, 0, SD_CLI_REPORT },
 	{ "--demangle", O_DEMANGLE, 0, SD_CLI_REPORT },
@@ -312,6 +313,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_ADDRESSES: c->sym |= SD_SYM_ADDRESSES; return 0;
 	case O_STRICT: c->strict = 1; return 0;
 	case O_BY_THREAD: c->by_thread = 1; return 0;
+	case O_CONTEXT_ABOVE: c->context_above = 1; return 0;
 	case O_INLINE: c->sym &= ~SD_SYM_NO_INLINE; return 0;
 	case O_NO_INLINE: c->sym |= SD_SYM_NO_INLINE; return 0;
 	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;

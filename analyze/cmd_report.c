@@ -25,7 +25,8 @@ static const char usage[] =
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
 	"                    [--stats thread|process|rank]\n"
-	"                    [--source NAME] [--min-percent P] [--by-thread] [--addresses]\n"
+	"                    [--source NAME] [--min-percent P] [--by-thread] [--context-above]\n"
+	"                    [--addresses]\n"
 	"                    [--no-inline] [--no-demangle] [--lines]\n"
 	"                    [--strict] [--jobs N] PATH...\n"
 	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
@@ -97,7 +98,7 @@ int sd_cmd_report(int argc, char **argv)
 				     .group_by = c.group_by, .ngroup = c.ngroup,
 				     .min_percent = c.min_percent,
 				     .min_percent_given = c.min_percent_given, .stats = c.stats,
-				     .by_thread = c.by_thread };
+				     .by_thread = c.by_thread, .context_above = c.context_above };
 	code = SD_EXIT_USAGE;
 	if (check_combination(&c, &o))
 		goto out;

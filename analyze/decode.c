@@ -962,11 +962,19 @@ static int rec_context(struct rec_ctx *c)
 		}
 		st->nctxs++;
 	}
+	uint64_t site = 0;
+	if (r->n > SD_F_CONTEXT_SITE &&
+	    (sd_rec_u64(r, SD_F_CONTEXT_SITE, &site) || site >= st->nnodes)) {
+		free(v);
+		c->why = "CONTEXT site is not a FRAME node defined before it";
+		return REC_BAD;
+	}
 	struct sctx *x = &st->ctxs[i];
 	free(x->value);
 	x->value = v;
 	x->parent = (uint32_t)parent;
 	x->attr = (uint32_t)attr;
+	x->site = (uint32_t)site;
 	return 0;
 }
 

@@ -48,6 +48,37 @@ static int add_root_pseudo(struct sd_profile *p, const char *name, uint64_t n, d
 	return 0;
 }
 
+/* Is f one of the API's functions (sonde.h's sonde_*, sonde.hpp's sonde::, inlined or
+ * not; the runtime's own frames are not in the stream)? */
+static int api_func(const struct sd_profile *p, uint32_t f)
+{
+	const char *name = sd_sym_func(p->sym, f)->name;
+	return name && (!strncmp(name, "sonde_", 6) || !strncmp(name, "sonde::", 7));
+}
+
+/* 1 + the function whose code opened a context level, from the stack recorded when it
+ * was first opened (CONTEXT site: FRAME nodes, innermost last): the innermost frame,
+ * inlined ones included, that is not the API's (sonde_begin() calls the runtime from
+ * inside the caller, inlined or not). For the tree view's splice. 0 or -ENOMEM. */
+static int site_func(struct sd_profile *p, const struct sstate *st, uint32_t site, uint32_t *out)
+{
+	*out = 0;
+	for (uint32_t x = site; x; x = st->nodes[x].parent) {
+		const struct snode *n = &st->nodes[x];
+		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
+		const struct sd_frame *fr;
+		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
+		if (nf < 0)
+			return -ENOMEM;
+		for (int k = nf; k-- > 0;)
+			if (!api_func(p, fr[k].func)) {
+				*out = fr[k].func + 1;
+				return 0;
+			}
+	}
+	return 0;
+}
+
 /* Map the stream's used context nodes to merged ones (parents first: parent < child). */
 static int merge_contexts(struct sd_profile *p, struct sstate *st)
 {
@@ -79,7 +110,9 @@ static int merge_contexts(struct sd_profile *p, struct sstate *st)
 			continue;
 		if (p->nctx >= UINT32_MAX - 1 || sd_grow(&p->ctx, &p->capctx, p->nctx + 1, sizeof(*p->ctx)))
 			return -ENOMEM;
-		p->ctx[p->nctx] = (struct sd_ctxnode){ key[0], key[1], key[2] };
+		p->ctx[p->nctx] = (struct sd_ctxnode){ key[0], key[1], key[2], 0 };
+		if (x->site && site_func(p, st, x->site, &p->ctx[p->nctx].site))
+			return -ENOMEM;
 		x->gnode = (uint32_t)p->nctx;
 		if (sd_strmap_put(&p->ctx_children, key, sizeof(key), x->gnode))
 			return -ENOMEM;

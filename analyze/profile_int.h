@@ -31,7 +31,8 @@ struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name;
 		  * process never sampled (clone_vm: its whole CPU time) */
 		 uint64_t un_fd_closed, un_not_sampled, un_clone_vm; };
 struct sattr { char *name; uint32_t gid; int merged; };
-struct sctx { uint32_t parent, attr, gnode; char *value; int used; };
+struct sctx { uint32_t parent, attr, gnode; char *value; int used;
+	      uint32_t site; /* FRAME node of the code that opened it first (0: unknown) */ };
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
 	      double weight; uint64_t nocnt; };
 struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;

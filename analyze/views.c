@@ -351,35 +351,70 @@ static int tree_child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t a
 	return 0;
 }
 
-/* Append the merged context path ending in c (outermost first) to the tree path. */
-static int ctx_path(struct tree *t, const struct sd_profile *p, uint32_t c, uint32_t *cur,
-		    uint32_t **stk, size_t *cap)
-{
-	size_t d = 0;
+/* A row's tree path: its context levels (process scope, then thread scope, outermost
+ * first) and its call frames (outermost first), as growing arrays. */
+struct tpath { uint32_t *lv, *fr; size_t nlv, nfr, caplv, capfr; };
 
-	for (uint32_t x = c; x; x = p->ctx[x].parent) {
-		if (d == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			uint32_t *ns = realloc(*stk, nc * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			*stk = ns;
-			*cap = nc;
-		}
-		(*stk)[d++] = x;
+static int push(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		uint32_t *na = realloc(*a, nc * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		*a = na;
+		*cap = nc;
 	}
-	while (d--) {
-		const struct sd_ctxnode *x = &p->ctx[(*stk)[d]];
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
+/* Appends the context path ending in c, outermost first. */
+static int levels_of(struct tpath *tp, const struct sd_profile *p, uint32_t c)
+{
+	size_t from = tp->nlv;
+	for (uint32_t x = c; x; x = p->ctx[x].parent)
+		if (push(&tp->lv, &tp->nlv, &tp->caplv, x))
+			return -ENOMEM;
+	for (size_t i = from, j = tp->nlv; i + 1 < j; i++, j--) { /* innermost first -> outermost */
+		uint32_t t = tp->lv[i];
+		tp->lv[i] = tp->lv[j - 1];
+		tp->lv[j - 1] = t;
+	}
+	return 0;
+}
+
+/* The row's path into the tree: with the splice (the default), each context level goes
+ * right under the first frame, at or below the previous level's, of the function that
+ * opened it (CONTEXT site); a level whose function is not in the stack (or unknown)
+ * stays where it is, under the previous level. --context-above: every level above the
+ * whole stack. Returns the leaf in *cur. */
+static int row_path(struct tree *t, const struct sd_profile *p, const struct sd_report_opts *o,
+		    const struct tpath *tp, uint32_t *cur)
+{
+	size_t f = 0; /* frames placed so far */
+	for (size_t l = 0; l < tp->nlv; l++) {
+		const struct sd_ctxnode *x = &p->ctx[tp->lv[l]];
+		if (!o->context_above && x->site)
+			for (size_t j = f; j < tp->nfr; j++)
+				if (p->nodes[tp->fr[j]].func == x->site - 1) {
+					for (; f <= j; f++)
+						if (tree_child(t, *cur, 0, p->nodes[tp->fr[f]].func, 0, cur))
+							return -ENOMEM;
+					break;
+				}
 		if (tree_child(t, *cur, 1, x->attr, x->value, cur))
 			return -ENOMEM;
 	}
+	for (; f < tp->nfr; f++)
+		if (tree_child(t, *cur, 0, p->nodes[tp->fr[f]].func, 0, cur))
+			return -ENOMEM;
 	return 0;
 }
 
 static int tree_build(struct tree *t, const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	uint32_t *stk = NULL;
-	size_t cap = 0;
+	struct tpath tp = { 0 };
 	int err = -ENOMEM;
 
 	t->cap = 256;
@@ -389,24 +424,19 @@ static int tree_build(struct tree *t, const struct sd_profile *p, const struct s
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct sd_crow *r = &p->rows[i];
 		uint32_t cur = 0;
-		size_t d = 0;
-		if (ctx_path(t, p, r->pctx, &cur, &stk, &cap) ||
-		    ctx_path(t, p, r->ctx, &cur, &stk, &cap))
+		tp.nlv = tp.nfr = 0;
+		if (levels_of(&tp, p, r->pctx) || levels_of(&tp, p, r->ctx))
 			goto out;
-		for (uint32_t x = r->cnode; x; x = p->nodes[x].parent) {
-			if (d == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				uint32_t *ns = realloc(stk, nc * sizeof(*ns));
-				if (!ns)
-					goto out;
-				stk = ns;
-				cap = nc;
-			}
-			stk[d++] = x;
-		}
-		while (d--)
-			if (tree_child(t, cur, 0, p->nodes[stk[d]].func, 0, &cur))
+		for (uint32_t x = r->cnode; x; x = p->nodes[x].parent)
+			if (push(&tp.fr, &tp.nfr, &tp.capfr, x))
 				goto out;
+		for (size_t a = 0, b = tp.nfr; a + 1 < b; a++, b--) {
+			uint32_t s = tp.fr[a];
+			tp.fr[a] = tp.fr[b - 1];
+			tp.fr[b - 1] = s;
+		}
+		if (row_path(t, p, o, &tp, &cur))
+			goto out;
 		t->n[cur].self += sd_metric_row(o, r);
 	}
 	for (size_t i = t->nn; i-- > 1;) {
@@ -427,7 +457,8 @@ static int tree_build(struct tree *t, const struct sd_profile *p, const struct s
 	}
 	err = 0;
 out:
-	free(stk);
+	free(tp.lv);
+	free(tp.fr);
 	return err;
 }
 

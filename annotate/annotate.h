@@ -39,6 +39,10 @@ struct sd_node_view {
 	int64_t i;
 	double d;
 	const char *s;
+	/* where it was first opened: return addresses, innermost first (sonde's own
+	 * frames included), nsites of them (0: unknown) */
+	const uintptr_t *sites;
+	unsigned nsites;
 };
 
 /* Region timing aggregated in each thread (SONDE_REGIONS=on, regions.c): one

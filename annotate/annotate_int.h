@@ -27,6 +27,10 @@ struct sd_value {
 	const char *s;
 	size_t len;
 	uint64_t key; /* int, double bits, or hash of the string */
+	uintptr_t site; /* nonzero: a node made for this value records where (its stack);
+			 * the entry point's return address, with sp its stack pointer: the
+			 * key of the stacks already taken */
+	uintptr_t sp;
 };
 
 /* One (thread, context node) of regions.c. Written by its thread only,

@@ -167,6 +167,7 @@ static void value_str(struct sd_value *v, const char *fn, const char *attr, cons
 
 static void value_int(struct sd_value *v, int64_t i)
 {
+	v->site = 0;
 	v->truncated = 0;
 	v->type = SD_TYPE_INT;
 	v->i = i;
@@ -175,6 +176,7 @@ static void value_int(struct sd_value *v, int64_t i)
 
 static void value_double(struct sd_value *v, double d)
 {
+	v->site = 0;
 	v->truncated = 0;
 	v->type = SD_TYPE_DOUBLE;
 	v->d = d;
@@ -575,6 +577,8 @@ SONDE_API void sonde_rt_begin(const char *attr, const char *value)
 		return;
 	struct sd_value v;
 	value_str(&v, "sonde_begin", attr, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_begin(a, &v, "sonde_begin");
 }
 
@@ -585,6 +589,8 @@ SONDE_API void sonde_rt_begin_int(const char *attr, int64_t value)
 		return;
 	struct sd_value v;
 	value_int(&v, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_begin(a, &v, "sonde_begin_int");
 }
 
@@ -595,6 +601,8 @@ SONDE_API void sonde_rt_set(const char *attr, const char *value)
 		return;
 	struct sd_value v;
 	value_str(&v, "sonde_set", attr, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_set(a, &v, "sonde_set");
 }
 
@@ -605,6 +613,8 @@ SONDE_API void sonde_rt_set_int(const char *attr, int64_t value)
 		return;
 	struct sd_value v;
 	value_int(&v, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_set(a, &v, "sonde_set_int");
 }
 
@@ -643,6 +653,8 @@ SONDE_API void sonde_rt_attr_begin_str(sonde_attr_t h, const char *value)
 		return;
 	struct sd_value v;
 	value_str(&v, "sonde_attr_begin_str", A(h)->name, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_begin(A(h), &v, "sonde_attr_begin_str");
 }
 
@@ -677,6 +689,8 @@ SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
 	}
 	struct sd_value v;
 	value_int(&v, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_begin(a, &v, "sonde_attr_begin_int");
 }
 
@@ -686,6 +700,8 @@ SONDE_API void sonde_rt_attr_begin_double(sonde_attr_t h, double value)
 		return;
 	struct sd_value v;
 	value_double(&v, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_begin(A(h), &v, "sonde_attr_begin_double");
 }
 
@@ -695,6 +711,8 @@ SONDE_API void sonde_rt_attr_set_str(sonde_attr_t h, const char *value)
 		return;
 	struct sd_value v;
 	value_str(&v, "sonde_attr_set_str", A(h)->name, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_set(A(h), &v, "sonde_attr_set_str");
 }
 
@@ -704,6 +722,8 @@ SONDE_API void sonde_rt_attr_set_int(sonde_attr_t h, int64_t value)
 		return;
 	struct sd_value v;
 	value_int(&v, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_set(A(h), &v, "sonde_attr_set_int");
 }
 
@@ -713,6 +733,8 @@ SONDE_API void sonde_rt_attr_set_double(sonde_attr_t h, double value)
 		return;
 	struct sd_value v;
 	value_double(&v, value);
+	v.site = (uintptr_t)__builtin_return_address(0);
+	v.sp = (uintptr_t)__builtin_frame_address(0);
 	op_set(A(h), &v, "sonde_attr_set_double");
 }
 

@@ -76,6 +76,7 @@ enum { SD_F_ATTRIBUTE_ID = 1, SD_F_ATTRIBUTE_NAME, SD_F_ATTRIBUTE_TYPE, SD_F_ATT
        SD_F_ATTRIBUTE_N };
 enum { SD_F_CONTEXT_NODE = 1, SD_F_CONTEXT_PARENT, SD_F_CONTEXT_ATTR, SD_F_CONTEXT_VALUE,
        SD_F_CONTEXT_FLAGS, /* optional */
+       SD_F_CONTEXT_SITE,  /* optional (needs FLAGS): FRAME node of the code that opened it */
        SD_F_CONTEXT_N };
 enum { SD_F_REGION_THREAD = 1, SD_F_REGION_T, SD_F_REGION_NODE, SD_F_REGION_EVENT,
        SD_F_REGION_COUNTS, /* optional: counter totals at the event */
@@ -108,7 +109,7 @@ enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALL
 		[SD_K_END] = { "t", "reason", "stats" },                                \
 		[SD_K_NOTE] = { "t", "text" },                                          \
 		[SD_K_ATTRIBUTE] = { "attr", "name", "type", "scope" },                 \
-		[SD_K_CONTEXT] = { "node", "parent", "attr", "value", "flags" },        \
+		[SD_K_CONTEXT] = { "node", "parent", "attr", "value", "flags", "site" }, \
 		[SD_K_REGION] = { "thread", "t", "node", "event", "counts" },           \
 		[SD_K_THREAD_CPU] = { "thread", "t", "cpu_ns" },                        \
 		[SD_K_UNSAMPLED] = { "thread", "t", "reason", "cpu_ns" },               \

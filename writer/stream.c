@@ -453,7 +453,11 @@ static void emit_contexts_upto(uint32_t id)
 		if (sd_annotate_node_get(n, &v) != 0)
 			continue;
 		emit_attrs_upto(v.attr);
-		rec_begin(v.flags ? SD_F_CONTEXT_N : SD_F_CONTEXT_FLAGS);
+		/* where it was first opened: its stack then, sonde's own frames left out */
+		uint32_t site = 0;
+		for (unsigned k = v.nsites; k-- > 0;)
+			site = intern_frame(site, v.sites[k], 0, sd_now_ns_sigsafe());
+		rec_begin(site ? SD_F_CONTEXT_N : v.flags ? SD_F_CONTEXT_SITE : SD_F_CONTEXT_FLAGS);
 		msgpack_pack_uint8(&sd_w.pk, SD_K_CONTEXT);
 		msgpack_pack_uint32(&sd_w.pk, n);
 		msgpack_pack_uint32(&sd_w.pk, v.parent);
@@ -464,8 +468,10 @@ static void emit_contexts_upto(uint32_t id)
 			msgpack_pack_double(&sd_w.pk, v.d);
 		else
 			pack_str(v.s ? v.s : "");
-		if (v.flags)
+		if (v.flags || site)
 			msgpack_pack_uint8(&sd_w.pk, v.flags);
+		if (site)
+			msgpack_pack_uint32(&sd_w.pk, site);
 	}
 }
 

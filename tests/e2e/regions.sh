@@ -11,7 +11,10 @@
 #      (A run also writes each changed region's totals once a flush period:
 #      that grows with time, so both runs flush only at their end here.)
 #   3. nothing is lost on fork (the child's stream counts the child's calls
-#      only), exec, SIGTERM and SIGKILL beyond one flush period.
+#      only), SIGTERM and SIGKILL beyond one flush period.
+#   4. the splice: `--view tree` puts each context level under the frame of the
+#      function that opened it (phase=solve under run, region=smooth under
+#      solve: different depths), and --context-above keeps the old layout.
 # Usage: regions.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
 P="$B/phases"
@@ -85,4 +88,18 @@ wait $pid 2>/dev/null
 calls=$("$SONDE" report --view regions --format csv t 2>/dev/null | awk -F, '$1 == "phase=solve" {print $2}')
 [ "${calls:-0}" -gt 10 ] || fail "SIGTERM after 1 s: phase=solve has '${calls:-0}' calls in the stream"
 pass "SIGTERM: $calls calls of phase=solve written at the end"
+# 4. The splice, on the two-thread run of 1.
+"$SONDE" report --view tree --format folded a >tree.folded || fail "tree folded failed"
+"$SONDE" report --view tree --format folded --context-above a >above.folded || fail "tree --context-above failed"
+grep -q ';run;worker=[12];iteration=[0-9]*;phase=solve;solve;region=smooth;work ' tree.folded ||
+	fail "spliced tree: no run;...;phase=solve;solve;region=smooth;work path: $(grep smooth tree.folded | head -3)"
+n_smooth=$(grep -c 'region=smooth' tree.folded)
+n_spliced=$(grep -c ';solve;region=smooth;' tree.folded)
+[ "$n_smooth" -gt 0 ] && [ "$n_smooth" -eq "$n_spliced" ] ||
+	fail "spliced tree: $n_spliced of $n_smooth region=smooth paths under solve: $(grep smooth tree.folded | grep -v ';solve;region=smooth;' | head -3)"
+grep -q '^run=main-run;worker=[12];iteration=[0-9]*;phase=solve;region=smooth;[^=]*;solve;work ' above.folded ||
+	fail "--context-above: $(grep smooth above.folded | head -2)"
+cmp -s <(awk '{s += $NF} END {print s}' tree.folded) <(awk '{s += $NF} END {print s}' above.folded) ||
+	fail "the two layouts count different samples"
+pass "splice: every region=smooth under solve and phase=solve under run ($n_smooth paths); --context-above puts them above the stack, same samples"
 exit 0
