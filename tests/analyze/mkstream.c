@@ -178,7 +178,7 @@ static void context(uint64_t node, uint64_t parent, uint64_t attr, const char *v
 
 static void context_int(uint64_t node, uint64_t parent, uint64_t attr, int64_t value)
 {
-	msgpack_pack_array(&pk, SD_F_CONTEXT_N); /* with flags */
+	msgpack_pack_array(&pk, SD_F_CONTEXT_SITE); /* with flags */
 	u64(SD_K_CONTEXT); u64(node); u64(parent); u64(attr); msgpack_pack_int64(&pk, value); u64(0);
 }
 
