@@ -541,7 +541,8 @@ int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
-	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES };
+	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES,
+	       SD_VIEW_MODEL };
 
 struct sd_report_opts {
 	enum sd_format format;
@@ -557,6 +558,9 @@ struct sd_report_opts {
 	int min_percent_given;      /* --min-percent given: the flat view drops rows too */
 	int by_thread;              /* regions: one row per thread */
 	int context_above;          /* tree: context levels above the stack, not spliced */
+	const char *region;         /* model: the region (NAME, or ATTR=VALUE) */
+	char **params; size_t nparams; /* model: the parameters' attribute names */
+	int fit_min;                /* model: fit the shortest call per value, not the mean */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
 };
@@ -610,6 +614,32 @@ void sd_json_obj(FILE *out, const msgpack_object *o);
 void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		  const char *metric);
 
+/* ---- model.c: performance models (--view model) ---------------------------------- */
+
+/* t = c0 + c1 * n^I[i] * log2(n)^j per parameter (Extra-P's normal form; the exponent
+ * sets are listed in model.c): with several parameters, a sum of one term each, or one
+ * product of them. constant: t = c0. r2 on all points; cv_smape: leave-one-out mean
+ * relative error (percent), what chose the model. */
+#define SD_MODEL_MAXPARAMS 3
+struct sd_term { unsigned i, j; };
+struct sd_model {
+	size_t nparams;
+	int constant, product;
+	struct sd_term terms[SD_MODEL_MAXPARAMS];
+	double c[SD_MODEL_MAXPARAMS + 1];
+	double r2, cv_smape;
+};
+/* Fits n points (x: nparams values each, y: the measured value) with the hypothesis of
+ * least cross-validated error. 0, -EINVAL (fewer than 3 points, or too many params),
+ * -ENOMEM. */
+int sd_model_fit(const double *x, const double *y, size_t n, size_t nparams,
+		 struct sd_model *out);
+double sd_model_eval(const struct sd_model *m, const double *x);
+double sd_model_term(const struct sd_term *t, double n);
+/* "c0 + c1 * n^2 * log2(n) UNIT" with the coefficients times scale, into buf. */
+void sd_model_text(char *buf, size_t len, const struct sd_model *m, char *const *names,
+		   const char *unit, double scale);
+
 /* ---- table.c: the one row printer of the tabular views ----------------------------- */
 
 /* A column: its name (the CSV header and JSON key; text shows `text` when set), whether
@@ -655,6 +685,9 @@ int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char
 int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened);
 void sd_table_free(struct sd_table *t);
 
+/* view_model.c: --view model: 0, -ENOENT (said: no calls or too few values), -ENOMEM */
+int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 
@@ -692,6 +725,11 @@ struct sd_cli {
 	int stats;              /* report: --stats, enum sd_stats_key */
 	int by_thread;          /* report */
 	int context_above;      /* report: --context-above */
+	const char *region;     /* report: --region (--view model) */
+	int fit_min;            /* report: --fit min (--view model) */
+	char **params;          /* report: --param NAME,... (into param_copy) */
+	size_t nparams;
+	char *param_copy;
 	int absolute;           /* diff */
 	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
 	int strict, jobs;

@@ -149,7 +149,7 @@ int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nf
 
 enum opt_id {
 	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
-	O_STATS, O_JOBS, /* with a value */
+	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, /* with a value */
 	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
 	O_LINES, O_ABSOLUTE, /* flags */
 };
@@ -170,6 +170,9 @@ static const struct opt {
 	{ "--min-percent", O_MIN_PERCENT, 1, SD_CLI_REPORT },
 	{ "--stats", O_STATS, 1, SD_CLI_REPORT },
 	{ "--jobs", O_JOBS, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--region", O_REGION, 1, SD_CLI_REPORT },
+	{ "--param", O_PARAM, 1, SD_CLI_REPORT },
+	{ "--fit", O_FIT, 1, SD_CLI_REPORT },
 	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
@@ -185,11 +188,11 @@ static const struct opt {
 static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
 static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 				     "counters", "callers", "callees", "streams", "coverage",
-				     "processes", NULL };
+				     "processes", "model", NULL };
 static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
 					 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
 					 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
-					 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES };
+					 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES, SD_VIEW_MODEL };
 
 static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
 		      const char *const *names, int *out)
@@ -203,24 +206,25 @@ static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
 	return -EINVAL;
 }
 
-/* KEY[,KEY...] into c->group_by (last --group-by wins). */
-static int parse_group_by(struct sd_cli *c, const char *val)
+/* NAME[,NAME...] of option `opt` into *list (pointers into *copy; the last one given
+ * wins); `eg` is an example for the message about an empty name. */
+static int parse_list(struct sd_cli *c, const char *opt, const char *eg, const char *val,
+		      char **copy, char ***list, size_t *n)
 {
-	free(c->group_copy);
-	free(c->group_by);
-	c->ngroup = 0;
-	if (!(c->group_copy = strdup(val)) ||
-	    !(c->group_by = calloc(strlen(val) + 1, sizeof(*c->group_by))))
+	free(*copy);
+	free(*list);
+	*n = 0;
+	if (!(*copy = strdup(val)) || !(*list = calloc(strlen(val) + 1, sizeof(**list))))
 		return -ENOMEM;
-	for (char *q = c->group_copy, *e;; q = e + 1) {
+	for (char *q = *copy, *e;; q = e + 1) {
 		if ((e = strchr(q, ',')))
 			*e = 0;
 		if (!*q) {
-			fprintf(stderr, "sonde: %s: --group-by: empty key (give names separated by "
-				"commas, e.g. --group-by phase,function)\n", c->cmd);
+			fprintf(stderr, "sonde: %s: %s: empty key (give names separated by "
+				"commas, e.g. %s %s)\n", c->cmd, opt, opt, eg);
 			return -EINVAL;
 		}
-		c->group_by[c->ngroup++] = q;
+		(*list)[(*n)++] = q;
 		if (!e)
 			return 0;
 	}
@@ -282,7 +286,22 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		c->source = val;
 		return 0;
 	case O_GROUP_BY:
-		return parse_group_by(c, val);
+		return parse_list(c, "--group-by", "phase,function", val, &c->group_copy,
+				  &c->group_by, &c->ngroup);
+	case O_PARAM:
+		return parse_list(c, "--param", "n,m", val, &c->param_copy, &c->params,
+				  &c->nparams);
+	case O_REGION:
+		c->region = val;
+		return 0;
+	case O_FIT:
+		if (strcmp(val, "mean") && strcmp(val, "min")) {
+			fprintf(stderr, "sonde: %s: --fit: '%s' is not mean or min (%s)\n", c->cmd, val,
+				c->see);
+			return -EINVAL;
+		}
+		c->fit_min = !strcmp(val, "min");
+		return 0;
 	case O_WHERE:
 		c->wheres[c->nwheres++] = val;
 		return 0;
@@ -395,6 +414,8 @@ void sd_cli_fini(struct sd_cli *c)
 	free(c->paths);
 	free(c->group_by);
 	free(c->group_copy);
+	free(c->param_copy);
+	free(c->params);
 }
 
 /* ---- loading -------------------------------------------------------------------- */

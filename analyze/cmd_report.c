@@ -21,6 +21,7 @@ static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
 	"                           coverage|processes]\n"
+	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
 	"                    [--metric samples|weight|COUNTER] [--top N]\n"
@@ -62,6 +63,23 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"--view, or pick text, csv or json)\n");
 		return -EINVAL;
 	}
+	if ((o->view == SD_VIEW_MODEL) != (c->region || c->nparams) ||
+	    (o->view == SD_VIEW_MODEL && (!c->region || !c->nparams))) {
+		fprintf(stderr, "sonde: report: --view model needs --region NAME and --param "
+			"NAME[,NAME...], and they only go with it (e.g. --view model --region solve "
+			"--param n)\n");
+		return -EINVAL;
+	}
+	if (c->nparams > SD_MODEL_MAXPARAMS) {
+		fprintf(stderr, "sonde: report: --param: %zu parameters (a model takes at most %d)\n",
+			c->nparams, SD_MODEL_MAXPARAMS);
+		return -EINVAL;
+	}
+	if (o->view == SD_VIEW_MODEL && o->format == SD_FMT_FOLDED) {
+		fprintf(stderr, "sonde: report: --view model is a table (use --format text, csv or "
+			"json)\n");
+		return -EINVAL;
+	}
 	if (!c->npaths) {
 		fprintf(stderr, "sonde: report: no PATH given (%s)\n", c->see);
 		return -EINVAL;
@@ -72,7 +90,8 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 /* The regions view needs REGION records: say why there are none. */
 static int check_regions(const struct sd_report_opts *o, const struct sd_profile *p)
 {
-	if (o->view != SD_VIEW_REGIONS || p->region_records || p->region_stats)
+	if ((o->view != SD_VIEW_REGIONS && o->view != SD_VIEW_MODEL) || p->region_records ||
+	    p->region_stats)
 		return SD_EXIT_OK;
 	if (p->dropped_regions)
 		fprintf(stderr, "sonde: no region records: all %llu region events were dropped "
@@ -98,7 +117,9 @@ int sd_cmd_report(int argc, char **argv)
 				     .group_by = c.group_by, .ngroup = c.ngroup,
 				     .min_percent = c.min_percent,
 				     .min_percent_given = c.min_percent_given, .stats = c.stats,
-				     .by_thread = c.by_thread, .context_above = c.context_above };
+				     .by_thread = c.by_thread, .context_above = c.context_above,
+				     .region = c.region, .params = c.params, .nparams = c.nparams,
+				     .fit_min = c.fit_min };
 	code = SD_EXIT_USAGE;
 	if (check_combination(&c, &o))
 		goto out;
@@ -110,6 +131,10 @@ int sd_cmd_report(int argc, char **argv)
 	if (code != SD_EXIT_OK)
 		goto out;
 	int orc = sd_output(stdout, &p, &o);
+	if (orc == -ENOENT && o.view == SD_VIEW_MODEL) { /* said why */
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
 	if (orc == -ENOENT) {
 		fprintf(stderr, "sonde: report: --view %s %s: no function of that name in these "
 			"samples (give a name of the flat view)\n",

@@ -571,6 +571,8 @@ static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_o
 		return sd_out_tree(out, p, o);
 	if (o->view == SD_VIEW_REGIONS)
 		return sd_out_regions(out, p, o);
+	if (o->view == SD_VIEW_MODEL)
+		return sd_out_model(out, p, o);
 	if (o->view == SD_VIEW_CALLERS || o->view == SD_VIEW_CALLEES)
 		return sd_out_callers(out, p, o);
 	if (o->format == SD_FMT_FOLDED)

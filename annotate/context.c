@@ -8,6 +8,7 @@
  * SD_NODES_MAX nodes; past a reserve, new values become "(capped)".
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -58,7 +59,7 @@ static _Atomic uint32_t nnodes;
  * Small at first because every new value writes a slot at a random place: a
  * fixed 3 MiB table cost a page fault per new context node (10-30 us each
  * here, charged to the program's begin). */
-struct ntable { size_t mask, used; struct slot s[]; };
+struct ntable { size_t mask, used; struct ntable *older; struct slot s[]; };
 static struct ntable *table;
 static _Atomic(struct ntable *) table_pub; /* `table`, for lock-free readers */
 
@@ -87,6 +88,7 @@ static int table_grow(void)
 		t->s[h] = *o;
 		t->used++;
 	}
+	t->older = table; /* kept, and reachable: a reader may still probe it */
 	atomic_store_explicit(&table_pub, t, memory_order_release);
 	table = t;
 	return 0;
@@ -172,16 +174,42 @@ int sd_ann_node_is(uint32_t id, uint16_t attr, const struct sd_value *v)
  * reuses it) and shared by the nodes made there. Under `lock`. */
 static void site_of(struct node *nd, const struct sd_value *v)
 {
-	static struct { uintptr_t ret, sp; uintptr_t *sites; uint8_t n; } seen[64];
-	size_t k = sd_mix64(v->site ^ (v->sp << 7)) & 63;
-	if (seen[k].ret != v->site || seen[k].sp != v->sp) {
+	/* open addressing, emptied when 3/4 full (the stacks stay: nodes share them) */
+	static struct { uintptr_t ret, sp; uintptr_t *sites; uint8_t n; } seen[512];
+	static unsigned nseen;
+	size_t k = sd_mix64(v->site ^ (v->sp << 7)) & 511;
+	while (seen[k].ret && (seen[k].ret != v->site || seen[k].sp != v->sp))
+		k = (k + 1) & 511;
+	if (!seen[k].ret) {
+		if (nseen >= 384) {
+			memset(seen, 0, sizeof seen);
+			nseen = 0;
+			k = sd_mix64(v->site ^ (v->sp << 7)) & 511;
+		}
 		void *bt[SITE_FRAMES];
-		int n = backtrace(bt, SITE_FRAMES);
-		uintptr_t *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
+		int n = backtrace(bt, SITE_FRAMES), from = 0;
+		/* the program's frames start after sonde's innermost run of frames (a
+		 * sanitizer's backtrace interceptor may come before it; sonde's thread
+		 * trampoline comes again further out) */
+		Dl_info self, di;
+		if (dladdr((void *)&site_of, &self)) {
+			int in = 0;
+			for (int i = 0; i < n; i++) {
+				int ours = dladdr(bt[i], &di) && di.dli_fbase == self.dli_fbase;
+				if (in && !ours) {
+					from = i;
+					break;
+				}
+				in |= ours;
+			}
+		}
+		uintptr_t *s = n > from ? malloc((size_t)(n - from) * sizeof *s) : NULL;
 		if (!s)
 			return;
-		memcpy(s, bt, (size_t)n * sizeof *s);
-		seen[k].ret = v->site, seen[k].sp = v->sp, seen[k].sites = s, seen[k].n = (uint8_t)n;
+		memcpy(s, bt + from, (size_t)(n - from) * sizeof *s);
+		seen[k].ret = v->site, seen[k].sp = v->sp, seen[k].sites = s;
+		seen[k].n = (uint8_t)(n - from);
+		nseen++;
 	}
 	nd->sites = seen[k].sites;
 	nd->nsites = seen[k].n;
