@@ -814,6 +814,30 @@ int main(int argc, char **argv)
 		msgpack_pack_array(&pk, 2);
 		str("x"); u64(1);
 		samples(2, 1, 0, 1, 1);
+	} else if (!strcmp(argv[1], "model")) {
+		/* Region timings (REGION_STATS) for the model view: attributes n (int) and
+		 * region; for n = 512, 1024, ..., 16384 the contexts n=N and n=N/region=quad,
+		 * whose 3 calls take exactly 1000 + n^2 / 4 ns each (so a model must give
+		 * t = 0.001 + 2.5e-07 * n^2 ms with R^2 1), and region=quad with no n above it
+		 * (2 calls, left out). One thread. */
+		thread(1, pid, 1000, "main");
+		attribute(1, "n", "int", "thread");
+		attribute(2, "region", "string", "thread");
+		uint64_t node = 0;
+		for (uint64_t n = 512; n <= 16384; n *= 2) {
+			context_int(node + 1, 0, 1, (int64_t)n);
+			context(node + 2, node + 1, 2, "quad");
+			node += 2;
+			uint64_t t = 1000 + n * n / 4;
+			msgpack_pack_array(&pk, SD_F_RSTATS_COUNTS);
+			u64(SD_K_REGION_STATS); u64(1); u64(2000); u64(node); u64(3); u64(3 * t);
+			u64(3 * t); u64(t); u64(t); msgpack_pack_double(&pk, 3.0 * (double)t * (double)t);
+			u64(0); u64(0);
+		}
+		context(++node, 0, 2, "quad");
+		msgpack_pack_array(&pk, SD_F_RSTATS_COUNTS);
+		u64(SD_K_REGION_STATS); u64(1); u64(2000); u64(node); u64(2); u64(2000); u64(2000);
+		u64(1000); u64(1000); msgpack_pack_double(&pk, 2e6); u64(0); u64(0);
 	} else if (!strcmp(argv[1], "cycle")) {
 		/* a FRAME whose parent is not an earlier node */
 		thread(1, pid, 0, "main");

@@ -35,6 +35,11 @@
 		    "--view counters --format csv" "--view regions --format csv"; do
 		"$SONDE" report $args k.sonde >>all.txt 2>&1 || fail "report $args"
 	done
+	mk model mo.sonde --pid 100
+	for args in "--view model --region quad --param n" \
+		    "--view model --region quad --param n --format csv"; do
+		"$SONDE" report $args mo.sonde >>all.txt 2>&1 || fail "report $args"
+	done
 	mk coverage v.sonde --pid 100
 	mk papi pa.sonde
 	for args in "" "--view coverage --format csv" "--view coverage"; do
