@@ -71,6 +71,21 @@ for s in f/*.sonde; do
 	[ "$calls" = 5 ] || fail "fork: $s has '$calls' calls of phase=solve, expected 5 (its own)"
 done
 pass "fork: parent and child streams have 5 calls of phase=solve each"
+# exec: the image that execs writes its totals first.
+SONDE_REGIONS=on profile e "$P" -I -u 0.2 -i 7 -E || fail "exec: exit $?"
+calls=$(for s in e/*.sonde; do "$SONDE" report --view regions --format csv "$s" 2>/dev/null; done |
+	awk -F, '$1 == "phase=solve" {print $2}')
+[ "$calls" = 7 ] || fail "exec: phase=solve has '$calls' calls in the streams, expected 7"
+pass "exec: the 7 calls of phase=solve written before the exec"
+# misnesting under SONDE_REGIONS=on: the same messages, repaired, times kept
+"$P" -i 1 -u 1 -m >mp.out 2>&1
+SONDE_REGIONS=on profile m "$P" -i 1 -u 1 -m || fail "misuse with regions: exit $?"
+cmp -s mp.out m.out || fail "misuse with regions: output changed"
+[ "$(grep -c '^sonde: ' m.err)" -eq 4 ] || fail "misuse with regions: stderr $(cat m.err)"
+"$SONDE" report --view regions --format csv m >m.csv || fail "misuse: report"
+awk -F, '$1 == "phase=after" && $2 == 1 {ok = 1} END {exit !ok}' m.csv ||
+	fail "misuse: annotations after the misuse not timed: $(cat m.csv)"
+pass "misnesting with regions on: 4 messages, program unchanged, later regions timed"
 # exec, SIGTERM, SIGKILL: the last flush period's totals are in the stream.
 SONDE_REGIONS=on SONDE_FLUSH_MS=50 LD_PRELOAD="$LIB" SONDE_OUTPUT=k "$P" -I -u 1 -i 100000 >k.out 2>k.err &
 pid=$!

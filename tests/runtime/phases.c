@@ -21,6 +21,8 @@
  *
  * With -S FACTOR, solve does FACTOR times its work (a phase made slower).
  *
+ * With -E, the run is followed by an exec of /bin/true (regions open then: none).
+ *
  * With -F, the (single-threaded) run is followed by a fork without exec: the
  * child runs the iterations once more and exits; the parent waits for it and
  * prints "child status N".
@@ -30,7 +32,7 @@
  * CPU time it used, which tests expect samples from, then one such line per
  * phase, "cpu phase=NAME ...", its CPU time in that phase.
  *
- * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR] [-F]
+ * usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR] [-F] [-E]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -210,8 +212,8 @@ int main(int argc, char **argv)
 {
 	int threads = 0, mis = 0, opt;
 	long distinct = 0;
-	int left_open = 0, forks = 0;
-	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:S:F")) != -1) {
+	int left_open = 0, forks = 0, execs = 0;
+	while ((opt = getopt(argc, argv, "i:u:t:md:Ixs:S:FE")) != -1) {
 		switch (opt) {
 		case 'i': iters = atoi(optarg); break;
 		case 'u': unit_ms = atof(optarg); break;
@@ -223,8 +225,9 @@ int main(int argc, char **argv)
 		case 's': sleeps = atoi(optarg); break;
 		case 'S': solve_scale = atof(optarg); break;
 		case 'F': forks = 1; break;
+		case 'E': execs = 1; break;
 		default:
-			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR] [-F]\n");
+			fprintf(stderr, "usage: phases [-i ITERS] [-u UNIT_MS] [-t THREADS] [-m] [-d N] [-I] [-x] [-s K] [-S FACTOR] [-F] [-E]\n");
 			return 2;
 		}
 	}
@@ -269,5 +272,11 @@ int main(int argc, char **argv)
 		printf("maxrss_kb %ld\n", ru.ru_maxrss);
 	}
 	printf("phases: %d iterations, %d threads, done\n", iters, threads);
+	if (execs) {
+		fflush(stdout);
+		execl("/bin/true", "true", (char *)NULL);
+		perror("phases: exec /bin/true");
+		return 1;
+	}
 	return 0;
 }
