@@ -31,6 +31,8 @@ struct sd_value {
 			 * the entry point's return address, with sp its stack pointer: the
 			 * key of the stacks already taken */
 	uintptr_t sp;
+	const uintptr_t *sites; /* filled by sd_ann_child: the stack of a node it makes */
+	unsigned nsites;
 };
 
 /* One (thread, context node) of regions.c. Written by its thread only,

@@ -168,51 +168,68 @@ int sd_ann_node_is(uint32_t id, uint16_t attr, const struct sd_value *v)
 }
 
 /* Where the program opened a new node (the splice of `sonde report --view tree`): the
- * stack then, sonde's own frames first (the writer leaves them out). Taking it costs
- * about 3 us, so a stack is taken once per call site and stack depth (the entry
+ * stack then, sonde's own frames first (left out here, and by the writer). Taking it
+ * costs about 3 us, so a stack is taken once per call site and stack depth (the entry
  * point's return address and stack pointer: a loop that opens a new value each time
- * reuses it) and shared by the nodes made there. Under `lock`. */
-static void site_of(struct node *nd, const struct sd_value *v)
+ * reuses it) and shared by the nodes made there. Taken before the tree's lock and
+ * outside every lock of sonde's: the unwinder takes the loader's lock (dl_iterate_phdr),
+ * which a dlopen holds while a library constructor might annotate. */
+static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { uintptr_t ret, sp; uintptr_t *sites; uint8_t n; } seen[512];
+static unsigned nseen;
+
+static size_t seen_slot(uintptr_t ret, uintptr_t sp)
 {
-	/* open addressing, emptied when 3/4 full (the stacks stay: nodes share them) */
-	static struct { uintptr_t ret, sp; uintptr_t *sites; uint8_t n; } seen[512];
-	static unsigned nseen;
-	size_t k = sd_mix64(v->site ^ (v->sp << 7)) & 511;
-	while (seen[k].ret && (seen[k].ret != v->site || seen[k].sp != v->sp))
+	size_t k = sd_mix64(ret ^ (sp << 7)) & 511;
+	while (seen[k].ret && (seen[k].ret != ret || seen[k].sp != sp))
 		k = (k + 1) & 511;
-	if (!seen[k].ret) {
-		if (nseen >= 384) {
-			memset(seen, 0, sizeof seen);
-			nseen = 0;
-			k = sd_mix64(v->site ^ (v->sp << 7)) & 511;
-		}
-		void *bt[SITE_FRAMES];
-		int n = backtrace(bt, SITE_FRAMES), from = 0;
-		/* the program's frames start after sonde's innermost run of frames (a
-		 * sanitizer's backtrace interceptor may come before it; sonde's thread
-		 * trampoline comes again further out) */
-		Dl_info self, di;
-		if (dladdr((void *)&site_of, &self)) {
-			int in = 0;
-			for (int i = 0; i < n; i++) {
-				int ours = dladdr(bt[i], &di) && di.dli_fbase == self.dli_fbase;
-				if (in && !ours) {
-					from = i;
-					break;
-				}
-				in |= ours;
+	return k;
+}
+
+static void site_of(struct sd_value *v)
+{
+	pthread_mutex_lock(&site_lock);
+	size_t k = seen_slot(v->site, v->sp);
+	int have = seen[k].ret != 0;
+	if (have)
+		v->sites = seen[k].sites, v->nsites = seen[k].n;
+	pthread_mutex_unlock(&site_lock);
+	if (have)
+		return;
+	void *bt[SITE_FRAMES];
+	int n = backtrace(bt, SITE_FRAMES), from = 0;
+	/* the program's frames start after sonde's innermost run of frames (a sanitizer's
+	 * backtrace interceptor may come before it; sonde's thread trampoline comes again
+	 * further out) */
+	Dl_info self, di;
+	if (dladdr((void *)&site_of, &self)) {
+		int in = 0;
+		for (int i = 0; i < n; i++) {
+			int ours = dladdr(bt[i], &di) && di.dli_fbase == self.dli_fbase;
+			if (in && !ours) {
+				from = i;
+				break;
 			}
+			in |= ours;
 		}
-		uintptr_t *s = n > from ? malloc((size_t)(n - from) * sizeof *s) : NULL;
-		if (!s)
-			return;
-		memcpy(s, bt + from, (size_t)(n - from) * sizeof *s);
+	}
+	uintptr_t *s = n > from ? malloc((size_t)(n - from) * sizeof *s) : NULL;
+	if (!s)
+		return;
+	memcpy(s, bt + from, (size_t)(n - from) * sizeof *s);
+	v->sites = s, v->nsites = (unsigned)(n - from);
+	pthread_mutex_lock(&site_lock);
+	if (nseen >= 384) { /* 3/4 full: start over (the stacks stay: nodes share them) */
+		memset(seen, 0, sizeof seen);
+		nseen = 0;
+	}
+	k = seen_slot(v->site, v->sp);
+	if (!seen[k].ret) {
 		seen[k].ret = v->site, seen[k].sp = v->sp, seen[k].sites = s;
-		seen[k].n = (uint8_t)(n - from);
+		seen[k].n = (uint8_t)v->nsites;
 		nseen++;
 	}
-	nd->sites = seen[k].sites;
-	nd->nsites = seen[k].n;
+	pthread_mutex_unlock(&site_lock);
 }
 
 static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
@@ -224,8 +241,8 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 		return 0;
 	struct node *nd = node_at(id);
 	nd->parent = parent;
-	if (v->site)
-		site_of(nd, v);
+	nd->sites = (uintptr_t *)v->sites;
+	nd->nsites = (uint8_t)v->nsites;
 	nd->attr = attr;
 	nd->type = (uint8_t)v->type;
 	nd->flags = v->truncated ? SD_CTX_FLAG_TRUNCATED : 0;
@@ -294,11 +311,15 @@ static uint32_t find_lockfree(uint32_t parent, uint16_t attr, const struct sd_va
 	}
 }
 
-uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *v)
+uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *value)
 {
-	uint32_t found = find_lockfree(parent, attr, v);
+	uint32_t found = find_lockfree(parent, attr, value);
 	if (found)
 		return found;
+	struct sd_value sv = *value, *v = &sv;
+	v->sites = NULL, v->nsites = 0;
+	if (v->site) /* a new node, most likely: where it is opened, before the lock */
+		site_of(v);
 	pthread_mutex_lock(&lock);
 	uint32_t id;
 	if (atomic_load(&nnodes) < SD_NODES_MAX - CAP_RESERVE) {
@@ -418,4 +439,5 @@ void sd_ann_unlock(void)
 void sd_ann_lock_reset(void)
 {
 	pthread_mutex_init(&lock, NULL);
+	pthread_mutex_init(&site_lock, NULL);
 }
