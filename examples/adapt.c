@@ -5,12 +5,14 @@
  * tiles. Which is faster depends on the machine, the size and the compiler.
  * During the first TRIALS iterations the program alternates the two, each
  * inside `sonde_begin("impl", NAME)` / `sonde_end("impl")`; then it asks sonde
- * (sonde_query, thread scope) for each implementation's mean time so far and
- * keeps the faster one for the remaining iterations. Without sonde (or without
+ * (sonde_query, thread scope) for each implementation's shortest call so far (the
+ * cost when nothing else disturbs it: on a busy machine a preemption can make one
+ * call of the faster implementation slower than the mean of the other) and keeps
+ * the faster one for the remaining iterations. Without sonde (or without
  * SONDE_REGIONS=on) the query says SONDE_UNAVAILABLE and it keeps "rows".
  *
  *   SONDE_REGIONS=on sonde run -- build/adapt
- *   adapt: rows 4.210 ms (3 calls), blocks 1.934 ms (3 calls): keeping blocks
+ *   adapt: rows 2.210 ms (5 calls), blocks 0.934 ms (5 calls): keeping blocks
  *
  * usage: adapt [-n N] [-i ITERS] [-t TRIALS] [-s rows|blocks]
  *   -s NAME  make that implementation deliberately slower (it runs its step 4
@@ -60,7 +62,7 @@ static void run(const struct impl *m)
 
 int main(int argc, char **argv)
 {
-	int iters = 40, trials = 6, opt;
+	int iters = 40, trials = 10, opt;
 	const char *slow = NULL;
 	while ((opt = getopt(argc, argv, "n:i:t:s:")) != -1) {
 		switch (opt) {
@@ -99,9 +101,9 @@ int main(int argc, char **argv)
 		ok &= sonde_query("impl", impls[k].name, SONDE_THREAD, &s[k]) == SONDE_OK;
 	const struct impl *keep = &impls[0];
 	if (ok) {
-		keep = s[1].mean_ns < s[0].mean_ns ? &impls[1] : &impls[0];
+		keep = s[1].min_ns < s[0].min_ns ? &impls[1] : &impls[0];
 		printf("adapt: rows %.3f ms (%llu calls), blocks %.3f ms (%llu calls): keeping %s\n",
-		       s[0].mean_ns / 1e6, (unsigned long long)s[0].calls, s[1].mean_ns / 1e6,
+		       s[0].min_ns / 1e6, (unsigned long long)s[0].calls, s[1].min_ns / 1e6,
 		       (unsigned long long)s[1].calls, keep->name);
 	} else {
 		printf("adapt: no measurement (sonde not loaded, or SONDE_REGIONS not on): keeping %s\n",

@@ -7,11 +7,11 @@ B=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-want=$("$B/adapt" -n 256 | tail -n 1)
-"$B/adapt" -n 256 | grep -q '^adapt: no measurement' || fail "without sonde: $("$B/adapt" -n 256 | head -n 1)"
+want=$("$B/adapt" -n 384 | tail -n 1)
+"$B/adapt" -n 384 | grep -q '^adapt: no measurement' || fail "without sonde: $("$B/adapt" -n 384 | head -n 1)"
 for slow in rows blocks; do
 	other=$([ $slow = rows ] && echo blocks || echo rows)
-	out=$(SONDE_REGIONS=on SONDE_OUTPUT="$T/$slow" LD_PRELOAD="$B/libsonde.so" "$B/adapt" -n 256 -s $slow) ||
+	out=$(SONDE_REGIONS=on SONDE_OUTPUT="$T/$slow" LD_PRELOAD="$B/libsonde.so" "$B/adapt" -n 384 -s $slow) ||
 		fail "-s $slow: exit $?"
 	echo "$out" | head -n 1
 	echo "$out" | head -n 1 | grep -q ": keeping $other\$" || fail "-s $slow: $(echo "$out" | head -n 1)"
