@@ -1171,8 +1171,8 @@ static int rec_end(struct rec_ctx *c)
 /* One record of a stream after its HEADER: the kind's decoder (MODULE_END,
  * NOTE and kinds of later formats count nothing). 0, -errno, or
  * SD_ERR_CORRUPT with the stream's error offset and reason set. */
-int sd_decode_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
-		     struct sd_stream *s)
+static int decode_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
+			 struct sd_stream *s)
 {
 	static int (*const decode[SD_K_LAST + 1])(struct rec_ctx *) = {
 		[SD_K_MODULE] = rec_module, [SD_K_THREAD] = rec_thread,
@@ -1207,4 +1207,36 @@ int sd_decode_record(struct sd_profile *p, struct sstate *st, const struct sd_re
 	s->err_off = r->offset;
 	s->err_why = c.why == generic ? field_why(r, s->why_buf, sizeof(s->why_buf)) : c.why;
 	return SD_ERR_CORRUPT;
+}
+
+/* The stream's records, one after the other (the loop of every report: the record
+ * decoder is static here so that it inlines into it). */
+struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s)
+{
+	struct sd_load *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	struct sstate *st = &l->st;
+	struct sd_record rec;
+	l->name = s->name;
+	int r = sd_stream_header(s, &rec);
+	if (r == 0)
+		r = sd_decode_header(st, &rec, s);
+	while (r == 0) {
+		r = sd_stream_next(s, &rec);
+		if (r == 1)
+			r = decode_record((struct sd_profile *)p, st, &rec, s);
+		else if (r == 0)
+			break;
+		else if (r == SD_ERR_TRUNC && s->nrecords > 0) {
+			l->truncated = 1;
+			r = 0;
+			break;
+		}
+	}
+	if (r == 0)
+		r = sd_decode_end(st);
+	l->r = r;
+	l->bad_off = s->err_off;
+	return l;
 }

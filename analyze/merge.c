@@ -48,12 +48,14 @@ static int add_root_pseudo(struct sd_profile *p, const char *name, uint64_t n, d
 	return 0;
 }
 
-/* Is f one of the API's functions (sonde.h's sonde_*, sonde.hpp's sonde::, inlined or
- * not; the runtime's own frames are not in the stream)? */
+/* Is f one of the API's functions (sonde.h's sonde_*, sonde.hpp's sonde::, the Fortran
+ * module's __sonde_MOD_* and its shim's sonde_f_*, inlined or not; the runtime's own
+ * frames are not in the stream)? */
 static int api_func(const struct sd_profile *p, uint32_t f)
 {
 	const char *name = sd_sym_func(p->sym, f)->name;
-	return name && (!strncmp(name, "sonde_", 6) || !strncmp(name, "sonde::", 7));
+	return name && (!strncmp(name, "sonde_", 6) || !strncmp(name, "sonde::", 7) ||
+			!strncmp(name, "__sonde_MOD_", 12));
 }
 
 /* 1 + the function whose code opened a context level, from the stack recorded when it

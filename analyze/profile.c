@@ -168,36 +168,6 @@ int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32
 	return path_value(p, ctx, attr, value) || path_value(p, pctx, attr, value);
 }
 
-struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s)
-{
-	struct sd_load *l = calloc(1, sizeof *l);
-	if (!l)
-		return NULL;
-	struct sstate *st = &l->st;
-	struct sd_record rec;
-	l->name = s->name;
-	int r = sd_stream_header(s, &rec);
-	if (r == 0)
-		r = sd_decode_header(st, &rec, s);
-	while (r == 0) {
-		r = sd_stream_next(s, &rec);
-		if (r == 1)
-			r = sd_decode_record((struct sd_profile *)p, st, &rec, s);
-		else if (r == 0)
-			break;
-		else if (r == SD_ERR_TRUNC && s->nrecords > 0) {
-			l->truncated = 1;
-			r = 0;
-			break;
-		}
-	}
-	if (r == 0)
-		r = sd_decode_end(st);
-	l->r = r;
-	l->bad_off = s->err_off;
-	return l;
-}
-
 int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 {
 	struct sstate *st = &l->st;

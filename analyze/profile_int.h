@@ -96,11 +96,9 @@ struct sd_load {
 	const char *name; /* the stream's (not owned: the caller's file name) */
 };
 
-/* decode.c: the stream's HEADER, then each further record, into st: 0, or
- * SD_ERR_CORRUPT with s->err_off and s->err_why set, or -ENOMEM. */
+/* decode.c: the stream's HEADER into st: 0, or SD_ERR_CORRUPT with s->err_off and
+ * s->err_why set, or -ENOMEM. (The records after it: sd_profile_parse, analyze.h.) */
 int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_stream *s);
-int sd_decode_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
-		     struct sd_stream *s);
 /* After the last record read: close the regions still open (forced). 0 or -ENOMEM. */
 int sd_decode_end(struct sstate *st);
 /* The drops of thread `thr` of st by coverage reason (sd_cov_drop_index). */
