@@ -110,7 +110,8 @@ pass "process scope in every thread (${runs} samples for the workers' $user_ms m
 # and of the nested region, inclusive of the nested inside the parent.
 # First the trace (SONDE_REGIONS=trace: every begin and end a REGION record),
 # then the same numbers from the aggregated mode (SONDE_REGIONS=on: REGION_STATS
-# totals per thread and context node).
+# totals per thread and context node), with the trace's tolerance (the 1 % check
+# of the aggregated times is tests/e2e/regions.sh's).
 SONDE_REGIONS=trace WL_CPU=1 profile r "$P" -i 7 -u 1 || fail "regions: exit $?"
 valid_stream "$(ls r/*.sonde)"
 cp "$T/dump.json" r.json
@@ -155,7 +156,7 @@ read -r _ s _ e _ c _ m _ forced _ smooth_ns _ solve_ns <ra.txt
 read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a + 0, b + 0 }' ra.out)
 awk -v a="$smooth_ns" -v b="$psmooth" -v c="$solve_ns" -v d="$psolve" \
 	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
-		exit !(ea <= 0.01 * b + 0.2e6 && ec <= 0.01 * d + 0.2e6 && a < c) }' ||
+		exit !(ea <= 0.02 * b + 1.4e6 && ec <= 0.02 * d + 1.4e6 && a < c) }' ||
 	fail "aggregated regions: smooth ${smooth_ns} ns, solve ${solve_ns} ns; the program measured ${psmooth} and ${psolve}"
 pass "regions (on): 7 calls per phase and nested region; smooth ${smooth_ns} ns of solve ${solve_ns} ns (the program measured ${psmooth} and ${psolve})"
 
