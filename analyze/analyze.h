@@ -538,7 +538,7 @@ int sd_natcmp(const char *a, const char *b);
 /* The same over keys of values each followed by a NUL (la, lb bytes), value by value. */
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 
-enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON };
+enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
 	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES,
@@ -561,6 +561,7 @@ struct sd_report_opts {
 	const char *region;         /* model: the region (NAME, or ATTR=VALUE) */
 	char **params; size_t nparams; /* model: the parameters' attribute names */
 	int fit_min;                /* model: fit the shortest call per value, not the mean */
+	const char *output;         /* -o FILE: where pprof goes */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
 };
@@ -685,6 +686,9 @@ int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char
 int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened);
 void sd_table_free(struct sd_table *t);
 
+/* export_pprof.c: the profile as a gzipped pprof Profile into path: 0 or -errno. */
+int sd_out_pprof(const char *path, const struct sd_profile *p);
+
 /* view_model.c: --view model: 0, -ENOENT (said: no calls or too few values), -ENOMEM */
 int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
@@ -727,6 +731,7 @@ struct sd_cli {
 	int context_above;      /* report: --context-above */
 	const char *region;     /* report: --region (--view model) */
 	int fit_min;            /* report: --fit min (--view model) */
+	const char *output;     /* report: -o FILE (--format pprof) */
 	char **params;          /* report: --param NAME,... (into param_copy) */
 	size_t nparams;
 	char *param_copy;

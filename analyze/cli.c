@@ -149,7 +149,7 @@ int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nf
 
 enum opt_id {
 	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
-	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, /* with a value */
+	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, /* with a value */
 	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
 	O_LINES, O_ABSOLUTE, /* flags */
 };
@@ -173,6 +173,8 @@ static const struct opt {
 	{ "--region", O_REGION, 1, SD_CLI_REPORT },
 	{ "--param", O_PARAM, 1, SD_CLI_REPORT },
 	{ "--fit", O_FIT, 1, SD_CLI_REPORT },
+	{ "-o", O_OUTPUT, 1, SD_CLI_REPORT },
+	{ "--output", O_OUTPUT, 1, SD_CLI_REPORT },
 	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
@@ -185,7 +187,7 @@ static const struct opt {
 	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
 };
 
-static const char *const formats[] = { "text", "folded", "csv", "json", NULL };
+static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", NULL };
 static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 				     "counters", "callers", "callees", "streams", "coverage",
 				     "processes", "model", NULL };
@@ -241,7 +243,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		if (c->cmd_bit == SD_CLI_DIFF) {
 			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
 				;
-			if (!formats[v] || v == SD_FMT_FOLDED) {
+			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF) {
 				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv or "
 					"json)\n", val);
 				return -EINVAL;
@@ -293,6 +295,9 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 				  &c->nparams);
 	case O_REGION:
 		c->region = val;
+		return 0;
+	case O_OUTPUT:
+		c->output = val;
 		return 0;
 	case O_FIT:
 		if (strcmp(val, "mean") && strcmp(val, "min")) {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: sonde report [--format text|folded|csv|json]\n"
+	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
 	"                           coverage|processes]\n"
 	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
@@ -80,6 +80,12 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"json)\n");
 		return -EINVAL;
 	}
+	if ((o->format == SD_FMT_PPROF) != (c->output != NULL) ||
+	    (o->format == SD_FMT_PPROF && o->view != SD_VIEW_FLAT)) {
+		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
+			"(give -o FILE, without --view; -o goes with --format pprof only)\n");
+		return -EINVAL;
+	}
 	if (!c->npaths) {
 		fprintf(stderr, "sonde: report: no PATH given (%s)\n", c->see);
 		return -EINVAL;
@@ -119,7 +125,7 @@ int sd_cmd_report(int argc, char **argv)
 				     .min_percent_given = c.min_percent_given, .stats = c.stats,
 				     .by_thread = c.by_thread, .context_above = c.context_above,
 				     .region = c.region, .params = c.params, .nparams = c.nparams,
-				     .fit_min = c.fit_min };
+				     .fit_min = c.fit_min, .output = c.output };
 	code = SD_EXIT_USAGE;
 	if (check_combination(&c, &o))
 		goto out;
@@ -140,6 +146,10 @@ int sd_cmd_report(int argc, char **argv)
 			"samples (give a name of the flat view)\n",
 			o.view == SD_VIEW_CALLERS ? "callers" : "callees", o.func);
 		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (orc == -EIO) { /* said which file */
+		code = SD_EXIT_IO;
 		goto out;
 	}
 	if (orc) {

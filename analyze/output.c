@@ -514,6 +514,16 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		return -ENOMEM;
 	/* the notes come before the rows: the flat view puts them under its header lines;
 	 * json gets them as keys of its object, first */
+	if (o->format == SD_FMT_PPROF) {
+		int err = sd_out_pprof(o->output, p);
+		if (err == 0)
+			printf("sonde: pprof profile written to %s (go tool pprof -top %s)\n", o->output,
+			       o->output);
+		else if (err != -ENOMEM)
+			fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its "
+				"directory)\n", o->output, strerror(-err));
+		return err == -ENOMEM || err == 0 ? err : -EIO;
+	}
 	if (o->view == SD_VIEW_STREAMS) {
 		if (o->format == SD_FMT_JSON)
 			putc('{', out);

@@ -1,0 +1,29 @@
+# analyze_report_pprof: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+	# --format pprof read by the real consumer, go tool pprof (.ci/deps installs
+	# golang-go): per function the same self samples as sonde's own csv, the
+	# annotation values as tags with sonde's --group-by counts, the time sample
+	# type in ns, and the usage errors.
+	command -v go >/dev/null || fail "go not installed (.ci/deps installs golang-go)"
+	mk ctx c.sonde
+	run "$SONDE" report --format pprof -o c.pb.gz c.sonde
+	expect_rc 0 "pprof"
+	grep -qx "sonde: pprof profile written to c.pb.gz (go tool pprof -top c.pb.gz)" "$T/out" || fail "pprof: $(cat "$T/out")"
+	[ "$(head -c 2 c.pb.gz | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "pprof: not gzip"
+	go tool pprof -top -nodecount=100 c.pb.gz 2>/dev/null |
+		awk 'f && NF >= 6 {print $6 "," $1} /flat  flat%/ {f = 1}' | sort >go.top
+	"$SONDE" report --format csv c.sonde | awk -F, 'NR > 1 && $2 > 0 {print $1 "," $2}' | sort >sonde.top
+	[ -s go.top ] && cmp -s go.top sonde.top || fail "pprof -top: $(tr '\n' ' ' <go.top) against sonde's $(tr '\n' ' ' <sonde.top)"
+	go tool pprof -tags c.pb.gz 2>/dev/null >go.tags
+	for v in solve exchange inner; do
+		want=$("$SONDE" report --group-by phase --format csv c.sonde | awk -F, -v v=$v '$1 == v {print $2}')
+		grep -qE "^ +$want\.0 \([ 0-9.]+%\): $v\$" go.tags || fail "pprof -tags phase=$v: want $want: $(cat go.tags)"
+	done
+	grep -qE '^ +65\.0 \(65\.00%\): 4242$' go.tags || fail "pprof -tags thread: $(cat go.tags)"
+	go tool pprof -sample_index=time -top c.pb.gz 2>/dev/null | grep -q "^Showing nodes accounting for 100ms, 100% of 100ms total" ||
+		fail "pprof time sample type: $(go tool pprof -sample_index=time -top c.pb.gz 2>&1 | head -5)"
+	run "$SONDE" report --format pprof c.sonde
+	expect_rc 2 "pprof without -o"
+	expect_err_line "sonde: report: --format pprof writes a file of the whole profile (give -o FILE, without --view; -o goes with --format pprof only)"
+	run "$SONDE" report --format pprof -o /nonexistent/dir/x.pb.gz c.sonde
+	expect_rc 3 "pprof: unwritable"
+	expect_err_line "sonde: /nonexistent/dir/x.pb.gz: cannot write: No such file or directory (check the path and its directory)"
