@@ -535,6 +535,9 @@ double sd_pct(double v, double all);
  * "iteration=10"; "-" and "." stay characters): how every view orders names and values
  * when its metric ties. */
 int sd_natcmp(const char *a, const char *b);
+/* Levenshtein distance of two short strings (a typo's distance to a name; strings of
+ * over 63 bytes count as far from everything: 64). */
+unsigned sd_edit_distance(const char *a, const char *b);
 /* The same over keys of values each followed by a NUL (la, lb bytes), value by value. */
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 

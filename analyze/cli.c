@@ -467,9 +467,65 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 	return SD_EXIT_OK;
 }
 
+/* A name that is neither a built-in key nor an attribute of the loaded streams: said,
+ * with the nearest attribute when one is close, and the ones that exist. */
+static void check_name(const struct sd_cli *c, const struct sd_profile *p, const char *opt,
+		       const char *name, size_t len)
+{
+	static const char *const keys[] = { "function", "thread", "process", "module", "source",
+					    "file", "line", "rank", "host", NULL };
+	uint32_t id;
+	char buf[128];
+	/* (--where interns the names it is given: a name is known when a context has it) */
+	if (len >= sizeof(buf))
+		return;
+	if (sd_strmap_get(&p->attr_map, name, len, &id))
+		for (size_t x = 1; x < p->nctx; x++)
+			if (p->ctx[x].attr == id)
+				return;
+	memcpy(buf, name, len);
+	buf[len] = 0;
+	const char *near = NULL;
+	unsigned best = 3;
+	for (int k = 0; keys[k]; k++) {
+		if (!strcmp(buf, keys[k]))
+			return;
+		unsigned d = sd_edit_distance(buf, keys[k]);
+		if (d < best)
+			best = d, near = keys[k];
+	}
+	uint8_t *used = calloc(p->nattr_names + 1, 1);
+	if (!used)
+		return;
+	for (size_t x = 1; x < p->nctx; x++)
+		used[p->ctx[x].attr] = 1;
+	for (size_t a = 0; a < p->nattr_names; a++) {
+		unsigned d = used[a] ? sd_edit_distance(buf, p->attr_names[a]) : 64;
+		if (d < best)
+			best = d, near = p->attr_names[a];
+	}
+	fprintf(stderr, "sonde: %s: %s %s: no attribute of that name in the streams (", c->cmd, opt,
+		buf);
+	if (near)
+		fprintf(stderr, "did you mean '%s'? ", near);
+	fputs("attributes:", stderr);
+	int n = 0;
+	for (size_t a = 0; a < p->nattr_names; a++)
+		if (used[a])
+			fprintf(stderr, "%s %s", n++ ? "," : "", p->attr_names[a]);
+	fputs(n ? ")\n" : " none)\n", stderr);
+	free(used);
+}
+
 int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
 		   const struct sd_filters *filters, struct sd_report_opts *o)
 {
+	for (size_t k = 0; k < c->ngroup && c->view != SD_VIEW_REGIONS; k++)
+		check_name(c, p, "--group-by", c->group_by[k], strlen(c->group_by[k]));
+	for (size_t k = 0; k < c->nwheres; k++) {
+		const char *w = c->wheres[k] + (c->wheres[k][0] == '!');
+		check_name(c, p, "--where", w, strcspn(w, "=!~"));
+	}
 	if (sd_filters_apply(p, filters))
 		return -ENOMEM;
 	int mr = sd_metric_resolve(p, o);

@@ -47,6 +47,28 @@ int sd_natcmp(const char *a, const char *b)
 	return (unsigned char)*a - (unsigned char)*b;
 }
 
+unsigned sd_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64];
+	if (la > 63 || lb > 63)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned sub = diag + (a[i - 1] != b[j - 1]);
+			unsigned del = up + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb)
 {
 	const char *ea = a + la, *eb = b + lb;

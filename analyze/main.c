@@ -60,6 +60,17 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "sonde: %s: unknown command (see 'sonde --help')\n", cmd);
+	const char *near = NULL;
+	unsigned best = 3; /* at most 2 edits away */
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		unsigned d = sd_edit_distance(cmd, commands[i].name);
+		if (d < best)
+			best = d, near = commands[i].name;
+	}
+	if (near)
+		fprintf(stderr, "sonde: %s: unknown command (did you mean '%s'? see 'sonde --help')\n",
+			cmd, near);
+	else
+		fprintf(stderr, "sonde: %s: unknown command (see 'sonde --help')\n", cmd);
 	return SD_EXIT_USAGE;
 }
