@@ -18,7 +18,10 @@
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/analyze.h"
+#include "sampler/sampler.h"
 #include "writer/writer.h"
+
+#include <stdarg.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -108,6 +111,56 @@ static void forward_signal(int sig)
 {
 	if (child_pid > 0)
 		kill(child_pid, sig);
+}
+
+/* The runtime's configuration messages, when the CLI runs the runtime's own parser
+ * (sampler/config.c) to check -e before starting anything: kept here, and printed by
+ * check_sample. The CLI's only caller of sd_msg. */
+static char cfg_msg[8][512];
+static int ncfg_msg;
+
+void sd_msg(const char *fmt, ...)
+{
+	if (ncfg_msg == 8)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cfg_msg[ncfg_msg++], sizeof cfg_msg[0], fmt, ap);
+	va_end(ap);
+}
+
+/* The parser asks which signals are free: in the CLI, the libc's sigaction is the real one. */
+int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
+/* The -e specs, as the runtime will read them (SONDE_SAMPLE): a spec it would refuse
+ * makes `sonde run` refuse before the program starts, with the runtime's own words. */
+static int check_sample(const char *sample)
+{
+	const char *was = getenv("SONDE_SAMPLE");
+	char *saved = was ? strdup(was) : NULL;
+	struct sd_config cfg;
+	int code = SD_EXIT_OK;
+	if (setenv("SONDE_SAMPLE", sample, 1)) {
+		free(saved);
+		return -ENOMEM;
+	}
+	ncfg_msg = 0;
+	sd_config_parse(&cfg);
+	for (int i = 0; i < ncfg_msg; i++)
+		if (!strncmp(cfg_msg[i], "sonde: SONDE_SAMPLE: ", 21) &&
+		    !strstr(cfg_msg[i], "no valid source left")) {
+			fprintf(stderr, "sonde: run: -e %s\n", cfg_msg[i] + 21);
+			code = SD_EXIT_USAGE;
+		}
+	if (saved)
+		setenv("SONDE_SAMPLE", saved, 1);
+	else
+		unsetenv("SONDE_SAMPLE");
+	free(saved);
+	return code;
 }
 
 /* -e/--sample (repeatable) and -o/--output, up to CMD: *cmd is its index in argv.
@@ -264,6 +317,8 @@ int sd_cmd_run(int argc, char **argv)
 	int code = parse_args(argc, argv, &sample, &out, &cmd);
 
 	if (code != SD_EXIT_OK || !cmd)
+		goto out;
+	if (sample && (code = check_sample(sample)) != SD_EXIT_OK)
 		goto out;
 	if ((code = find_lib(lib, sizeof(lib))))
 		goto out;

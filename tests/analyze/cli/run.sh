@@ -5,6 +5,14 @@
 	expect_err_line "sonde: run: unknown option '-x' (usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS])"
 	run "$SONDE" run -e
 	expect_rc 2 "missing value"
+	# a spec the runtime would refuse is refused before the program starts, in its words
+	run "$SONDE" run -e cpu-time@1ms -e bogus@1ms -o never -- sh -c 'echo started'
+	expect_rc 2 "bad -e"
+	expect_err_line "sonde: run: -e 'bogus@1ms': unknown sampling source (use cpu-time@PERIOD, wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')"
+	[ ! -s "$T/out" ] && [ ! -e never ] || fail "bad -e: the program ran or a directory was made"
+	run "$SONDE" run -e cpu-time@5ns -o never -- true
+	expect_rc 2 "bad -e period"
+	expect_err_line "sonde: run: -e 'cpu-time@5ns': out-of-range period (use a period like 1ms, 250us, 100000ns, 1s or 1000hz, from 10us to 60s)"
 	export SONDE_LIB=$STUB
 	run "$SONDE" run -o prof0 -- ./no-such-command-here
 	expect_rc 127 "nonexistent command"
