@@ -194,6 +194,8 @@ enum {
 	SD_SYM_NO_INLINE = 2,    /* one frame per address: no inlined frames */
 	SD_SYM_NO_DEMANGLE = 4,  /* keep C++ names mangled */
 	SD_SYM_LINES = 8,        /* name frames "function file:line" (--lines) */
+	SD_SYM_SHORT = 16,       /* --short-names: C++ names without template arguments,
+				  * parameters and clone suffixes */
 };
 
 struct sd_symbolizer;
@@ -226,6 +228,9 @@ const char *sd_sym_file(const struct sd_symbolizer *sy, uint32_t file);
 int sd_sym_pseudo(struct sd_symbolizer *sy, const char *name);
 /* Source "file:line" of (mod, addr)'s innermost frame into buf, 0 or -ENOENT/-ENOMEM. */
 int sd_sym_srcline(struct sd_symbolizer *sy, int mod, uint64_t addr, char *buf, size_t len);
+/* A C++ name as --short-names shows it: template arguments "<>", no parameters, no
+ * clone suffix (operator<, operator<<, operator() kept). malloc'ed; NULL on ENOMEM. */
+char *sd_sym_short_name(const char *name);
 /* Fill every func's `display` (call once after all lookups). 0 or -ENOMEM. */
 int sd_sym_finish(struct sd_symbolizer *sy);
 size_t sd_sym_nfuncs(const struct sd_symbolizer *sy);

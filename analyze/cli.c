@@ -151,7 +151,7 @@ enum opt_id {
 	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
 	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, /* with a value */
 	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
-	O_LINES, O_ABSOLUTE, /* flags */
+	O_LINES, O_SHORT, O_ABSOLUTE, /* flags */
 };
 
 static const struct opt {
@@ -184,6 +184,7 @@ static const struct opt {
 	{ "--demangle", O_DEMANGLE, 0, SD_CLI_REPORT },
 	{ "--no-demangle", O_NO_DEMANGLE, 0, SD_CLI_REPORT },
 	{ "--lines", O_LINES, 0, SD_CLI_REPORT },
+	{ "--short-names", O_SHORT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
 };
 
@@ -343,6 +344,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;
 	case O_NO_DEMANGLE: c->sym |= SD_SYM_NO_DEMANGLE; return 0;
 	case O_LINES: c->sym |= SD_SYM_LINES; return 0;
+	case O_SHORT: c->sym |= SD_SYM_SHORT; return 0;
 	case O_ABSOLUTE: c->absolute = 1; return 0;
 	}
 	return -EINVAL;

@@ -28,7 +28,7 @@ static const char usage[] =
 	"                    [--stats thread|process|rank]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--context-above]\n"
 	"                    [--addresses]\n"
-	"                    [--no-inline] [--no-demangle] [--lines]\n"
+	"                    [--no-inline] [--no-demangle] [--lines] [--short-names]\n"
 	"                    [--strict] [--jobs N] PATH...\n"
 	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
 	"     source\n"

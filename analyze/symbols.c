@@ -112,7 +112,7 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 struct loc { uint32_t first, n; }; /* frames[first .. first+n), outermost first */
 
 struct sd_symbolizer {
-	int addresses, inl, demangle, lines;
+	int addresses, inl, demangle, lines, shorten;
 	char *debuginfo_path;   /* NULL: elfutils' default; pointed to by cb */
 	Dwfl_Callbacks cb;
 	struct symmod *mods;
@@ -148,6 +148,7 @@ struct sd_symbolizer *sd_sym_new(int flags)
 	sy->inl = !(flags & SD_SYM_NO_INLINE);
 	sy->demangle = !(flags & SD_SYM_NO_DEMANGLE);
 	sy->lines = !!(flags & SD_SYM_LINES);
+	sy->shorten = !!(flags & SD_SYM_SHORT);
 	sy->cachefd = -2;
 	elf_version(EV_CURRENT); /* libelf, before has_build_id's elf_begin */
 	if (sd_grow(&sy->files, &sy->capfiles, 1, sizeof(*sy->files)) || !(sy->files[0] = strdup(""))) {
@@ -975,6 +976,47 @@ int sd_sym_srcline(struct sd_symbolizer *sy, int mod, uint64_t addr, char *buf, 
 	return 0;
 }
 
+/* A C++ name made short (--short-names): template arguments become "<>", the parameter
+ * list and what follows it (const, clone suffixes) go: "std::vector<int,
+ * std::allocator<int> >::push_back(int const&) [clone .isra.0]" is
+ * "std::vector<>::push_back". operator<, operator<< and operator() keep their
+ * characters. A malloc'ed copy, NULL on ENOMEM. */
+char *sd_sym_short_name(const char *n)
+{
+	size_t len = strlen(n), k = 0;
+	char *o = malloc(len + 1);
+	int depth = 0;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		char ch = n[i];
+		int op = k >= 8 && !depth && !strncmp(o + k - 8, "operator", 8);
+		if (op && (ch == '<' || ch == '(' || ch == '>')) { /* operator<, <<, (), -> ... */
+			o[k++] = ch;
+			while (i + 1 < len && (n[i + 1] == '<' || n[i + 1] == '=' || n[i + 1] == ')'))
+				o[k++] = n[++i];
+			continue;
+		}
+		if (ch == '<') {
+			if (!depth++)
+				o[k++] = '<';
+			continue;
+		}
+		if (ch == '>' && depth) {
+			if (!--depth)
+				o[k++] = '>';
+			continue;
+		}
+		if (depth)
+			continue;
+		if (ch == '(' || (ch == ' ' && n[i + 1] == '[')) /* parameters, [clone ...] */
+			break;
+		o[k++] = ch;
+	}
+	o[k] = 0;
+	return o;
+}
+
 int sd_sym_finish(struct sd_symbolizer *sy)
 {
 	struct sd_strmap count = { 0 };
@@ -994,13 +1036,16 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 		uint32_t c = 0;
 		sd_strmap_get(&count, f->name, strlen(f->name), &c);
 		free(f->display);
-		if (c > 1 && f->module[0]) {
-			size_t l = strlen(f->name) + strlen(f->module) + 4;
+		char *name = sy->shorten && f->name[0] != '[' ? sd_sym_short_name(f->name)
+							       : strdup(f->name);
+		if (name && c > 1 && f->module[0]) {
+			size_t l = strlen(name) + strlen(f->module) + 4;
 			f->display = malloc(l);
 			if (f->display)
-				snprintf(f->display, l, "%s [%s]", f->name, f->module);
+				snprintf(f->display, l, "%s [%s]", name, f->module);
+			free(name);
 		} else {
-			f->display = strdup(f->name);
+			f->display = name;
 		}
 		if (!f->display)
 			err = -ENOMEM;
