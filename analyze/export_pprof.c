@@ -14,9 +14,11 @@
  *                 thread and process context (numbers as numeric labels with the unit
  *                 "count", since pprof drops a numeric 0 without a unit), the thread's
  *                 tid and the process's pid (unit "id").
- *   locations     one per node of the merged call tree, its function as its one line.
- *   functions     one per function, its name (and the module as the file: the source
- *                 file is per address, and the merged tree keeps functions).
+ *   locations     one per node of the merged call tree, its function as its one line;
+ *                 a sample's innermost frame is a location of its own per source line
+ *                 (node, line), whose line carries that line number (`-lines`).
+ *   functions     one per function, its name, and as its file the source file of its
+ *                 first innermost frame with a line (else the module).
  * --where, --source and --metric's rows apply as for every view: they filtered the rows.
  * Called by sd_output in the CLI's one thread; writes FILE, nothing on stdout.
  */
@@ -211,10 +213,14 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 			   !strcmp(wu, "ns") ? "nanoseconds" : wu, &m);
 	for (size_t c = 0; c < p->ncounters; c++)
 		value_type(&prof, 1, &s, p->counters[c].name, "count", &m);
-	size_t nv = 1 + (wu != NULL) + p->ncounters;
+	size_t nv = 1 + (wu != NULL) + p->ncounters, nfuncs = sd_sym_nfuncs(p->sym);
 	uint64_t *vals = calloc(nv, sizeof(*vals)), *locs = calloc(p->nnodes + 1, sizeof(*locs));
+	uint32_t *ffile = calloc(nfuncs + 1, sizeof(*ffile)); /* a source file per function */
+	struct sd_u64map leafmap = { 0 };               /* (node, line) -> location id */
+	uint64_t *leaves = NULL;                        /* location id - first_leaf -> key */
+	size_t nleaves = 0, capleaves = 0, first_leaf = p->nnodes;
 	err = -ENOMEM;
-	if (!vals || !locs)
+	if (!vals || !locs || !ffile)
 		goto out;
 	/* samples */
 	for (size_t i = 0; i < p->nrows; i++) {
@@ -222,6 +228,21 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 		size_t nl = 0;
 		for (uint32_t x = r->cnode; x; x = p->nodes[x].parent)
 			locs[nl++] = x;
+		if (nl && r->line) { /* the innermost frame at its line */
+			uint64_t key = (uint64_t)r->cnode << 32 | r->line;
+			uint32_t id;
+			if (!sd_u64map_get(&leafmap, key, &id)) {
+				if (sd_grow(&leaves, &capleaves, nleaves + 1, sizeof(*leaves)) ||
+				    sd_u64map_put(&leafmap, key, (uint32_t)(first_leaf + nleaves)))
+					goto out;
+				id = (uint32_t)(first_leaf + nleaves);
+				leaves[nleaves++] = key;
+			}
+			locs[0] = id;
+			uint32_t f = p->nodes[r->cnode].func;
+			if (!ffile[f])
+				ffile[f] = r->file;
+		}
 		for (size_t k = 0; k < nl; k++)
 			varint(&m, locs[k]);
 		f_msg(&smp, 1, &m);
@@ -248,13 +269,24 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 		free(line.p);
 		f_msg(&prof, 4, &m);
 	}
+	for (size_t k = 0; k < nleaves; k++) { /* innermost frames at their lines */
+		uint32_t node = (uint32_t)(leaves[k] >> 32), line = (uint32_t)leaves[k];
+		f_int(&m, 1, first_leaf + k);
+		struct pb ln = { 0 };
+		f_int(&ln, 1, p->nodes[node].func + 1);
+		f_int(&ln, 2, line);
+		f_msg(&m, 4, &ln);
+		free(ln.p);
+		f_msg(&prof, 4, &m);
+	}
 	/* functions */
-	for (size_t f = 0; f < sd_sym_nfuncs(p->sym); f++) {
+	for (size_t f = 0; f < nfuncs; f++) {
 		const struct sd_func *fn = sd_sym_func(p->sym, (uint32_t)f);
+		const char *file = ffile[f] ? sd_sym_file(p->sym, ffile[f]) : "";
 		f_int(&m, 1, f + 1);
 		f_int(&m, 2, (uint64_t)str_id(&s, fn->display));
 		f_int(&m, 3, (uint64_t)str_id(&s, fn->name ? fn->name : fn->display));
-		f_int(&m, 4, (uint64_t)str_id(&s, fn->module ? fn->module : ""));
+		f_int(&m, 4, (uint64_t)str_id(&s, *file ? file : fn->module ? fn->module : ""));
 		f_msg(&prof, 5, &m);
 	}
 	/* the period: the first source's, and the default type */
@@ -274,6 +306,9 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 out:
 	free(vals);
 	free(locs);
+	free(ffile);
+	free(leaves);
+	sd_u64map_fini(&leafmap);
 	free(prof.p), free(m.p), free(smp.p), free(lab.p);
 	for (size_t k = 0; k < s.n; k++)
 		free(s.v[k]);

@@ -13,6 +13,12 @@
 		awk 'f && NF >= 6 {print $6 "," $1} /flat  flat%/ {f = 1}' | sort >go.top
 	"$SONDE" report --format csv c.sonde | awk -F, 'NR > 1 && $2 > 0 {print $1 "," $2}' | sort >sonde.top
 	[ -s go.top ] && cmp -s go.top sonde.top || fail "pprof -top: $(tr '\n' ' ' <go.top) against sonde's $(tr '\n' ' ' <sonde.top)"
+	# -lines: the innermost frames at their source lines, as sonde's own --lines
+	go tool pprof -lines -top -nodecount=100 c.pb.gz 2>/dev/null |
+		awk 'f && NF >= 7 && $1 > 0 {n = split($7, a, "/"); print $6 " " a[n] "," $1} /flat  flat%/ {f = 1}' |
+		sort >go.lines
+	"$SONDE" report --lines --format csv c.sonde | awk -F, 'NR > 1 && $2 > 0 {print $1 "," $2}' | sort >sonde.lines
+	[ -s go.lines ] && cmp -s go.lines sonde.lines || fail "pprof -lines: $(tr '\n' ' ' <go.lines) against sonde's $(tr '\n' ' ' <sonde.lines)"
 	go tool pprof -tags c.pb.gz 2>/dev/null >go.tags
 	for v in solve exchange inner; do
 		want=$("$SONDE" report --group-by phase --format csv c.sonde | awk -F, -v v=$v '$1 == v {print $2}')
