@@ -234,6 +234,11 @@ char *sd_sym_short_name(const char *name);
 /* Fill every func's `display` (call once after all lookups). 0 or -ENOMEM. */
 int sd_sym_finish(struct sd_symbolizer *sy);
 size_t sd_sym_nfuncs(const struct sd_symbolizer *sy);
+/* The modules registered (sd_sym_module): how many, and module i's path, basename (what
+ * struct sd_func's module holds) and build-id (NULL, 0: none). */
+size_t sd_sym_nmodules(const struct sd_symbolizer *sy);
+void sd_sym_module_info(const struct sd_symbolizer *sy, size_t i, const char **path,
+			const char **base, const uint8_t **build_id, size_t *build_id_len);
 const struct sd_func *sd_sym_func(const struct sd_symbolizer *sy, uint32_t id);
 
 /* ---- symcache.c: raw locations of one ELF file, in memory and across reports ------- */

@@ -19,6 +19,8 @@
  *                 (node, line), whose line carries that line number (`-lines`).
  *   functions     one per function, its name, and as its file the source file of its
  *                 first innermost frame with a line (else the module).
+ *   mappings      one per module the streams named (path, build-id in hex), marked as
+ *                 symbolized; each location points to its function's module.
  * --where, --source and --metric's rows apply as for every view: they filtered the rows.
  * Called by sd_output in the CLI's one thread; writes FILE, nothing on stdout.
  */
@@ -187,6 +189,14 @@ static const char *weight_unit(const struct sd_profile *p)
 	return u;
 }
 
+/* The mapping of function f's module (0: none). */
+static uint64_t mapping_of(const struct sd_profile *p, const struct sd_strmap *modmap, uint32_t f)
+{
+	const char *mod = sd_sym_func(p->sym, f)->module;
+	uint32_t id;
+	return mod && *mod && sd_strmap_get(modmap, mod, strlen(mod), &id) ? id : 0;
+}
+
 static int gzip_write(const char *path, const struct pb *b)
 {
 	gzFile f = gzopen(path, "wb9");
@@ -260,9 +270,32 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 		label(&smp, &s, "pid", NULL, (int64_t)r->pid, "id", &lab);
 		f_msg(&prof, 2, &smp);
 	}
+	/* mappings: one per module; a function's module by its basename */
+	size_t nmods = sd_sym_nmodules(p->sym);
+	struct sd_strmap modmap = { 0 };
+	for (size_t i = 0; i < nmods; i++) {
+		const char *mpath, *base;
+		const uint8_t *bid;
+		size_t bidlen;
+		char hex[2 * 64 + 1];
+		sd_sym_module_info(p->sym, i, &mpath, &base, &bid, &bidlen);
+		for (size_t k = 0; k < bidlen && k < 64; k++)
+			snprintf(hex + 2 * k, 3, "%02x", bid[k]);
+		hex[2 * (bidlen < 64 ? bidlen : 64)] = 0;
+		f_int(&m, 1, i + 1);
+		f_int(&m, 5, (uint64_t)str_id(&s, mpath ? mpath : ""));
+		f_int(&m, 6, (uint64_t)str_id(&s, hex));
+		f_int(&m, 7, 1), f_int(&m, 8, 1), f_int(&m, 9, 1), f_int(&m, 10, 1);
+		f_msg(&prof, 3, &m);
+		uint32_t have;
+		if (base && !sd_strmap_get(&modmap, base, strlen(base), &have) &&
+		    sd_strmap_put(&modmap, base, strlen(base), (uint32_t)i + 1))
+			prof.err = -ENOMEM;
+	}
 	/* locations: one per call-tree node, its function as its line */
 	for (size_t x = 1; x < p->nnodes; x++) {
 		f_int(&m, 1, x);
+		f_int(&m, 2, mapping_of(p, &modmap, p->nodes[x].func));
 		struct pb line = { 0 };
 		f_int(&line, 1, p->nodes[x].func + 1);
 		f_msg(&m, 4, &line);
@@ -272,6 +305,7 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 	for (size_t k = 0; k < nleaves; k++) { /* innermost frames at their lines */
 		uint32_t node = (uint32_t)(leaves[k] >> 32), line = (uint32_t)leaves[k];
 		f_int(&m, 1, first_leaf + k);
+		f_int(&m, 2, mapping_of(p, &modmap, p->nodes[node].func));
 		struct pb ln = { 0 };
 		f_int(&ln, 1, p->nodes[node].func + 1);
 		f_int(&ln, 2, line);
@@ -303,6 +337,7 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 	err = prof.err ? prof.err : m.err ? m.err : smp.err ? smp.err : lab.err ? lab.err : s.err;
 	if (!err)
 		err = gzip_write(path, &prof);
+	sd_strmap_fini(&modmap);
 out:
 	free(vals);
 	free(locs);

@@ -1054,6 +1054,21 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 	return err;
 }
 
+size_t sd_sym_nmodules(const struct sd_symbolizer *sy)
+{
+	return sy->nmods;
+}
+
+void sd_sym_module_info(const struct sd_symbolizer *sy, size_t i, const char **path,
+			const char **base, const uint8_t **build_id, size_t *build_id_len)
+{
+	const struct symmod *m = &sy->mods[i];
+	*path = m->path;
+	*base = m->base;
+	*build_id = m->build_id;
+	*build_id_len = m->build_id_len;
+}
+
 size_t sd_sym_nfuncs(const struct sd_symbolizer *sy)
 {
 	return sy->nfuncs;

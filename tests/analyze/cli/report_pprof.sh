@@ -13,6 +13,11 @@
 		awk 'f && NF >= 6 {print $6 "," $1} /flat  flat%/ {f = 1}' | sort >go.top
 	"$SONDE" report --format csv c.sonde | awk -F, 'NR > 1 && $2 > 0 {print $1 "," $2}' | sort >sonde.top
 	[ -s go.top ] && cmp -s go.top sonde.top || fail "pprof -top: $(tr '\n' ' ' <go.top) against sonde's $(tr '\n' ' ' <sonde.top)"
+	# mappings: the streams' modules with their build-ids (the first is the program)
+	bid=$("$SONDE" dump c.sonde | grep '"kind":"MODULE"' | head -n 1 | sed 's/.*"build_id":"\([0-9a-f]*\)".*/\1/')
+	go tool pprof -top c.pb.gz 2>/dev/null | head -n 2 >go.head
+	[ "$(cat go.head)" = "File: mkstream
+Build ID: $bid" ] || fail "pprof mapping: $(cat go.head), expected mkstream and $bid"
 	# -lines: the innermost frames at their source lines, as sonde's own --lines
 	go tool pprof -lines -top -nodecount=100 c.pb.gz 2>/dev/null |
 		awk 'f && NF >= 7 && $1 > 0 {n = split($7, a, "/"); print $6 " " a[n] "," $1} /flat  flat%/ {f = 1}' |
