@@ -69,9 +69,14 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include "common/common.h"
 
 enum { MOD_NEW, MOD_OPEN, MOD_FALLBACK };
 
@@ -729,14 +734,58 @@ nomem:
 	return -1;
 }
 
+/* The vDSO is no file, but the kernel maps the same image into every process: when the
+ * stream's [vdso] has the build-id of the analyzer's own vDSO (the same kernel), a copy
+ * of that image in a memory file is symbolized like any ELF file. A descriptor, or -1. */
+static int own_vdso(const struct symmod *m)
+{
+	const ElfW(Ehdr) *e = (const void *)getauxval(AT_SYSINFO_EHDR);
+	uint8_t bid[SD_BUILD_ID_MAX];
+	if (!e || !m->build_id_len || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+	    e->e_phentsize != sizeof(ElfW(Phdr)))
+		return -1;
+	const ElfW(Phdr) *ph = (const void *)((const char *)e + e->e_phoff);
+	uintptr_t bias = (uintptr_t)e;
+	size_t size = (size_t)e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
+	for (unsigned i = 0; i < e->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !ph[i].p_offset)
+			bias = (uintptr_t)e - ph[i].p_vaddr;
+		if (ph[i].p_offset + ph[i].p_filesz > size)
+			size = ph[i].p_offset + ph[i].p_filesz;
+	}
+	size_t n = sd_build_id_of(ph, e->e_phnum, bias, bid, sizeof bid);
+	if (n != m->build_id_len || memcmp(bid, m->build_id, n) || size > (1u << 20))
+		return -1;
+	int fd = memfd_create("sonde-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, e, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Decide whether module m is symbolized (MOD_OPEN, with its symfile) or falls back to
- * module+offset names (with one warning, unless it is no file: [vdso]). */
+ * module+offset names (with one warning, unless it is no file: [vdso] of another
+ * kernel). */
 static void mod_open(struct sd_symbolizer *sy, struct symmod *m)
 {
 	struct stat st;
 	const char *why;
 
 	m->state = MOD_FALLBACK;
+	if (!sy->addresses && !strcmp(m->path, "[vdso]")) {
+		int fd = own_vdso(m);
+		long f = fd >= 0 && fstat(fd, &st) == 0 ? file_of(sy, m, fd, &st) : -1;
+		if (fd >= 0 && f < 0)
+			close(fd);
+		if (f >= 0) {
+			m->file = (uint32_t)f;
+			m->state = MOD_OPEN;
+		}
+		return;
+	}
 	if (sy->addresses || pseudo_path(m->path))
 		return;
 	if (m->rel_nocwd) {
@@ -1038,6 +1087,13 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 		free(f->display);
 		char *name = sy->shorten && f->name[0] != '[' ? sd_sym_short_name(f->name)
 							       : strdup(f->name);
+		if (name && !strcmp(f->module, "[vdso]") && name[0] != '[') { /* "[vdso] NAME" */
+			char *v = malloc(strlen(name) + 8);
+			if (v)
+				sprintf(v, "[vdso] %s", name);
+			free(name);
+			name = v;
+		}
 		if (name && c > 1 && f->module[0]) {
 			size_t l = strlen(name) + strlen(f->module) + 4;
 			f->display = malloc(l);

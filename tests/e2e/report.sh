@@ -45,3 +45,16 @@ read -r u1 c1 < <(cpu_of r1.out spin_work)
 expect_samples "rank 0" "$n0" "$u0" "$c0" 0.15
 expect_samples "rank 1" "$n1" "$u1" "$c1" 0.15
 pass "group-by rank,host: ranks 0 and 1 on $(hostname), $n0 and $n1 samples for $c0 and $c1 ms of CPU"
+
+# vDSO frames are named from the analyzer's own vDSO when the build-ids match (the
+# same kernel): a program that spends its time in clock_gettime shows
+# "[vdso] __vdso_clock_gettime" (or the kernel's name of it), no [vdso]+0x... frames.
+profile vd "$B/vdsoloop" 0.3 || fail "vdsoloop: exit $?"
+"$SONDE" report --format csv vd >vd.csv 2>vd.err || fail "vdso report: $(cat vd.err)"
+grep -q '^\[vdso\]+0x' vd.csv && fail "unnamed vDSO frames: $(grep '^\[vdso\]' vd.csv | head -3)"
+top=$(awk -F, 'NR == 2 {print $1}' vd.csv)
+case $top in
+"[vdso] "*clock_gettime*) ;;
+*) fail "vdso: the top function is '$top', not the vDSO's clock_gettime: $(head -4 vd.csv)" ;;
+esac
+pass "vDSO frames named: $top has $(awk -F, 'NR == 2 {print $3}' vd.csv) % of the samples"
