@@ -781,11 +781,12 @@ struct sd_stats;
 struct sd_stats *sd_stats_new(const struct sd_profile *p, int key);
 /* Add v (the metric of sample row r) to view row `row`: 0 or -ENOMEM. */
 int sd_stats_add(struct sd_stats *s, uint32_t row, const struct sd_crow *r, double v);
-/* Folded stacks ("a;b;c V" a line, sorted by path) of a tree of n nodes, 0 the root
+/* Folded stacks ("a;b;c V" a line, sorted by path; with top, the heaviest `top` lines) of a tree of n nodes, 0 the root
  * (never printed): one line per node whose own value is positive, its path the names
  * from below the root down to it. emit.c. 0 or -ENOMEM. */
 struct sd_folded_tree {
 	uint32_t n;
+	size_t top; /* --top: only the `top` heaviest lines (0: all) */
 	const void *ctx;
 	uint32_t (*parent)(const void *ctx, uint32_t i);
 	const char *(*name)(const void *ctx, uint32_t i);

@@ -377,6 +377,15 @@ static int fline_cmp(const void *a, const void *b)
 	return strcmp(((const struct fline *)a)->path, ((const struct fline *)b)->path);
 }
 
+/* Heaviest first, then by path. */
+static int fline_heavy(const void *a, const void *b)
+{
+	const struct fline *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
 int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
 {
 	struct fline *lines = malloc((t->n + 1) * sizeof(*lines));
@@ -407,9 +416,14 @@ int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
 		}
 		lines[nl++] = (struct fline){ s, v };
 	}
-	if (nl > 1)
-		qsort(lines, nl, sizeof(*lines), fline_cmp);
-	for (size_t i = 0; i < nl; i++)
+	size_t shown = nl;
+	if (t->top && t->top < nl) { /* the heaviest, then in path order */
+		qsort(lines, nl, sizeof(*lines), fline_heavy);
+		shown = t->top;
+	}
+	if (shown > 1)
+		qsort(lines, shown, sizeof(*lines), fline_cmp);
+	for (size_t i = 0; i < shown; i++)
 		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
 	err = 0;
 out:

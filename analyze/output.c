@@ -345,7 +345,8 @@ static int out_folded(FILE *out, const struct sd_profile *p, const struct sd_rep
 	if (!nv)
 		return -ENOMEM;
 	struct folded_nodes f = { p, nv };
-	struct sd_folded_tree t = { (uint32_t)p->nnodes, &f, node_parent, node_name, node_value };
+	struct sd_folded_tree t = { (uint32_t)p->nnodes, o->top, &f, node_parent, node_name,
+				    node_value };
 	int err = sd_folded_print(out, &t);
 	if (!err)
 		sd_nocounters_warning(stderr, p);

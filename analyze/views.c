@@ -500,9 +500,10 @@ static double tnode_self(const void *ctx, uint32_t i)
 	return ((const struct tree *)ctx)->n[i].self;
 }
 
-static int tree_folded(FILE *out, const struct tree *t)
+static int tree_folded(FILE *out, const struct tree *t, size_t top)
 {
-	struct sd_folded_tree f = { (uint32_t)t->nn, t, tnode_parent, tnode_name, tnode_self };
+	struct sd_folded_tree f = { (uint32_t)t->nn, top, t, tnode_parent, tnode_name,
+				    tnode_self };
 	return sd_folded_print(out, &f);
 }
 
@@ -518,7 +519,7 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	if (tree_build(&t, p, o))
 		goto out;
 	if (o->format == SD_FMT_FOLDED) {
-		err = tree_folded(out, &t);
+		err = tree_folded(out, &t, o->top);
 		goto out;
 	}
 	order = malloc(t.nn * sizeof(*order));

@@ -129,3 +129,9 @@ EOF
 EOF
 	run "$SONDE" report --view tree --min-percent x c.sonde
 	expect_rc 2 "bad --min-percent"
+	# --top in folded output: the heaviest N stacks, still in path order
+	mk flat tf.sonde
+	run "$SONDE" report --format folded --top 2 tf.sonde
+	expect_rc 0 "folded --top"
+	full=$("$SONDE" report --format folded tf.sonde | sort -t' ' -k2,2nr -k1,1 | head -n 2 | sort)
+	[ "$(cat "$T/out")" = "$full" ] || fail "folded --top 2: $(cat "$T/out") against the two heaviest: $full"
