@@ -777,7 +777,12 @@ static void mod_open(struct sd_symbolizer *sy, struct symmod *m)
 	m->state = MOD_FALLBACK;
 	if (!sy->addresses && !strcmp(m->path, "[vdso]")) {
 		int fd = own_vdso(m);
-		long f = fd >= 0 && fstat(fd, &st) == 0 ? file_of(sy, m, fd, &st) : -1;
+		int ok = fd >= 0 && fstat(fd, &st) == 0;
+		/* a memory file is new each time: its build-id and size are its identity, so
+		 * that its symbol cache stays valid from one report to the next */
+		st.st_dev = 0, st.st_ino = 0;
+		st.st_mtim = st.st_ctim = (struct timespec){ 0, 0 };
+		long f = ok ? file_of(sy, m, fd, &st) : -1;
 		if (fd >= 0 && f < 0)
 			close(fd);
 		if (f >= 0) {

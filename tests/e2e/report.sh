@@ -57,4 +57,10 @@ case $top in
 "[vdso] "*clock_gettime*) ;;
 *) fail "vdso: the top function is '$top', not the vDSO's clock_gettime: $(head -4 vd.csv)" ;;
 esac
-pass "vDSO frames named: $top has $(awk -F, 'NR == 2 {print $3}' vd.csv) % of the samples"
+# the vDSO's symbol cache serves the next report: it is not rewritten
+SONDE_CACHE=$PWD/vdcache "$SONDE" report --format csv vd >/dev/null 2>&1 || fail "vdso: cold report"
+ls -i vdcache | sort >vd.inodes1
+SONDE_CACHE=$PWD/vdcache "$SONDE" report --format csv vd >vd2.csv 2>&1 || fail "vdso: warm report"
+ls -i vdcache | sort >vd.inodes2
+cmp -s vd.inodes1 vd.inodes2 || fail "the warm report rewrote the vDSO's symbol cache: $(diff vd.inodes1 vd.inodes2)"
+pass "vDSO frames named: $top has $(awk -F, 'NR == 2 {print $3}' vd.csv) % of the samples; its symbol cache is reused"
