@@ -172,6 +172,27 @@ static int same_others(const double *x, size_t nparams, size_t d, size_t p, size
 	return 1;
 }
 
+/* The leave-one-out error of hypothesis m (NULL: the constant model) summed over the lines
+ * of points (line[q]: the first point of q's line; all points as one line when no line
+ * has 3 of them, nlines 0), each line's x of parameter d and y gathered in x1, y1. */
+static double lines_error(struct sd_model *m, size_t d, size_t nparams, const double *x,
+			  const double *y, size_t n, const size_t *line, size_t nlines, double *x1,
+			  double *y1)
+{
+	double e = 0;
+	for (size_t l = 0; l < n; l++) {
+		size_t k = 0;
+		for (size_t q = 0; q < n; q++)
+			if (!nlines || line[q] == l)
+				x1[k] = x[q * nparams + d], y1[k++] = y[q];
+		if (k >= 3)
+			e += m ? loo_error(m, x1, y1, k) : loo_const(y1, k);
+		if (!nlines)
+			break;
+	}
+	return e;
+}
+
 /* The best single term for parameter d: the lowest leave-one-out error over I x J, summed
  * over the lines of points where the other parameters are fixed (as Extra-P does for
  * several parameters; all points when no such line has 3 of them). */
@@ -197,36 +218,17 @@ static int best_term(size_t d, size_t nparams, const double *x, const double *y,
 			k += line[q] == p;
 		nlines += k >= 3;
 	}
-	double errs[NI][NJ], flat = 0; /* the constant model's error on the same lines */
-	for (size_t l = 0; l < n; l++) {
-		size_t k = 0;
-		for (size_t q = 0; q < n; q++)
-			if (!nlines || line[q] == l)
-				y1[k++] = y[q];
-		if (k >= 3)
-			flat += loo_const(y1, k);
-		if (!nlines)
-			break;
-	}
+	double errs[NI][NJ]; /* and the constant model's error on the same lines: */
+	double flat = lines_error(NULL, d, nparams, x, y, n, line, nlines, x1, y1);
 	*err = HUGE_VAL;
 	*out = (struct sd_term){ 0, 0 };
 	for (unsigned i = 0; i < NI; i++)
 		for (unsigned j = 0; j < NJ; j++) {
 			struct sd_model m = { .nparams = 1, .terms = { { i, j } } };
-			double e = 0;
 			errs[i][j] = HUGE_VAL;
 			if (i == 0 && j == 0)
 				continue; /* the constant: c0 alone, tried by the caller */
-			for (size_t l = 0; l < n; l++) {
-				size_t k = 0;
-				for (size_t q = 0; q < n; q++)
-					if (!nlines || line[q] == l)
-						x1[k] = x[q * nparams + d], y1[k++] = y[q];
-				if (k >= 3)
-					e += loo_error(&m, x1, y1, k);
-				if (!nlines)
-					break;
-			}
+			double e = lines_error(&m, d, nparams, x, y, n, line, nlines, x1, y1);
 			errs[i][j] = e;
 			if (e < *err)
 				*err = e;

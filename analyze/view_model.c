@@ -12,6 +12,7 @@
  * parameter missing or not a number are left out, and said.
  */
 #include "analyze/analyze.h"
+#include "common/common.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -153,13 +154,13 @@ int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct point *q = &pts[i];
-		double mean = q->incl / (double)q->calls, var = q->sumsq / (double)q->calls - mean * mean;
+		double mean = q->incl / (double)q->calls;
 		double pred = sd_model_eval(&m, x + i * np);
 		for (size_t d = 0; d < np; d++)
 			sd_table_num(t, "%.15g", q->x[d]);
 		sd_table_u64(t, q->calls);
 		sd_table_num(t, "%.6f", mean / 1e6);
-		sd_table_num(t, "%.6f", var > 0 ? sqrt(var) / 1e6 : 0);
+		sd_table_num(t, "%.6f", sd_stddev(q->calls, q->incl, q->sumsq) / 1e6);
 		sd_table_num(t, "%.6f", q->min / 1e6);
 		sd_table_num(t, "%.6f", pred / 1e6);
 		sd_table_num(t, "%.2f", y[i] > 0 ? 100 * (pred - y[i]) / y[i] : 0);

@@ -14,6 +14,7 @@
  * what the numbers miss: ends forced by sonde and region events dropped.
  */
 #include "analyze/analyze.h"
+#include "common/common.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -192,15 +193,6 @@ static void ms_cell(struct sd_table *t, uint64_t ns)
 	sd_table_num(t, "%" PRIu64 ".%03" PRIu64, us / 1000, us % 1000);
 }
 
-/* Population standard deviation of the calls' inclusive times, in ns. */
-static double stddev_ns(const struct rrow *r)
-{
-	if (r->r.calls < 2)
-		return 0;
-	double mean = (double)r->r.incl_ns / (double)r->r.calls;
-	double var = r->sumsq / (double)r->r.calls - mean * mean;
-	return var > 0 ? sqrt(var) : 0;
-}
 
 /* The columns, the first 3 with --by-thread only: the thread is "TID (NAME)" in text,
  * its TID in CSV, pid and TID in JSON. The counters' columns follow. */
@@ -237,7 +229,7 @@ static void row_cells(struct sd_table *t, const struct sd_report_opts *o, const 
 	ms_cell(t, r->excl_ns);
 	ms_cell(t, r->calls ? r->min_ns : 0);
 	ms_cell(t, r->calls ? r->incl_ns / r->calls : 0);
-	ms_cell(t, (uint64_t)llround(stddev_ns(row)));
+	ms_cell(t, (uint64_t)llround(sd_stddev(r->calls, (double)r->incl_ns, row->sumsq)));
 	ms_cell(t, r->max_ns);
 	sd_table_u64(t, r->forced);
 	for (size_t c = 0; c < nc; c++)

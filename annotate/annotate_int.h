@@ -53,11 +53,9 @@ void sd_rclock_init(void);
 uint64_t sd_rclock_slow(void);
 double sd_rclock_ns_per_tick(void);
 struct sd_rtable *sd_rtable_new(unsigned ncounters, pid_t tid);
-struct sd_rtable *sd_rtable_new_unlisted(unsigned ncounters);
 /* The entry of node in the calling thread's own table, made if new (NULL when
  * out of memory). */
 struct sd_rstat *sd_rtable_entry(struct sd_rtable *t, uint32_t node);
-void sd_rtable_reset(struct sd_rtable *t);
 void sd_rtable_fork_child(struct sd_rtable *own);
 /* Adds to *out (zeroed by the caller; min_ns UINT64_MAX) every entry of `own` (scope
  * thread) or of every table and the finished threads' totals (process) whose node is a

@@ -785,8 +785,7 @@ SONDE_API int sonde_rt_region_query(const char *attr, int type, const char *s, i
 	out->min_ns = (double)st.min_ns;
 	out->max_ns = (double)st.max_ns;
 	out->mean_ns = out->incl_ns / (double)st.calls;
-	double var = st.sumsq_ns2 / (double)st.calls - out->mean_ns * out->mean_ns;
-	out->stddev_ns = st.calls > 1 && var > 0 ? sqrt(var) : 0;
+	out->stddev_ns = sd_stddev(st.calls, out->incl_ns, st.sumsq_ns2);
 	out->ncounters = (int)st.ncounts;
 	for (unsigned k = 0; k < st.ncounts && k < 8; k++)
 		out->counters[k] = st.counts[k];

@@ -141,18 +141,27 @@ static int index_grow(struct sd_rtable *t)
 	return 0;
 }
 
-struct sd_rtable *sd_rtable_new(unsigned ncounters, pid_t tid)
+/* A table not on the list (the retired totals'; sd_rtable_new lists the others). */
+static struct sd_rtable *table_alloc(unsigned ncounters)
 {
 	struct sd_rtable *t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
 	atomic_init(&t->tail, &t->first);
 	t->ncounters = ncounters > SD_REGION_COUNTERS_MAX ? SD_REGION_COUNTERS_MAX : ncounters;
-	t->tid = tid;
 	if (index_grow(t) != 0) {
 		free(t);
 		return NULL;
 	}
+	return t;
+}
+
+struct sd_rtable *sd_rtable_new(unsigned ncounters, pid_t tid)
+{
+	struct sd_rtable *t = table_alloc(ncounters);
+	if (!t)
+		return NULL;
+	t->tid = tid;
 	pthread_mutex_lock(&lock);
 	t->next = tables;
 	t->prev = &tables;
@@ -251,7 +260,7 @@ int sd_annotate_rtable_collect(struct sd_rtable *t,
 /* Adds src's entries (ticks) into the retired table. Under `lock`. */
 static void retire(struct sd_rtable *src)
 {
-	if (!retired && !(retired = sd_rtable_new_unlisted(src->ncounters)))
+	if (!retired && !(retired = table_alloc(src->ncounters)))
 		return;
 	for (struct chunk *c = &src->first; c; c = atomic_load(&c->next)) {
 		uint32_t k = atomic_load(&c->n);
@@ -273,20 +282,6 @@ static void retire(struct sd_rtable *src)
 				d->counts[j] += s->counts[j];
 		}
 	}
-}
-
-struct sd_rtable *sd_rtable_new_unlisted(unsigned ncounters)
-{
-	struct sd_rtable *t = calloc(1, sizeof *t);
-	if (!t)
-		return NULL;
-	atomic_init(&t->tail, &t->first);
-	t->ncounters = ncounters > SD_REGION_COUNTERS_MAX ? SD_REGION_COUNTERS_MAX : ncounters;
-	if (index_grow(t) != 0) {
-		free(t);
-		return NULL;
-	}
-	return t;
 }
 
 static void table_release(struct sd_rtable *t)
@@ -357,7 +352,7 @@ void sd_rtable_query(struct sd_rtable *own, int process, uint16_t attr, const st
 	pthread_mutex_unlock(&lock);
 }
 
-void sd_rtable_reset(struct sd_rtable *t)
+static void table_reset(struct sd_rtable *t)
 {
 	for (struct chunk *c = &t->first; c; c = atomic_load(&c->next)) {
 		uint32_t k = atomic_load(&c->n);
@@ -385,6 +380,6 @@ void sd_rtable_fork_child(struct sd_rtable *own)
 		own->next = NULL;
 		own->prev = &tables;
 		tables = own;
-		sd_rtable_reset(own);
+		table_reset(own);
 	}
 }

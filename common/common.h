@@ -12,6 +12,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,6 +66,16 @@ static inline int sd_own_cpu_ns_sigsafe(uint64_t *ns)
 		return -1;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	return 0;
+}
+
+/* Population standard deviation of n values from their sum and sum of squares (0 for
+ * fewer than 2, or when rounding makes the variance negative). */
+static inline double sd_stddev(uint64_t n, double sum, double sumsq)
+{
+	if (n < 2)
+		return 0;
+	double mean = sum / (double)n, var = sumsq / (double)n - mean * mean;
+	return var > 0 ? sqrt(var) : 0;
 }
 
 /* A 64-bit finalizer (MurmurHash3's fmix64): spreads every input bit over

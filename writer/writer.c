@@ -597,9 +597,10 @@ static void emit_region_stat(void *ring, const struct sd_region_stat *s)
 static void emit_regions(struct sd_ring *r, int last)
 {
 	struct sd_rtable *rt = atomic_load_explicit(&r->regions, memory_order_acquire);
+	if (!rt || !r->idx)
+		return; /* no regions timed in this thread: no clock read either */
 	uint64_t now = sd_now_ns_sigsafe();
-	if (!rt || !r->idx ||
-	    (!last && now - r->regions_written_ns < sd_w.cfg.flush_ms * 1000000ull))
+	if (!last && now - r->regions_written_ns < sd_w.cfg.flush_ms * 1000000ull)
 		return;
 	r->regions_written_ns = now;
 	sd_annotate_rtable_collect(rt, emit_region_stat, r);
