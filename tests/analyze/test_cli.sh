@@ -7,6 +7,8 @@
 set -u
 CASE=$1 SONDE=$2 MK=$3 STUB=$4
 DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
+# the real consumers' checks (npm.sh: the speedscope app and playwright-core for chromium)
+CONSUMERS=$(cd "$(dirname "$0")/../consumers" && pwd)
 # in sanitizer builds, undefined behaviour fails the test instead of printing and going on
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 T=$(mktemp -d)
