@@ -596,10 +596,11 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 /* The footer warning about samples without counter values (nothing if there are none). */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
 /* What every view states before its rows (docs/REPORT.md, "Notes"): incomplete streams,
- * streams ended by a signal, dropped samples and region events. text: the lines on out;
+ * streams ended by a signal, dropped samples and region events, sources of different
+ * periods counted together (views counting samples). text: the lines on out;
  * csv, folded: the lines on stderr; json: the lines on stderr and `"warnings":[...],`
  * on out (a key of the view's object, so the caller prints it after the `{`). */
-void sd_notes(FILE *out, const struct sd_profile *p, enum sd_format fmt);
+void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 /* Number of incomplete streams (no END record). */
 size_t sd_incomplete(const struct sd_profile *p);
 /* views.c, called by sd_output after sd_sym_finish: 0 or -ENOMEM. */
