@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <regex.h>
+#include <sys/types.h>
 #include <msgpack.h>
 
 #include "format/format.h"
@@ -50,6 +51,10 @@ enum sd_exit {
 
 /* ---- subcommands (cmd_*.c): argv[0] is the subcommand name; result is an exit code ---- */
 int sd_cmd_run(int argc, char **argv);
+/* run_old.c: an earlier run's streams in `sonde run`'s directory (dirfd; out as the
+ * user named it, abs_out its absolute path) moved to DIR.old when they are over, or
+ * kept; either said in one line on stderr. 0 or -ENOMEM. */
+int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t dmode);
 int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
