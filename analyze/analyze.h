@@ -323,7 +323,12 @@ struct sd_counter_row {
 struct sd_counter_unavail { char *name, *reason; uint64_t streams; };
 
 /* Merged call tree: node 0 is the root; parent < child. */
-struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; };
+/* how: SD_CNODE_CALLED / SD_CNODE_INLINED, the ways the node was reached from its parent
+ * (a call, or code of func inlined into the parent's function at the same address). */
+enum { SD_CNODE_CALLED = 1, SD_CNODE_INLINED = 2 };
+struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; uint32_t how; };
+/* Is node x only ever inlined into its parent (one address, pprof's Line list)? */
+#define SD_CNODE_IS_INLINE(n) ((n)->how == SD_CNODE_INLINED)
 
 /* Merged annotation context tree: node 0 is the empty context; parent < child. `attr`
  * indexes sd_profile.attr_names, `value` sd_profile.value_strs (values as strings). */
