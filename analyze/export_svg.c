@@ -35,7 +35,9 @@
  *   counted twice); "Icicle"/"Flame" flips the layout. Hovering shows the title in the
  *   details line.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
+#endif
 #include "analyze/analyze.h"
 
 #include <math.h>

@@ -82,6 +82,17 @@
 	grep -qF '<title>mk_gamma
 40.000 ms (20.00%), self 40.000 ms</title>' weight.svg || fail "svg --metric weight: $(grep -A1 'data-n="mk_gamma"' weight.svg | head -n 2)"
 
+	# frames under 0.1 % of the total are not drawn; their weight stays in the parent
+	mk big big.sonde --count 20000 --pid 200
+	svg_of elide a.sonde big.sonde
+	grep -q 'data-n="mk_recurse"' elide.svg && fail "svg: mk_recurse (10 of 20100) drawn"
+	grep -q 'data-v="20100" data-n="mk_main"' elide.svg || fail "svg: mk_main lost the elided frames' weight"
+	# nothing left to draw: a valid file that says so
+	run "$SONDE" report --format svg --where function=nosuch a.sonde
+	expect_rc 0 "svg of no samples"
+	xmllint --noout "$T/out" || fail "svg of no samples: not well-formed"
+	grep -q '>no samples</text>' "$T/out" && ! grep -q '<g class="f"' "$T/out" || fail "svg of no samples: $(cat "$T/out")"
+
 	# names are escaped (and bytes XML cannot hold replaced): module paths become frame names
 	mk modpaths m.sonde --module '/tmp/a&b<c>"d'"'"'e.so' --module "/tmp/ctl$(printf '\001\377')x.so"
 	run "$SONDE" report --addresses --format svg m.sonde
@@ -191,6 +202,7 @@ phase=solve: 50.0% of it</title>' cflat.svg || fail "svg --color-by flat: $(grep
 	svgcheck() { local svg=$1 folded=$2; shift 2; node "$CONSUMERS/svg_check.mjs" "$NPM" "$svg" "$folded" "$SHOTS" "$@" >check.out 2>&1 ||
 		{ cat check.out >&2; fail "svg_check $svg $*"; }; }
 	svgcheck flat.svg flat.folded --search 'mk_(beta|gamma)'
+	svgcheck elide.svg elide.folded --search gamma
 	svgcheck weight.svg weight.folded --search mk_recurse --click mk_recurse
 	svgcheck ctree.svg ctree.folded --search 'iteration=' --click phase=solve
 	svgcheck d.svg db.folded --before da.folded --search beta
