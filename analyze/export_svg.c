@@ -687,6 +687,54 @@ static void put_head(FILE *out, const struct svg *g, int height, const struct he
 		SVG_W - SVG_PAD, height - 10);
 }
 
+static int legend_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct sd_profile *p = ctx;
+	long x = *(const long *)a, y = *(const long *)b;
+	if (x < 0 || y < 0)
+		return (x < 0) - (y < 0); /* "(none)" last */
+	return sd_natcmp(p->value_strs[x], p->value_strs[y]);
+}
+
+/* --color-by: a swatch and the name of each value the drawn frames are coloured by, in
+ * the row of the buttons, as many as fit. 0 or -ENOMEM. */
+static int put_legend(FILE *out, const struct svg *g, const uint8_t *drawn)
+{
+	size_t nv = g->p->nvalue_strs, n = 0;
+	uint8_t *seen = calloc(nv + 1, 1);
+	long *v = malloc((nv + 1) * sizeof(*v));
+	double x = SVG_PAD + 100;
+	int err = -ENOMEM;
+
+	if (!seen || !v)
+		goto out;
+	for (size_t i = 1; i < g->nn; i++)
+		if (drawn[i] && !seen[g->n[i].cval + 1]++)
+			v[n++] = g->n[i].cval;
+	qsort_r(v, n, sizeof(*v), legend_cmp, (void *)g->p);
+	for (size_t k = 0; k < n; k++) {
+		const char *name = v[k] >= 0 ? g->p->value_strs[v[k]] : "(none)";
+		double w = 16 + SVG_CHAR_PX * (double)strlen(name) + 14;
+		struct fnode f = { .cval = v[k] };
+		char fill[24];
+		if (x + w > SVG_W - SVG_PAD - 150) {
+			fprintf(out, "<text x=\"%.1f\" y=\"62\">...</text>\n", x);
+			break;
+		}
+		frame_fill(g, &f, fill);
+		fprintf(out, "<rect x=\"%.1f\" y=\"52\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text class=\"legend\" x=\"%.1f\" y=\"62\">", x, fill, x + 16);
+		xml_put(out, name, SIZE_MAX);
+		fputs("</text>\n", out);
+		x += w;
+	}
+	err = 0;
+out:
+	free(seen);
+	free(v);
+	return err;
+}
+
 /* The <title> of a frame: name, value and percent (a diff: both sides and the change;
  * --color-by: the value it is coloured by). */
 static void put_title(FILE *out, const struct svg *g, const struct fnode *f)
@@ -769,6 +817,10 @@ static int emit(FILE *out, struct svg *g, const struct head *h)
 	}
 	int height = SVG_TOP + (int)(maxdepth + 1) * SVG_ROW + SVG_BOT;
 	put_head(out, g, height, h);
+	if (g->cattr >= 0 && put_legend(out, g, drawn)) {
+		free(drawn);
+		return -ENOMEM;
+	}
 	if (!drawn[0])
 		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n",
 			SVG_W / 2, SVG_TOP + SVG_ROW);

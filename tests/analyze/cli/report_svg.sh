@@ -123,6 +123,13 @@
 		grep -q "data-n=\"$n\" data-c=\"${n#phase=}\"" ctree.svg || fail "svg --color-by phase: $n not coloured ${n#phase=}"
 	done
 	grep -q 'data-n="mk_gamma" data-c="inner"' ctree.svg || fail "svg --color-by: mk_gamma under phase=inner"
+	# the legend: each value drawn, its swatch in its frames' colour, values in order
+	[ "$(grep -o '<text class="legend"[^>]*>[^<]*' ctree.svg | sed 's/.*>//' | tr '\n' ' ')" = "exchange inner solve (none) " ] ||
+		fail "svg --color-by: legend $(grep -o '<text class="legend"[^>]*>[^<]*' ctree.svg)"
+	for v in solve exchange inner '(none)'; do
+		lf=$(grep -o 'fill="[^"]*"/><text class="legend"[^>]*>[^<]*' ctree.svg | grep -F ">$v" | grep -o 'fill="[^"]*"')
+		[ -n "$lf" ] && [ "$lf" = "$(fill_of ctree.svg "$v")" ] || fail "svg --color-by: legend swatch of $v: $lf, frames $(fill_of ctree.svg "$v")"
+	done
 	# the flat view: each frame by the value of phase with most of its samples (the
 	# innermost value of each sample): mk_alpha 50 of 65 in solve, mk_main 50 of 100
 	svg_of cflat --color-by phase c.sonde
