@@ -561,7 +561,7 @@ unsigned sd_edit_distance(const char *a, const char *b);
 /* The same over keys of values each followed by a NUL (la, lb bytes), value by value. */
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 
-enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF };
+enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF, SD_FMT_SVG };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
 	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES,
@@ -584,7 +584,8 @@ struct sd_report_opts {
 	const char *region;         /* model: the region (NAME, or ATTR=VALUE) */
 	char **params; size_t nparams; /* model: the parameters' attribute names */
 	int fit_min;                /* model: fit the shortest call per value, not the mean */
-	const char *output;         /* -o FILE: where pprof goes */
+	const char *output;         /* -o FILE: where pprof (or svg; NULL: stdout) goes */
+	const char *color_by;       /* svg: --color-by ATTR (NULL: colour by module) */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
 };
@@ -755,7 +756,8 @@ struct sd_cli {
 	int context_above;      /* report: --context-above */
 	const char *region;     /* report: --region (--view model) */
 	int fit_min;            /* report: --fit min (--view model) */
-	const char *output;     /* report: -o FILE (--format pprof) */
+	const char *output;     /* -o FILE (report: --format pprof or svg; diff: svg) */
+	const char *color_by;   /* report: --color-by ATTR (--format svg) */
 	char **params;          /* report: --param NAME,... (into param_copy) */
 	size_t nparams;
 	char *param_copy;
@@ -826,5 +828,35 @@ struct sd_tree_line { uint32_t depth; const char *name; double total, self; };
  * rows with their `;`-joined paths. 0 or -ENOMEM. */
 int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		     const struct sd_tree_line *lines, size_t n);
+
+/* ---- export_svg.c: --format svg, a self-contained interactive flame graph ---------- */
+
+/* The paths a flame graph is drawn from: the tree folded output prints (`f`, its --top
+ * included: the frames are the merged prefixes of exactly the lines sd_folded_print
+ * writes, each line's value rounded as it prints it), and what each node is, for its
+ * colour: `what` gives 0 and *id = its function (sd_sym_func of p), or 1 with *id, *val
+ * = the attribute and value (p->attr_names, p->value_strs) of an annotation level (the
+ * tree view's context frames). call_nodes: f's node ids are p's call nodes (the flat
+ * view), so --color-by can read the value of each sample row. `view` names the view in
+ * the subtitle. */
+struct sd_svg_src {
+	struct sd_folded_tree f;
+	const struct sd_profile *p;
+	int (*what)(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val);
+	int call_nodes;
+	const char *view;
+};
+/* The flame graph of s on out (o: metric, --color-by). 0 or -ENOMEM. */
+int sd_svg_print(FILE *out, const struct sd_svg_src *s, const struct sd_report_opts *o);
+/* sd_output's svg: the flat or tree view's flame graph, on out or into o->output (said on
+ * stdout). 0, -EIO (said: the file could not be written) or -ENOMEM. */
+int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* `sonde diff --format svg`: B's flame graph coloured by each frame's change of self
+ * from A (shares in percentage points, or values with absolute), on stdout or into
+ * output. Each side: its profile, options (metric resolved) and path. 0, -EIO (said),
+ * -ENOMEM. */
+int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, const char *patha,
+		    struct sd_profile *pb, const struct sd_report_opts *ob, const char *pathb,
+		    int absolute, const char *output);
 
 #endif

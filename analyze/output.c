@@ -616,6 +616,8 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 
 static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
+	if (o->format == SD_FMT_SVG) /* the flat or tree view's flame graph (export_svg.c) */
+		return sd_out_svg(out, p, o);
 	if (o->view == SD_VIEW_THREADS)
 		return out_threads(out, p, o);
 	if (o->view == SD_VIEW_SOURCES)
