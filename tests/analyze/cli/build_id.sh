@@ -5,6 +5,12 @@
 	[ "$(grep -c 'build-id differs' "$T/err")" -eq 1 ] || fail "one build-id warning"
 	expect_err_line "sonde: $(readlink -f "$MK"): build-id differs from the profiled file (it was rebuilt or replaced since the run; showing mkstream+0xADDR)"
 	grep -qE '^mkstream\+0x[0-9a-f]+;mkstream\+0x[0-9a-f]+;mkstream\+0x[0-9a-f]+ 50$' "$T/out" || fail "module+offset names"
+	# a MODULE without a build-id, of a file that has one (the fuzzer's crash: a NULL
+	# build-id copied into the file's identity; UBSan builds stop there)
+	mk flat n.sonde --no-build-id
+	run "$SONDE" report --format folded n.sonde
+	expect_rc 0 "module without build-id"
+	expect_err_line "sonde: $(readlink -f "$MK"): build-id differs from the profiled file (it was rebuilt or replaced since the run; showing mkstream+0xADDR)"
 	mk flat m.sonde --missing-module
 	run "$SONDE" report --format folded m.sonde
 	expect_rc 0 "missing module"
