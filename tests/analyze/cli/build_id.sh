@@ -10,7 +10,9 @@
 	mk flat n.sonde --no-build-id
 	run "$SONDE" report --format folded n.sonde
 	expect_rc 0 "module without build-id"
-	expect_err_line "sonde: $(readlink -f "$MK"): build-id differs from the profiled file (it was rebuilt or replaced since the run; showing mkstream+0xADDR)"
+	# nothing to check the file against: it is trusted, and symbolized
+	grep -qx 'mk_main;mk_alpha;mk_beta 50' "$T/out" || fail "no build-id: $(cat "$T/out")"
+	! grep -q 'build-id' "$T/err" || fail "no build-id: $(cat "$T/err")"
 	mk flat m.sonde --missing-module
 	run "$SONDE" report --format folded m.sonde
 	expect_rc 0 "missing module"
