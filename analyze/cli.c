@@ -189,7 +189,8 @@ static const struct opt {
 	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
 };
 
-static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg", NULL };
+static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg", "html",
+				       NULL };
 static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 				     "counters", "callers", "callees", "streams", "coverage",
 				     "processes", "model", NULL };
@@ -245,7 +246,8 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		if (c->cmd_bit == SD_CLI_DIFF) {
 			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
 				;
-			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF) {
+			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF ||
+			    v == SD_FMT_HTML) {
 				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv, "
 					"json or svg)\n", val);
 				return -EINVAL;

@@ -575,6 +575,8 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 				"directory)\n", o->output, strerror(-err));
 		return err == -ENOMEM || err == 0 ? err : -EIO;
 	}
+	if (o->format == SD_FMT_HTML)
+		return sd_out_html(out, p, o);
 	if (o->view == SD_VIEW_STREAMS) {
 		if (o->format == SD_FMT_JSON)
 			putc('{', out);
@@ -611,6 +613,11 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	 * under its header lines); --view coverage is the whole account */
 	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE)
 		sd_cov_block(out, p);
+	return output_view(out, p, o);
+}
+
+int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
 	return output_view(out, p, o);
 }
 
