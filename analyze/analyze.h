@@ -718,6 +718,9 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 /* output.c: one view of p on out in o's format, without the notes sd_output puts
  * first (export_html.c prints views as tables). 0 or an error of the view. */
 int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* output.c: say how writing the pprof file `path` went (err: 0 or -errno; the line on
+ * stdout, or why on stderr). 0, -ENOMEM or -EIO. */
+int sd_pprof_said(const char *path, int err);
 /* export_pprof.c: the profile as a gzipped pprof Profile into path: 0 or -errno. */
 int sd_out_pprof(const char *path, const struct sd_profile *p);
 
@@ -853,6 +856,11 @@ struct sd_svg_src {
 	int call_nodes;
 	const char *view;
 };
+/* export_pprof.c: --view tree --format pprof, the tree view's paths (annotation levels
+ * as functions) as a gzipped pprof Profile of one sample type, the metric, into path:
+ * 0 or -errno. */
+int sd_out_pprof_tree(const char *path, const struct sd_svg_src *src,
+		      const struct sd_report_opts *o);
 /* The flame graph of s on out (o: metric, --color-by). 0 or -ENOMEM. */
 int sd_svg_print(FILE *out, const struct sd_svg_src *s, const struct sd_report_opts *o);
 /* sd_output's svg: the flat or tree view's flame graph, on out or into o->output (said on

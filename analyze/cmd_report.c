@@ -121,9 +121,10 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"json)\n");
 		return -EINVAL;
 	}
-	if (o->format == SD_FMT_PPROF && (!c->output || o->view != SD_VIEW_FLAT)) {
+	if (o->format == SD_FMT_PPROF && (!c->output || (o->view != SD_VIEW_FLAT &&
+							 o->view != SD_VIEW_TREE))) {
 		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
-			"(give -o FILE, without --view)\n");
+			"(give -o FILE, without --view or with --view tree)\n");
 		return -EINVAL;
 	}
 	if (!c->npaths) {
