@@ -816,6 +816,10 @@ struct sd_folded_tree {
 	double (*value)(const void *ctx, uint32_t i);
 };
 int sd_folded_print(FILE *out, const struct sd_folded_tree *t);
+/* The nodes of t on the paths sd_folded_print prints (with t->top, of the heaviest
+ * lines: --top in the tree view's other formats): one flag per node (malloc'ed; NULL on
+ * ENOMEM). */
+uint8_t *sd_folded_keep(const struct sd_folded_tree *t);
 /* The JSON key naming the unit of the stats, `"stats":"KEY",`, for the view's head. */
 void sd_stats_json_key(FILE *out, const struct sd_stats *s);
 /* The stats columns: min, mean, max and population stddev of the row's values over all

@@ -370,7 +370,7 @@ void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_
 
 /* ---- folded stacks ------------------------------------------------------------------ */
 
-struct fline { char *path; double v; };
+struct fline { char *path; double v; uint32_t node; };
 
 static int fline_cmp(const void *a, const void *b)
 {
@@ -386,13 +386,23 @@ static int fline_heavy(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
+static void flines_free(struct fline *lines, size_t nl)
+{
+	for (size_t i = 0; lines && i < nl; i++)
+		free(lines[i].path);
+	free(lines);
+}
+
+/* The lines of t (one per node with a value of its own), the first *shown of them the
+ * ones printed (t->top: the heaviest), in path order. 0 or -ENOMEM. */
+static int folded_lines(const struct sd_folded_tree *t, struct fline **out, size_t *nl,
+			size_t *shown)
 {
 	struct fline *lines = malloc((t->n + 1) * sizeof(*lines));
 	uint32_t *chain = malloc((t->n + 1) * sizeof(*chain));
-	size_t nl = 0;
 	int err = -ENOMEM;
 
+	*nl = 0;
 	if (!lines || !chain)
 		goto out;
 	for (uint32_t i = 1; i < t->n; i++) {
@@ -414,22 +424,50 @@ int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
 			q += l;
 			*q++ = depth ? ';' : 0;
 		}
-		lines[nl++] = (struct fline){ s, v };
+		lines[(*nl)++] = (struct fline){ s, v, i };
 	}
-	size_t shown = nl;
-	if (t->top && t->top < nl) { /* the heaviest, then in path order */
-		qsort(lines, nl, sizeof(*lines), fline_heavy);
-		shown = t->top;
+	*shown = *nl;
+	if (t->top && t->top < *nl) { /* the heaviest, then in path order */
+		qsort(lines, *nl, sizeof(*lines), fline_heavy);
+		*shown = t->top;
 	}
-	if (shown > 1)
-		qsort(lines, shown, sizeof(*lines), fline_cmp);
-	for (size_t i = 0; i < shown; i++)
-		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
+	if (*shown > 1)
+		qsort(lines, *shown, sizeof(*lines), fline_cmp);
 	err = 0;
 out:
-	for (size_t i = 0; i < nl; i++)
-		free(lines[i].path);
-	free(lines);
 	free(chain);
+	if (err) {
+		flines_free(lines, *nl);
+		lines = NULL;
+	}
+	*out = lines;
 	return err;
+}
+
+int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
+{
+	struct fline *lines;
+	size_t nl, shown;
+	if (folded_lines(t, &lines, &nl, &shown))
+		return -ENOMEM;
+	for (size_t i = 0; i < shown; i++)
+		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
+	flines_free(lines, nl);
+	return 0;
+}
+
+uint8_t *sd_folded_keep(const struct sd_folded_tree *t)
+{
+	struct fline *lines;
+	size_t nl, shown;
+	uint8_t *keep = calloc(t->n + 1, 1);
+	if (!keep || folded_lines(t, &lines, &nl, &shown)) {
+		free(keep);
+		return NULL;
+	}
+	for (size_t i = 0; i < shown; i++)
+		for (uint32_t c = lines[i].node; c && !keep[c]; c = t->parent(t->ctx, c))
+			keep[c] = 1;
+	flines_free(lines, nl);
+	return keep;
 }

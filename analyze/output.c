@@ -429,6 +429,37 @@ static int print_table(FILE *out, struct sd_table *t, const char *key, int opene
 	return err;
 }
 
+static const struct sd_thread_row *top_rows;
+
+/* Most samples first; equal counts in the view's order. */
+static int top_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (top_rows[x].samples != top_rows[y].samples)
+		return top_rows[x].samples > top_rows[y].samples ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Flags of the `top` threads of p with the most samples (malloc'ed; NULL on ENOMEM). */
+static uint8_t *top_threads(const struct sd_profile *p, size_t top)
+{
+	uint32_t *idx = malloc(p->nthreads * sizeof(*idx));
+	uint8_t *keep = calloc(p->nthreads, 1);
+	if (!idx || !keep) {
+		free(idx);
+		free(keep);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		idx[i] = (uint32_t)i;
+	top_rows = p->threads;
+	qsort(idx, p->nthreads, sizeof(*idx), top_cmp);
+	for (size_t k = 0; k < top; k++)
+		keep[idx[k]] = 1;
+	free(idx);
+	return keep;
+}
+
 static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	static const struct sd_col cols[] = {
@@ -438,11 +469,18 @@ static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_o
 		{ .name = "name", .in = TXT, .left = 1 },
 	};
 	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
+	uint8_t *keep = NULL; /* --top N: the N threads with the most samples */
 
 	if (p->nthreads > 1)
 		qsort(p->threads, p->nthreads, sizeof(*p->threads), thread_cmp);
+	if (t && o->top && o->top < p->nthreads && !(keep = top_threads(p, o->top))) {
+		sd_table_free(t);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; t && i < p->nthreads; i++) {
 		const struct sd_thread_row *r = &p->threads[i];
+		if (keep && !keep[i])
+			continue;
 		sd_table_u64(t, r->pid);
 		sd_table_u64(t, r->tid);
 		sd_table_str(t, r->name);
@@ -458,6 +496,7 @@ static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_o
 		}
 		sd_table_str(t, r->name);
 	}
+	free(keep);
 	return t ? print_table(out, t, "threads", 0) : -ENOMEM;
 }
 

@@ -539,6 +539,7 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tree t = { 0 };
 	uint32_t *order = NULL, *start = NULL, *stack = NULL;
+	uint8_t *keep = NULL; /* --top: the nodes kept */
 	struct sd_tree_line *lines = NULL; /* the printed nodes, for view_tree_fmt.c */
 	size_t nlines = 0;
 	int err = -ENOMEM;
@@ -560,6 +561,12 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	lines = malloc(t.nn * sizeof(*lines));
 	if (!order || !start || !stack || !lines)
 		goto out;
+	if (o->top) { /* the paths of the --top heaviest folded lines, as folded and svg */
+		struct sd_folded_tree f = { (uint32_t)t.nn, o->top, &t, tnode_parent, tnode_name,
+					    tnode_self };
+		if (!(keep = sd_folded_keep(&f)))
+			goto out;
+	}
 	size_t n = 0, sp = 0;
 	for (size_t i = 1; i < t.nn; i++)
 		order[n++] = (uint32_t)i;
@@ -577,7 +584,7 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	while (sp) {
 		const struct tnode *x = &t.n[stack[--sp]];
 		uint32_t id = (uint32_t)(x - t.n);
-		if (sd_pct(x->incl, all) < o->min_percent)
+		if (sd_pct(x->incl, all) < o->min_percent || (keep && !keep[id]))
 			continue;
 		for (size_t k = start[id + 1]; k-- > start[id];)
 			stack[sp++] = order[k];
@@ -589,6 +596,7 @@ out:
 	free(order);
 	free(start);
 	free(stack);
+	free(keep);
 	tree_fini(&t);
 	return err;
 }
