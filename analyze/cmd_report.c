@@ -19,6 +19,7 @@
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
+	"                    [--format speedscope|trace [-o FILE]]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
 	"                           coverage|processes]\n"
 	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
@@ -38,9 +39,31 @@ static const char usage[] =
 	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
 	"         (context-switches: the sum of its parts); see --view counters";
 
+/* The timeline formats (timeline.c) show every sample: no other view, nothing cut;
+ * speedscope's profiles follow --group-by and --metric, the trace is time. */
+static int check_timeline(const struct sd_cli *c, const struct sd_report_opts *o)
+{
+	int trace = o->format == SD_FMT_TRACE;
+	if (!sd_format_timeline(o->format) ||
+	    (o->view == SD_VIEW_FLAT && !c->top && !c->stats && !c->min_percent_given &&
+	     !c->by_thread && !c->context_above && !(trace && (c->ngroup || c->weight || c->counter))))
+		return 0;
+	if (trace)
+		fprintf(stderr, "sonde: report: --format trace draws every sample, region and "
+			"counter on a timeline (use it without --view, --group-by, --metric, --top, "
+			"--stats or --min-percent)\n");
+	else
+		fprintf(stderr, "sonde: report: --format speedscope makes a profile of every sample "
+			"per thread, or per --group-by value (use it without --view, --top, --stats "
+			"or --min-percent)\n");
+	return -EINVAL;
+}
+
 /* --group-by and --stats make their own tables; folded shows call paths only. */
 static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
+	if (check_timeline(c, o))
+		return -EINVAL;
 	if (c->ngroup) {
 		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) ||
 		    o->format == SD_FMT_FOLDED) {
@@ -80,10 +103,11 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"json)\n");
 		return -EINVAL;
 	}
-	if ((o->format == SD_FMT_PPROF) != (c->output != NULL) ||
-	    (o->format == SD_FMT_PPROF && o->view != SD_VIEW_FLAT)) {
+	if ((o->format == SD_FMT_PPROF && (!c->output || o->view != SD_VIEW_FLAT)) ||
+	    (c->output && o->format != SD_FMT_PPROF && !sd_format_timeline(o->format))) {
 		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
-			"(give -o FILE, without --view; -o goes with --format pprof only)\n");
+			"(give -o FILE, without --view; -o goes with --format pprof, speedscope or "
+			"trace)\n");
 		return -EINVAL;
 	}
 	if (!c->npaths) {

@@ -525,6 +525,8 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 				"directory)\n", o->output, strerror(-err));
 		return err == -ENOMEM || err == 0 ? err : -EIO;
 	}
+	if (sd_format_timeline(o->format)) /* timeline.c: the notes, then the file */
+		return sd_out_timeline(out, p, o);
 	if (o->view == SD_VIEW_STREAMS) {
 		if (o->format == SD_FMT_JSON)
 			putc('{', out);
