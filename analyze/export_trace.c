@@ -9,9 +9,9 @@
  * exactly the stream's nanoseconds; displayTimeUnit is "ns".
  *
  * - Sampled stacks: each sample of a thread stands for the time before it, back to
- *   the thread's previous sample (or its start), at most weight x period for sources
- *   counting ns (so idle time stays empty); a frame that stays the same over
- *   consecutive, contiguous samples is one slice. The slices are `X` events that nest
+ *   the thread's previous sample (or its start), or, for sources counting ns when that
+ *   is over twice weight x period, weight x period only (idle time stays empty); a
+ *   frame that stays the same over consecutive, contiguous samples is one slice. The slices are `X` events that nest
  *   by construction (a stack of open frames per thread: a sample closes the frames
  *   below the common prefix of its path and the open one, and opens the rest), written
  *   in the order they opened, so a parent comes before its children of the same ts.
@@ -23,7 +23,8 @@
  * - Counters: per thread and counter, a `C` track "COUNTER (tid N)" whose value from a
  *   sample to the next sample with counters is the next one's delta (what the counter
  *   advanced over that interval), then the THREAD_END deltas up to the thread's end,
- *   then 0. So the values of a counter's tracks add up to its total in --view counters.
+ *   then 0; a zero is written only where the value drops to zero. So the values of a
+ *   counter's tracks add up to its total in --view counters.
  */
 #include "analyze/timeline.h"
 
@@ -102,18 +103,34 @@ static int draw(struct tr *t, const uint32_t *path, size_t n, uint64_t start, ui
 }
 
 /* The start of the interval sample e stands for, ending at `now`; prev: the thread's
- * previous sample (or start). */
+ * previous sample (or start). Back to prev, unless that is over twice the time the
+ * sample stands for (weight x period, sources counting ns): then the thread was idle
+ * (blocked, or not sampled) before it, and the interval is that time only. The timer's
+ * jitter (a 1 ms period's samples come 0.9 to 1.1 ms apart) leaves no gaps. */
 static uint64_t span_start(const struct tr *t, const struct sd_tl_sample *e, uint64_t prev,
 			   uint64_t now)
 {
 	const struct sd_crow *r = &t->p->rows[e->row];
-	if (!strcmp(t->p->sources[r->source].unit, "ns") && e->weight < (double)now &&
-	    now - (uint64_t)e->weight > prev)
+	if (prev >= now)
+		return now;
+	if (!strcmp(t->p->sources[r->source].unit, "ns") && e->weight >= 1 &&
+	    (double)(now - prev) > 2 * e->weight)
 		return now - (uint64_t)e->weight;
-	return prev < now ? prev : now;
+	return prev;
 }
 
-/* The counter tracks of one thread's samples idx[0..n). */
+static void put_c(struct tr *t, const char *name, uint64_t pid, uint64_t tid, uint64_t ts,
+		  uint64_t v)
+{
+	put_head(t, "C", name, pid, tid);
+	fputs(",\"cat\":\"counter\",\"ts\":", t->out);
+	sd_tl_put_us(t->out, ts);
+	fprintf(t->out, ",\"args\":{\"delta\":%" PRIu64 "}}", v);
+}
+
+/* The counter tracks of one thread's samples idx[0..n): a value per interval, a zero
+ * only where the value drops to zero (the track is a step function: repeating a zero
+ * changes nothing, and most intervals of most counters are zeros). */
 static void put_counters(struct tr *t, const size_t *idx, size_t n, uint64_t pid,
 			 uint64_t tid, uint64_t t0, uint64_t t_end)
 {
@@ -121,8 +138,7 @@ static void put_counters(struct tr *t, const size_t *idx, size_t n, uint64_t pid
 	const struct sd_timeline *tl = p->timeline;
 	for (size_t k = 0; k < p->ncounters; k++) {
 		char name[300];
-		uint64_t prev = t0, v;
-		int any = 0;
+		uint64_t prev = t0, v, last = 0; /* the value shown since prev */
 		snprintf(name, sizeof(name), "%s (tid %" PRIu64 ")", p->counters[k].name, tid);
 		for (size_t i = 0; i < n; i++) {
 			const struct sd_tl_sample *e = &tl->samples[idx[i]];
@@ -133,23 +149,13 @@ static void put_counters(struct tr *t, const size_t *idx, size_t n, uint64_t pid
 				v = tl->counts[e->cnt + k];
 			else
 				continue; /* no deltas: the next sample's cover this interval too */
-			if (!any && !v) { /* the track starts with the first advance */
-				prev = now > prev ? now : prev;
-				continue;
-			}
-			put_head(t, "C", name, pid, tid);
-			fputs(",\"cat\":\"counter\",\"ts\":", t->out);
-			sd_tl_put_us(t->out, prev < now ? prev : now);
-			fprintf(t->out, ",\"args\":{\"delta\":%" PRIu64 "}}", v);
+			if (v || last)
+				put_c(t, name, pid, tid, prev < now ? prev : now, v);
+			last = v;
 			prev = now > prev ? now : prev;
-			any = 1;
 		}
-		if (any) { /* the track ends at the thread's end (or its last sample) */
-			put_head(t, "C", name, pid, tid);
-			fputs(",\"cat\":\"counter\",\"ts\":", t->out);
-			sd_tl_put_us(t->out, t_end > prev ? t_end : prev);
-			fputs(",\"args\":{\"delta\":0}}", t->out);
-		}
+		if (last) /* the track ends at the thread's end (or its last sample) */
+			put_c(t, name, pid, tid, t_end > prev ? t_end : prev, 0);
 	}
 }
 

@@ -643,17 +643,18 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "timeline")) {
 		/* Samples and regions at known times (ms after the HEADER clock; 3 counters:
 		 * voluntary, involuntary, page-faults), for --format trace and speedscope:
-		 *   T1 main (tid pid, t0 0), cpu-time@1ms, weight 1, one sample per ms:
-		 *     main;alpha at 1, 2, 3 (phase=solve) [1,0,2] | main;alpha;beta at 4, 5
-		 *     (phase=solve) [0,1,0] | main;gamma at 6, 7 [1,0,0] | main;gamma at 12
-		 *     [2,0,1] (5 ms after the one before); THREAD_END at 13 with [1,1,1]
+		 *   T1 main (tid pid, t0 0), cpu-time@1ms, weight 1, about one sample per ms:
+		 *     main;alpha at 1, 2, 3 (phase=solve) [1,0,2] | main;alpha;beta at 4.2, 5.4
+		 *     (phase=solve) [0,1,0] | main;gamma at 6.4, 7.4 [1,0,0] | main;gamma at
+		 *     12.4 [2,0,1] (5 ms after the one before); THREAD_END at 13 with [1,1,1]
 		 *   T2 worker (tid pid+1, t0 0), wall-time@10ms: main;alpha;beta at 2, 4, 6, 8,
 		 *     no deltas
 		 * Totals: 12 samples (alpha self 3, beta 6, gamma 3), 48 ms of weight (T1 8,
 		 * T2 40); voluntary 8, involuntary 3, page-faults 8.
-		 * Stack slices (ms; each sample stands for the ms before it): T1 mk_main [0,7]
-		 * with mk_alpha [0,5] (mk_beta [3,5]) and mk_gamma [5,7], then mk_main [11,12]
-		 * with mk_gamma [11,12]; T2 mk_main, mk_alpha, mk_beta [0,8].
+		 * Stack slices (ms; each sample stands for the time since the one before, or its
+		 * 1 ms after a gap): T1 mk_main [0,7.4] with mk_alpha [0,5.4] (mk_beta [3,5.4])
+		 * and mk_gamma [5.4,7.4], then mk_main [11.4,12.4] with mk_gamma [11.4,12.4];
+		 * T2 mk_main, mk_alpha, mk_beta [0,8].
 		 * Regions of T1 (phase=solve, region=inner inside it, region=tail): solve
 		 * [0.5,6.5] with inner [1,2] and inner [3,6.5] (still open when solve ends:
 		 * forced); tail [11,13] (open at the end of the stream: forced). */
@@ -676,8 +677,8 @@ int main(int argc, char **argv)
 		region(1, 1000000, 2, 1);
 		region(1, 2000000, 2, 0);
 		region(1, 3000000, 2, 1);
-		for (int i = 0; i < 2; i++)
-			tsample(1, 0, 1000000, 3, 1, be);
+		for (int i = 0; i < 2; i++) /* the timer's jitter: 1.2 ms apart */
+			tsample(1, 0, 1200000, 3, 1, be);
 		region(1, 6500000, 1, 0);
 		for (int i = 0; i < 4; i++)
 			tsample(2, 1, 2000000, 3, 0, NULL);

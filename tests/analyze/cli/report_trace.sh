@@ -63,7 +63,8 @@ if what == "counters":
 print(json.dumps({"names": sorted("%d %d %s=%s" % (k[0], k[1], k[2], v) for k, v in names.items()),
                   "sample": xs("sample"), "region": xs("region")}))
 EOF
-	# the slices of the timeline stream (pid 4242, main 4242, worker 4243; µs)
+	# the slices of the timeline stream (pid 4242, main 4242, worker 4243; µs): merged
+	# over samples 1.2 ms apart (the timer's jitter), split at the 5 ms gap
 	run "$SONDE" report --format trace t.sonde
 	expect_rc 0 "trace"
 	expect_err_empty
@@ -74,9 +75,9 @@ g = json.load(open(sys.argv[1]))
 P, M, W, R = 4242, 4242, 4243, 4242 + 1000000000
 want_names = sorted(["%d 0 process_name=mkstream[4242]" % P, "%d %d thread_name=main" % (P, M),
                      "%d %d thread_name=worker" % (P, W), "%d %d thread_name=main regions" % (P, R)])
-want_samples = sorted([(P, M, "mk_main", 0.0, 7000.0), (P, M, "mk_alpha", 0.0, 5000.0),
-    (P, M, "mk_beta", 3000.0, 2000.0), (P, M, "mk_gamma", 5000.0, 2000.0),
-    (P, M, "mk_main", 11000.0, 1000.0), (P, M, "mk_gamma", 11000.0, 1000.0),
+want_samples = sorted([(P, M, "mk_main", 0.0, 7400.0), (P, M, "mk_alpha", 0.0, 5400.0),
+    (P, M, "mk_beta", 3000.0, 2400.0), (P, M, "mk_gamma", 5400.0, 2000.0),
+    (P, M, "mk_main", 11400.0, 1000.0), (P, M, "mk_gamma", 11400.0, 1000.0),
     (P, W, "mk_main", 0.0, 8000.0), (P, W, "mk_alpha", 0.0, 8000.0), (P, W, "mk_beta", 0.0, 8000.0)])
 want_regions = sorted([(P, R, "phase=solve", 500.0, 6000.0, False), (P, R, "region=inner", 1000.0, 1000.0, False),
     (P, R, "region=inner", 3000.0, 3500.0, True), (P, R, "region=tail", 11000.0, 2000.0, True)])
@@ -104,7 +105,7 @@ EOF
 import json, sys
 g = json.load(open(sys.argv[1]))
 s = {(x[0], x[1], x[2], x[3]) for x in g["sample"]}
-assert (100, 100, "mk_main", 0.0) in s and (200, 200, "mk_main", 5000.0) in s and (200, 200, "mk_gamma", 16000.0) in s, s
+assert (100, 100, "mk_main", 0.0) in s and (200, 200, "mk_main", 5000.0) in s and (200, 200, "mk_gamma", 16400.0) in s, s
 assert "100 0 process_name=mkstream[100]" in g["names"] and "200 0 process_name=mkstream[200]" in g["names"], g["names"]
 EOF
 	# --where: only the samples (and regions) kept; rows renumbered after a function filter
@@ -113,7 +114,7 @@ EOF
 	python3 - got.json <<'EOF' || fail "trace --where phase=solve: $(cat got.json)"
 import json, sys
 g = json.load(open(sys.argv[1]))
-assert [x[2:5] for x in g["sample"]] == [["mk_alpha", 0.0, 5000.0], ["mk_beta", 3000.0, 2000.0], ["mk_main", 0.0, 5000.0]], g["sample"]
+assert [x[2:5] for x in g["sample"]] == [["mk_alpha", 0.0, 5400.0], ["mk_beta", 3000.0, 2400.0], ["mk_main", 0.0, 5400.0]], g["sample"]
 assert [x[2] for x in g["region"]] == ["phase=solve", "region=inner", "region=inner"], g["region"]
 EOF
 	"$SONDE" report --format trace --where 'function~gamma' t.sonde >w.json || fail "trace --where function~gamma"
@@ -121,7 +122,7 @@ EOF
 	python3 - got.json <<'EOF' || fail "trace --where function~gamma: $(cat got.json)"
 import json, sys
 g = json.load(open(sys.argv[1]))
-assert [x[2:5] for x in g["sample"]] == [["mk_gamma", 5000.0, 2000.0], ["mk_gamma", 11000.0, 1000.0], ["mk_main", 5000.0, 2000.0], ["mk_main", 11000.0, 1000.0]], g["sample"]
+assert [x[2:5] for x in g["sample"]] == [["mk_gamma", 5400.0, 2000.0], ["mk_gamma", 11400.0, 1000.0], ["mk_main", 5400.0, 2000.0], ["mk_main", 11400.0, 1000.0]], g["sample"]
 EOF
 	# -o FILE
 	run "$SONDE" report --format trace -o t.trace.json t.sonde
