@@ -833,6 +833,10 @@ static inline int sd_format_timeline(enum sd_format f)
 /* where.c: the rows of the profile were renumbered, map[old] = new or UINT32_MAX
  * (dropped): the samples follow. */
 void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map);
+/* where.c: keep the region calls for which ok(p, arg, call as a region row) holds. */
+void sd_tl_regions_kept(struct sd_profile *p,
+			int (*ok)(const struct sd_profile *, const void *,
+				  const struct sd_region_row *), const void *arg);
 /* --format speedscope|trace into o->output (a file; a line on stdout says so) or out:
  * 0, -EIO (said which file), -ENODATA (p->timeline not kept), -ENOMEM. */
 int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);

@@ -13,7 +13,8 @@
  * region begins and ends of each thread (as decode.c's region timing does: a misnested
  * end closes the regions opened inside it, forced; the regions still open at the end
  * close at the thread's last time, forced) and keeps each thread's first and last time.
- * sd_filters_apply (where.c) renumbers rows after loading: sd_tl_rows_kept follows.
+ * sd_filters_apply (where.c) renumbers rows after loading: sd_tl_rows_kept follows,
+ * and sd_tl_regions_kept applies the filters to the region calls as to region rows.
  *
  * Times stay in each stream's clock (ns after its HEADER clock); sd_tl_time puts them
  * on the run's clock (the earliest stream start) when a format prints them.
@@ -275,6 +276,23 @@ void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map)
 		tl->samples[n++] = *s;
 	}
 	tl->nsamples = n;
+}
+
+void sd_tl_regions_kept(struct sd_profile *p,
+			int (*ok)(const struct sd_profile *, const void *,
+				  const struct sd_region_row *), const void *arg)
+{
+	struct sd_timeline *tl = p->timeline;
+	size_t n = 0;
+	for (size_t i = 0; i < tl->nregions; i++) {
+		const struct sd_tl_region *g = &tl->regions[i];
+		const struct sd_thread_row *t = &p->threads[g->thread];
+		struct sd_region_row row = { .ctx = g->ctx, .pid = t->pid, .tid = t->tid,
+			.tname = t->name, .stream = tl->threads[g->thread].stream };
+		if (ok(p, arg, &row))
+			tl->regions[n++] = *g;
+	}
+	tl->nregions = n;
 }
 
 /* ---- what the exporters share ------------------------------------------------------ */

@@ -219,6 +219,15 @@ static int region_ok(const struct sd_profile *p, const struct sd_filters *f, con
 	return 1;
 }
 
+/* The timeline's region calls (--format trace) are filtered as region rows. */
+struct region_args { const struct sd_filters *f; const long *attrs; };
+static int tl_region_ok(const struct sd_profile *p, const void *arg,
+			const struct sd_region_row *g)
+{
+	const struct region_args *a = arg;
+	return region_ok(p, a->f, a->attrs, g);
+}
+
 int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 {
 	long *attrs;
@@ -293,6 +302,8 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 			free(p->regions[i].counts);
 	}
 	p->nregions = n;
+	if (p->timeline)
+		sd_tl_regions_kept(p, tl_region_ok, &(struct region_args){ f, attrs });
 	err = 0;
 out:
 	free(attrs);

@@ -124,6 +124,15 @@ import json, sys
 g = json.load(open(sys.argv[1]))
 assert [x[2:5] for x in g["sample"]] == [["mk_gamma", 5400.0, 2000.0], ["mk_gamma", 11400.0, 1000.0], ["mk_main", 5400.0, 2000.0], ["mk_main", 11400.0, 1000.0]], g["sample"]
 EOF
+	# the region slices follow --where as the regions view's rows (thread, regex)
+	"$SONDE" report --format trace --where thread=worker t.sonde >w.json || fail "trace --where thread=worker"
+	python3 check.py w.json slices >got.json || fail "trace --where thread=worker: check"
+	python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); sys.exit(g["region"] != [] or {x[1] for x in g["sample"]} != {4243})' got.json ||
+		fail "trace --where thread=worker: $(cat got.json)"
+	"$SONDE" report --format trace --where 'phase~^sol' t.sonde >w.json || fail "trace --where phase~^sol"
+	python3 check.py w.json slices >got.json || fail "trace --where phase~^sol: check"
+	python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); sys.exit([x[2] for x in g["region"]] != ["phase=solve", "region=inner", "region=inner"])' got.json ||
+		fail "trace --where phase~^sol: $(cat got.json)"
 	# -o FILE
 	run "$SONDE" report --format trace -o t.trace.json t.sonde
 	expect_rc 0 "trace -o"
