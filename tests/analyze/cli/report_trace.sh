@@ -98,7 +98,7 @@ EOF
 		[ -s want.csv ] && cmp -s got.csv want.csv || fail "trace $s.sonde counters: $(cat got.csv) against sonde's $(cat want.csv)"
 	done
 	# two processes: each on the run's clock (p2 starts 5 ms after p1)
-	run "$SONDE" report --format trace p1.sonde p2.sonde
+	run "$SONDE" report --format trace --jobs 1 p1.sonde p2.sonde
 	expect_rc 0 "trace of two streams"
 	python3 check.py "$T/out" slices >got.json || fail "trace p1 p2"
 	python3 - got.json <<'EOF' || fail "trace of two streams: $(cat got.json)"
@@ -108,6 +108,8 @@ s = {(x[0], x[1], x[2], x[3]) for x in g["sample"]}
 assert (100, 100, "mk_main", 0.0) in s and (200, 200, "mk_main", 5000.0) in s and (200, 200, "mk_gamma", 16400.0) in s, s
 assert "100 0 process_name=mkstream[100]" in g["names"] and "200 0 process_name=mkstream[200]" in g["names"], g["names"]
 EOF
+	"$SONDE" report --format trace --jobs 2 p1.sonde p2.sonde >j2.json || fail "trace --jobs 2"
+	cmp -s "$T/out" j2.json || fail "trace: --jobs 2 gives another file than --jobs 1"
 	# --where: only the samples (and regions) kept; rows renumbered after a function filter
 	"$SONDE" report --format trace --where phase=solve t.sonde >w.json || fail "trace --where phase=solve"
 	python3 check.py w.json slices >got.json || fail "trace --where phase=solve: check"
