@@ -896,7 +896,7 @@ static inline int rec_sample(struct rec_ctx *c)
 			    (uint32_t)node };
 	double w = (double)weight * (double)src->period;
 	int err = agg_add(st, key, w, t->now, dl, (fl & SD_FLAG_NO_COUNTERS) != 0);
-	if (!err && c->p->timeline) /* --format speedscope|trace: each sample in time */
+	if (st->tl_on && !err) /* --format speedscope|trace: each sample in time */
 		err = sd_tl_stream_sample(st, t->now, st->last_agg, w, dl);
 	return err;
 bad:
@@ -1229,6 +1229,7 @@ struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s
 	struct sstate *st = &l->st;
 	struct sd_record rec;
 	l->name = s->name;
+	st->tl_on = p->timeline != NULL;
 	int r = sd_stream_header(s, &rec);
 	if (r == 0)
 		r = sd_decode_header(st, &rec, s);

@@ -82,6 +82,7 @@ struct sstate {
 	char *end_reason;                              /* of the last END (NULL: none) */
 	uint64_t end_signal;                           /* its stats `signal` */
 	uint64_t nsamples_all;                         /* SAMPLE records read */
+	int tl_on;                                     /* p->timeline is set: keep them */
 	struct sd_tl_stream *tl;                       /* its events, when p->timeline */
 };
 
