@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <regex.h>
+#include <sys/types.h>
 #include <msgpack.h>
 
 #include "format/format.h"
@@ -50,6 +51,10 @@ enum sd_exit {
 
 /* ---- subcommands (cmd_*.c): argv[0] is the subcommand name; result is an exit code ---- */
 int sd_cmd_run(int argc, char **argv);
+/* run_old.c: an earlier run's streams in `sonde run`'s directory (dirfd; out as the
+ * user named it, abs_out its absolute path) moved to DIR.old when they are over, or
+ * kept; either said in one line on stderr. 0 or -ENOMEM. */
+int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t dmode);
 int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
@@ -318,7 +323,12 @@ struct sd_counter_row {
 struct sd_counter_unavail { char *name, *reason; uint64_t streams; };
 
 /* Merged call tree: node 0 is the root; parent < child. */
-struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; };
+/* how: SD_CNODE_CALLED / SD_CNODE_INLINED, the ways the node was reached from its parent
+ * (a call, or code of func inlined into the parent's function at the same address). */
+enum { SD_CNODE_CALLED = 1, SD_CNODE_INLINED = 2 };
+struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; uint32_t how; };
+/* Is node x only ever inlined into its parent (one address, pprof's Line list)? */
+#define SD_CNODE_IS_INLINE(n) ((n)->how == SD_CNODE_INLINED)
 
 /* Merged annotation context tree: node 0 is the empty context; parent < child. `attr`
  * indexes sd_profile.attr_names, `value` sd_profile.value_strs (values as strings). */
@@ -553,7 +563,7 @@ unsigned sd_edit_distance(const char *a, const char *b);
 /* The same over keys of values each followed by a NUL (la, lb bytes), value by value. */
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 
-enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF,
+enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF, SD_FMT_SVG,
 		 SD_FMT_SPEEDSCOPE, SD_FMT_TRACE };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
@@ -577,7 +587,9 @@ struct sd_report_opts {
 	const char *region;         /* model: the region (NAME, or ATTR=VALUE) */
 	char **params; size_t nparams; /* model: the parameters' attribute names */
 	int fit_min;                /* model: fit the shortest call per value, not the mean */
-	const char *output;         /* -o FILE: where pprof (speedscope, trace) goes */
+	const char *output;         /* -o FILE: where pprof (or svg, speedscope, trace; NULL:
+				     * stdout) goes */
+	const char *color_by;       /* svg: --color-by ATTR (NULL: colour by module) */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
 };
@@ -599,10 +611,11 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 /* The footer warning about samples without counter values (nothing if there are none). */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
 /* What every view states before its rows (docs/REPORT.md, "Notes"): incomplete streams,
- * streams ended by a signal, dropped samples and region events. text: the lines on out;
+ * streams ended by a signal, dropped samples and region events, sources of different
+ * periods counted together (views counting samples). text: the lines on out;
  * csv, folded: the lines on stderr; json: the lines on stderr and `"warnings":[...],`
  * on out (a key of the view's object, so the caller prints it after the `{`). */
-void sd_notes(FILE *out, const struct sd_profile *p, enum sd_format fmt);
+void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 /* Number of incomplete streams (no END record). */
 size_t sd_incomplete(const struct sd_profile *p);
 /* views.c, called by sd_output after sd_sym_finish: 0 or -ENOMEM. */
@@ -747,7 +760,8 @@ struct sd_cli {
 	int context_above;      /* report: --context-above */
 	const char *region;     /* report: --region (--view model) */
 	int fit_min;            /* report: --fit min (--view model) */
-	const char *output;     /* report: -o FILE (--format pprof) */
+	const char *output;     /* -o FILE (report: --format pprof or svg; diff: svg) */
+	const char *color_by;   /* report: --color-by ATTR (--format svg) */
 	char **params;          /* report: --param NAME,... (into param_copy) */
 	size_t nparams;
 	char *param_copy;
@@ -818,6 +832,36 @@ struct sd_tree_line { uint32_t depth; const char *name; double total, self; };
  * rows with their `;`-joined paths. 0 or -ENOMEM. */
 int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		     const struct sd_tree_line *lines, size_t n);
+
+/* ---- export_svg.c: --format svg, a self-contained interactive flame graph ---------- */
+
+/* The paths a flame graph is drawn from: the tree folded output prints (`f`, its --top
+ * included: the frames are the merged prefixes of exactly the lines sd_folded_print
+ * writes, each line's value rounded as it prints it), and what each node is, for its
+ * colour: `what` gives 0 and *id = its function (sd_sym_func of p), or 1 with *id, *val
+ * = the attribute and value (p->attr_names, p->value_strs) of an annotation level (the
+ * tree view's context frames). call_nodes: f's node ids are p's call nodes (the flat
+ * view), so --color-by can read the value of each sample row. `view` names the view in
+ * the subtitle. */
+struct sd_svg_src {
+	struct sd_folded_tree f;
+	const struct sd_profile *p;
+	int (*what)(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val);
+	int call_nodes;
+	const char *view;
+};
+/* The flame graph of s on out (o: metric, --color-by). 0 or -ENOMEM. */
+int sd_svg_print(FILE *out, const struct sd_svg_src *s, const struct sd_report_opts *o);
+/* sd_output's svg: the flat or tree view's flame graph, on out or into o->output (said on
+ * stdout). 0, -EIO (said: the file could not be written) or -ENOMEM. */
+int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* `sonde diff --format svg`: B's flame graph coloured by each frame's change of self
+ * from A (shares in percentage points, or values with absolute), on stdout or into
+ * output. Each side: its profile, options (metric resolved) and path. 0, -EIO (said),
+ * -ENOMEM. */
+int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, const char *patha,
+		    struct sd_profile *pb, const struct sd_report_opts *ob, const char *pathb,
+		    int absolute, const char *output);
 
 /* ---- timeline.c: the event list of --format speedscope and trace (timeline.h) ------ */
 

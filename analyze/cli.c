@@ -149,7 +149,7 @@ int sd_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nf
 
 enum opt_id {
 	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
-	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, /* with a value */
+	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, O_COLOR_BY, /* with a value */
 	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
 	O_LINES, O_SHORT, O_ABSOLUTE, /* flags */
 };
@@ -173,8 +173,9 @@ static const struct opt {
 	{ "--region", O_REGION, 1, SD_CLI_REPORT },
 	{ "--param", O_PARAM, 1, SD_CLI_REPORT },
 	{ "--fit", O_FIT, 1, SD_CLI_REPORT },
-	{ "-o", O_OUTPUT, 1, SD_CLI_REPORT },
-	{ "--output", O_OUTPUT, 1, SD_CLI_REPORT },
+	{ "-o", O_OUTPUT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--output", O_OUTPUT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--color-by", O_COLOR_BY, 1, SD_CLI_REPORT },
 	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
@@ -188,8 +189,8 @@ static const struct opt {
 	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
 };
 
-static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "speedscope",
-					"trace", NULL }; /* enum sd_format */
+static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg",
+					"speedscope", "trace", NULL }; /* enum sd_format */
 static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 				     "counters", "callers", "callees", "streams", "coverage",
 				     "processes", "model", NULL };
@@ -245,9 +246,10 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		if (c->cmd_bit == SD_CLI_DIFF) {
 			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
 				;
-			if (!formats[v] || (v != SD_FMT_TEXT && v != SD_FMT_CSV && v != SD_FMT_JSON)) {
-				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv or "
-					"json)\n", val);
+			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF ||
+			    sd_format_timeline((enum sd_format)v)) {
+				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv, "
+					"json or svg)\n", val);
 				return -EINVAL;
 			}
 		} else if (parse_enum(c, o->name, val, formats, &v)) {
@@ -300,6 +302,14 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		return 0;
 	case O_OUTPUT:
 		c->output = val;
+		return 0;
+	case O_COLOR_BY:
+		if (!*val) {
+			fprintf(stderr, "sonde: %s: --color-by: empty attribute name (give an "
+				"annotation attribute, e.g. --color-by phase)\n", c->cmd);
+			return -EINVAL;
+		}
+		c->color_by = val;
 		return 0;
 	case O_FIT:
 		if (strcmp(val, "mean") && strcmp(val, "min")) {
@@ -527,6 +537,8 @@ int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile 
 {
 	for (size_t k = 0; k < c->ngroup && c->view != SD_VIEW_REGIONS; k++)
 		check_name(c, p, "--group-by", c->group_by[k], strlen(c->group_by[k]));
+	if (c->color_by)
+		check_name(c, p, "--color-by", c->color_by, strlen(c->color_by));
 	for (size_t k = 0; k < c->nwheres; k++) {
 		const char *w = c->wheres[k] + (c->wheres[k][0] == '!');
 		check_name(c, p, "--where", w, strcspn(w, "=!~"));

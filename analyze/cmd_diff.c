@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: sonde diff [--format text|csv|json] [--metric samples|weight|COUNTER]\n"
+	"usage: sonde diff [--format text|csv|json] [--format svg [-o FILE]]\n"
+	"                  [--metric samples|weight|COUNTER]\n"
 	"                  [--group-by KEY[,KEY...]] [--where FILTER]... [--top N]\n"
 	"                  [--source NAME] [--jobs N] [--strict] [--addresses] [--absolute] A B\n"
 	"A, B: a stream file or a directory of streams (as for 'sonde report')\n"
@@ -300,6 +301,22 @@ static int print(FILE *out, const struct side *sd, const struct table *t, size_t
 	return err;
 }
 
+/* --format svg draws B's call paths, all of them; -o goes with it only. */
+static int check_svg(const struct sd_cli *c)
+{
+	if (c->output && c->format != SD_FMT_SVG) {
+		fprintf(stderr, "sonde: diff: -o FILE: only --format svg writes a file (add "
+			"--format svg, or leave -o out)\n");
+		return -EINVAL;
+	}
+	if (c->format == SD_FMT_SVG && (c->ngroup || c->top)) {
+		fprintf(stderr, "sonde: diff: --format svg draws every call path of B (leave "
+			"--group-by and --top out)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int sd_cmd_diff(int argc, char **argv)
 {
 	struct sd_cli c = { 0 };
@@ -311,6 +328,10 @@ int sd_cmd_diff(int argc, char **argv)
 		goto out;
 	if (c.npaths != 2) {
 		fprintf(stderr, "sonde: diff: give two PATHs, A and B (%s)\n", see);
+		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (check_svg(&c)) {
 		code = SD_EXIT_USAGE;
 		goto out;
 	}
@@ -329,6 +350,16 @@ int sd_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "sonde: diff: --metric weight: A and B count in different units "
 			"(pick one source with --source NAME)\n");
 		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (c.format == SD_FMT_SVG) {
+		int err = sd_out_svg_diff(&sd[0].p, &sd[0].o, sd[0].path, &sd[1].p, &sd[1].o,
+					  sd[1].path, c.absolute, c.output);
+		code = err == -EIO ? SD_EXIT_IO : err;
+		if (!err && !c.output && (fflush(stdout) || ferror(stdout))) {
+			fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));
+			code = SD_EXIT_IO;
+		}
 		goto out;
 	}
 	code = -ENOMEM;

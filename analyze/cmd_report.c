@@ -19,6 +19,7 @@
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
+	"                    [--format svg [-o FILE] [--color-by ATTR]]\n"
 	"                    [--format speedscope|trace [-o FILE]]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
 	"                           coverage|processes]\n"
@@ -59,14 +60,47 @@ static int check_timeline(const struct sd_cli *c, const struct sd_report_opts *o
 	return -EINVAL;
 }
 
-/* --group-by and --stats make their own tables; folded shows call paths only. */
+/* svg: -o is optional; --color-by goes with it only, and names an attribute (or module,
+ * the default). */
+static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
+{
+	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
+					       "line", "rank", "host", NULL };
+	if (c->output && o->format != SD_FMT_PPROF && o->format != SD_FMT_SVG &&
+	    !sd_format_timeline(o->format)) {
+		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg, speedscope and "
+			"trace write a file (add one of them, or leave -o out)\n");
+		return -EINVAL;
+	}
+	if (c->color_by && o->format != SD_FMT_SVG) {
+		fprintf(stderr, "sonde: report: --color-by %s: colours a flame graph (add --format "
+			"svg)\n", c->color_by);
+		return -EINVAL;
+	}
+	for (size_t k = 0; c->color_by && builtin[k]; k++)
+		if (!strcmp(c->color_by, builtin[k])) {
+			fprintf(stderr, "sonde: report: --color-by %s: colours by an annotation "
+				"attribute or by module (e.g. --color-by phase)\n", c->color_by);
+			return -EINVAL;
+		}
+	if (o->format == SD_FMT_SVG && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_TREE) {
+		fprintf(stderr, "sonde: report: --format svg draws call paths (use it without "
+			"--view, or with --view tree)\n");
+		return -EINVAL;
+	}
+	o->color_by = c->color_by && strcmp(c->color_by, "module") ? c->color_by : NULL;
+	return 0;
+}
+
+/* --group-by and --stats make their own tables; folded and svg show call paths only. */
 static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
-	if (check_timeline(c, o))
+	int paths = o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG;
+
+	if (check_timeline(c, o) || check_svg(c, o))
 		return -EINVAL;
 	if (c->ngroup) {
-		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) ||
-		    o->format == SD_FMT_FOLDED) {
+		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths) {
 			fprintf(stderr, "sonde: report: --group-by makes its own table, or keeps levels "
 				"of --view regions (use it without --view or with --view regions, and "
 				"with --format text, csv or json)\n");
@@ -75,8 +109,7 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 		if (o->view == SD_VIEW_FLAT)
 			o->view = SD_VIEW_GROUP;
 	}
-	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) ||
-			 o->format == SD_FMT_FOLDED)) {
+	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) || paths)) {
 		fprintf(stderr, "sonde: report: --stats adds columns to the flat and --group-by "
 			"views (use it without --view, and with --format text, csv or json)\n");
 		return -EINVAL;
@@ -103,11 +136,9 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"json)\n");
 		return -EINVAL;
 	}
-	if ((o->format == SD_FMT_PPROF && (!c->output || o->view != SD_VIEW_FLAT)) ||
-	    (c->output && o->format != SD_FMT_PPROF && !sd_format_timeline(o->format))) {
+	if (o->format == SD_FMT_PPROF && (!c->output || o->view != SD_VIEW_FLAT)) {
 		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
-			"(give -o FILE, without --view; -o goes with --format pprof, speedscope or "
-			"trace)\n");
+			"(give -o FILE, without --view)\n");
 		return -EINVAL;
 	}
 	if (!c->npaths) {

@@ -239,8 +239,11 @@ static int prepare(const char *lib, const char *out, const char *sample, char **
 	}
 	static char abs_out[PATH_MAX];
 	const char *env_out = out; /* messages keep the name the user gave */
-	if (sd_outdir_path(*dirfd, abs_out, sizeof abs_out) == 0)
+	if (sd_outdir_path(*dirfd, abs_out, sizeof abs_out) == 0) {
 		env_out = abs_out;
+		if (sd_run_old_streams(*dirfd, out, abs_out, dmode))
+			return -ENOMEM;
+	}
 	const char *old = getenv("LD_PRELOAD");
 	if (append(preload, "", lib) || (old && *old && append(preload, ":", old)))
 		return -ENOMEM;

@@ -14,9 +14,13 @@
  *                 thread and process context (numbers as numeric labels with the unit
  *                 "count", since pprof drops a numeric 0 without a unit), the thread's
  *                 tid and the process's pid (unit "id").
- *   locations     one per node of the merged call tree, its function as its one line;
- *                 a sample's innermost frame is a location of its own per source line
- *                 (node, line), whose line carries that line number (`-lines`).
+ *   locations     one per node of the merged call tree, standing for its address: its
+ *                 function, then (pprof's Line list, innermost first) each function it
+ *                 is inlined into, out to the one the code is in; a sample lists one
+ *                 location per address, so inlined calls show as pprof's "(inline)"
+ *                 frames. A sample's innermost frame is a location of its own per
+ *                 source line (node, line), whose first line carries that line number
+ *                 (`-lines`).
  *   functions     one per function, its name, and as its file the source file of its
  *                 first innermost frame with a line (else the module).
  *   mappings      one per module the streams named (path, build-id in hex), marked as
@@ -208,146 +212,214 @@ static int gzip_write(const char *path, const struct pb *b)
 	return 0;
 }
 
-int sd_out_pprof(const char *path, const struct sd_profile *p)
-{
-	struct pb prof = { 0 }, m = { 0 }, smp = { 0 }, lab = { 0 };
-	struct strs s = { 0 };
-	const char *wu = weight_unit(p);
-	int err;
+/* What the parts of one export share. */
+struct px {
+	const struct sd_profile *p;
+	struct pb prof, m, smp, lab;
+	struct strs s;
+	const char *wu;                 /* the weight's unit (NULL: no weight column) */
+	size_t nv;                      /* values per sample */
+	uint64_t *vals, *locs;
+	uint32_t *ffile;                /* a source file per function */
+	struct sd_u64map leafmap;       /* (node, line) -> location id */
+	uint64_t *leaves;               /* location id - first_leaf -> (node, line) */
+	size_t nleaves, capleaves, first_leaf;
+	struct sd_strmap modmap;        /* module basename -> mapping id */
+};
 
-	str_id(&s, "");
-	/* sample types: samples, the weight, the counters */
-	value_type(&prof, 1, &s, "samples", "count", &m);
-	if (wu)
-		value_type(&prof, 1, &s, !strcmp(wu, "ns") ? "time" : "weight",
-			   !strcmp(wu, "ns") ? "nanoseconds" : wu, &m);
-	for (size_t c = 0; c < p->ncounters; c++)
-		value_type(&prof, 1, &s, p->counters[c].name, "count", &m);
-	size_t nv = 1 + (wu != NULL) + p->ncounters, nfuncs = sd_sym_nfuncs(p->sym);
-	uint64_t *vals = calloc(nv, sizeof(*vals)), *locs = calloc(p->nnodes + 1, sizeof(*locs));
-	uint32_t *ffile = calloc(nfuncs + 1, sizeof(*ffile)); /* a source file per function */
-	struct sd_u64map leafmap = { 0 };               /* (node, line) -> location id */
-	uint64_t *leaves = NULL;                        /* location id - first_leaf -> key */
-	size_t nleaves = 0, capleaves = 0, first_leaf = p->nnodes;
-	err = -ENOMEM;
-	if (!vals || !locs || !ffile)
-		goto out;
-	/* samples */
+/* The outermost node of the address of node x: x, or the function x is inlined into
+ * (its one location holds them all). */
+static uint32_t address_top(const struct sd_profile *p, uint32_t x)
+{
+	while (x && SD_CNODE_IS_INLINE(&p->nodes[x]))
+		x = p->nodes[x].parent;
+	return x;
+}
+
+/* Location id of row r's innermost frame at its line (a location of its own). */
+static int leaf_location(struct px *x, const struct sd_crow *r, uint32_t *id)
+{
+	uint64_t key = (uint64_t)r->cnode << 32 | r->line;
+	if (sd_u64map_get(&x->leafmap, key, id))
+		return 0;
+	*id = (uint32_t)(x->first_leaf + x->nleaves);
+	if (sd_grow(&x->leaves, &x->capleaves, x->nleaves + 1, sizeof(*x->leaves)) ||
+	    sd_u64map_put(&x->leafmap, key, *id))
+		return -ENOMEM;
+	x->leaves[x->nleaves++] = key;
+	uint32_t f = x->p->nodes[r->cnode].func;
+	if (!x->ffile[f])
+		x->ffile[f] = r->file;
+	return 0;
+}
+
+/* One sample per row: its locations leaf first (one per address: inlined calls share
+ * their caller's), values and labels. */
+static int write_samples(struct px *x)
+{
+	const struct sd_profile *p = x->p;
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct sd_crow *r = &p->rows[i];
 		size_t nl = 0;
-		for (uint32_t x = r->cnode; x; x = p->nodes[x].parent)
-			locs[nl++] = x;
-		if (nl && r->line) { /* the innermost frame at its line */
-			uint64_t key = (uint64_t)r->cnode << 32 | r->line;
+		for (uint32_t n = r->cnode; n; n = p->nodes[address_top(p, n)].parent)
+			x->locs[nl++] = n;
+		if (nl && r->line) {
 			uint32_t id;
-			if (!sd_u64map_get(&leafmap, key, &id)) {
-				if (sd_grow(&leaves, &capleaves, nleaves + 1, sizeof(*leaves)) ||
-				    sd_u64map_put(&leafmap, key, (uint32_t)(first_leaf + nleaves)))
-					goto out;
-				id = (uint32_t)(first_leaf + nleaves);
-				leaves[nleaves++] = key;
-			}
-			locs[0] = id;
-			uint32_t f = p->nodes[r->cnode].func;
-			if (!ffile[f])
-				ffile[f] = r->file;
+			if (leaf_location(x, r, &id))
+				return -ENOMEM;
+			x->locs[0] = id;
 		}
 		for (size_t k = 0; k < nl; k++)
-			varint(&m, locs[k]);
-		f_msg(&smp, 1, &m);
-		vals[0] = r->samples;
-		if (wu)
-			vals[1] = (uint64_t)llround(r->weight);
+			varint(&x->m, x->locs[k]);
+		f_msg(&x->smp, 1, &x->m);
+		x->vals[0] = r->samples;
+		if (x->wu)
+			x->vals[1] = (uint64_t)llround(r->weight);
 		for (size_t c = 0; c < p->ncounters; c++)
-			vals[1 + (wu != NULL) + c] = r->counts ? r->counts[c] : 0;
-		for (size_t k = 0; k < nv; k++)
-			varint(&m, vals[k]);
-		f_msg(&smp, 2, &m);
-		ctx_labels(&smp, &s, p, r->ctx, &lab);
-		ctx_labels(&smp, &s, p, r->pctx, &lab);
-		label(&smp, &s, "thread", NULL, (int64_t)r->tid, "id", &lab);
-		label(&smp, &s, "pid", NULL, (int64_t)r->pid, "id", &lab);
-		f_msg(&prof, 2, &smp);
+			x->vals[1 + (x->wu != NULL) + c] = r->counts ? r->counts[c] : 0;
+		for (size_t k = 0; k < x->nv; k++)
+			varint(&x->m, x->vals[k]);
+		f_msg(&x->smp, 2, &x->m);
+		ctx_labels(&x->smp, &x->s, p, r->ctx, &x->lab);
+		ctx_labels(&x->smp, &x->s, p, r->pctx, &x->lab);
+		label(&x->smp, &x->s, "thread", NULL, (int64_t)r->tid, "id", &x->lab);
+		label(&x->smp, &x->s, "pid", NULL, (int64_t)r->pid, "id", &x->lab);
+		f_msg(&x->prof, 2, &x->smp);
 	}
-	/* mappings: one per module; a function's module by its basename */
-	size_t nmods = sd_sym_nmodules(p->sym);
-	struct sd_strmap modmap = { 0 };
+	return 0;
+}
+
+/* Mappings: one per module; a function's module found by its basename. */
+static void write_mappings(struct px *x)
+{
+	size_t nmods = sd_sym_nmodules(x->p->sym);
 	for (size_t i = 0; i < nmods; i++) {
 		const char *mpath, *base;
 		const uint8_t *bid;
 		size_t bidlen;
 		char hex[2 * 64 + 1];
-		sd_sym_module_info(p->sym, i, &mpath, &base, &bid, &bidlen);
+		sd_sym_module_info(x->p->sym, i, &mpath, &base, &bid, &bidlen);
 		for (size_t k = 0; k < bidlen && k < 64; k++)
 			snprintf(hex + 2 * k, 3, "%02x", bid[k]);
 		hex[2 * (bidlen < 64 ? bidlen : 64)] = 0;
-		f_int(&m, 1, i + 1);
-		f_int(&m, 5, (uint64_t)str_id(&s, mpath ? mpath : ""));
-		f_int(&m, 6, (uint64_t)str_id(&s, hex));
-		f_int(&m, 7, 1), f_int(&m, 8, 1), f_int(&m, 9, 1), f_int(&m, 10, 1);
-		f_msg(&prof, 3, &m);
+		f_int(&x->m, 1, i + 1);
+		f_int(&x->m, 5, (uint64_t)str_id(&x->s, mpath ? mpath : ""));
+		f_int(&x->m, 6, (uint64_t)str_id(&x->s, hex));
+		f_int(&x->m, 7, 1), f_int(&x->m, 8, 1), f_int(&x->m, 9, 1), f_int(&x->m, 10, 1);
+		f_msg(&x->prof, 3, &x->m);
 		uint32_t have;
-		if (base && !sd_strmap_get(&modmap, base, strlen(base), &have) &&
-		    sd_strmap_put(&modmap, base, strlen(base), (uint32_t)i + 1))
-			prof.err = -ENOMEM;
+		if (base && !sd_strmap_get(&x->modmap, base, strlen(base), &have) &&
+		    sd_strmap_put(&x->modmap, base, strlen(base), (uint32_t)i + 1))
+			x->prof.err = -ENOMEM;
 	}
-	/* locations: one per call-tree node, its function as its line */
-	for (size_t x = 1; x < p->nnodes; x++) {
-		f_int(&m, 1, x);
-		f_int(&m, 2, mapping_of(p, &modmap, p->nodes[x].func));
-		struct pb line = { 0 };
-		f_int(&line, 1, p->nodes[x].func + 1);
-		f_msg(&m, 4, &line);
-		free(line.p);
-		f_msg(&prof, 4, &m);
-	}
-	for (size_t k = 0; k < nleaves; k++) { /* innermost frames at their lines */
-		uint32_t node = (uint32_t)(leaves[k] >> 32), line = (uint32_t)leaves[k];
-		f_int(&m, 1, first_leaf + k);
-		f_int(&m, 2, mapping_of(p, &modmap, p->nodes[node].func));
+}
+
+/* Location `id` of node n's address: its lines innermost first (n at `line`, 0: not
+ * known), then each function n is inlined into, out to the one the address is in,
+ * whose module is the location's mapping. */
+static void location(struct px *x, uint64_t id, uint32_t n, uint32_t line)
+{
+	const struct sd_profile *p = x->p;
+	f_int(&x->m, 1, id);
+	f_int(&x->m, 2, mapping_of(p, &x->modmap, p->nodes[address_top(p, n)].func));
+	for (uint32_t k = n;; k = p->nodes[k].parent) {
 		struct pb ln = { 0 };
-		f_int(&ln, 1, p->nodes[node].func + 1);
-		f_int(&ln, 2, line);
-		f_msg(&m, 4, &ln);
+		f_int(&ln, 1, p->nodes[k].func + 1);
+		if (k == n && line)
+			f_int(&ln, 2, line);
+		f_msg(&x->m, 4, &ln);
+		if (ln.err)
+			x->m.err = ln.err;
 		free(ln.p);
-		f_msg(&prof, 4, &m);
+		if (!SD_CNODE_IS_INLINE(&p->nodes[k]))
+			break;
 	}
-	/* functions */
+	f_msg(&x->prof, 4, &x->m);
+}
+
+static void write_functions(struct px *x)
+{
+	size_t nfuncs = sd_sym_nfuncs(x->p->sym);
 	for (size_t f = 0; f < nfuncs; f++) {
-		const struct sd_func *fn = sd_sym_func(p->sym, (uint32_t)f);
-		const char *file = ffile[f] ? sd_sym_file(p->sym, ffile[f]) : "";
-		f_int(&m, 1, f + 1);
-		f_int(&m, 2, (uint64_t)str_id(&s, fn->display));
-		f_int(&m, 3, (uint64_t)str_id(&s, fn->name ? fn->name : fn->display));
-		f_int(&m, 4, (uint64_t)str_id(&s, *file ? file : fn->module ? fn->module : ""));
-		f_msg(&prof, 5, &m);
+		const struct sd_func *fn = sd_sym_func(x->p->sym, (uint32_t)f);
+		const char *file = x->ffile[f] ? sd_sym_file(x->p->sym, x->ffile[f]) : "";
+		f_int(&x->m, 1, f + 1);
+		f_int(&x->m, 2, (uint64_t)str_id(&x->s, fn->display));
+		f_int(&x->m, 3, (uint64_t)str_id(&x->s, fn->name ? fn->name : fn->display));
+		f_int(&x->m, 4, (uint64_t)str_id(&x->s, *file ? file : fn->module ? fn->module : ""));
+		f_msg(&x->prof, 5, &x->m);
 	}
-	/* the period: the first source's, and the default type */
+}
+
+/* Sample types (samples, the weight, the counters), after them the period (the first
+ * source's) and the default type, which close the message. */
+static void write_types(struct px *x)
+{
+	value_type(&x->prof, 1, &x->s, "samples", "count", &x->m);
+	if (x->wu)
+		value_type(&x->prof, 1, &x->s, !strcmp(x->wu, "ns") ? "time" : "weight",
+			   !strcmp(x->wu, "ns") ? "nanoseconds" : x->wu, &x->m);
+	for (size_t c = 0; c < x->p->ncounters; c++)
+		value_type(&x->prof, 1, &x->s, x->p->counters[c].name, "count", &x->m);
+}
+
+static void write_period(struct px *x)
+{
+	const struct sd_profile *p = x->p;
 	if (p->nsources) {
 		const struct sd_source_row *src = &p->sources[0];
-		value_type(&prof, 11, &s, !strcmp(src->unit, "ns") ? "cpu" : src->name,
-			   !strcmp(src->unit, "ns") ? "nanoseconds" : src->unit, &m);
-		f_int(&prof, 12, src->period);
+		value_type(&x->prof, 11, &x->s, !strcmp(src->unit, "ns") ? "cpu" : src->name,
+			   !strcmp(src->unit, "ns") ? "nanoseconds" : src->unit, &x->m);
+		f_int(&x->prof, 12, src->period);
 	}
-	f_int(&prof, 13, (uint64_t)str_id(&s, "sonde report --format pprof"));
-	f_int(&prof, 14, (uint64_t)str_id(&s, "samples"));
-	for (size_t k = 0; k < s.n; k++)
-		f_bytes(&prof, 6, s.v[k], strlen(s.v[k]));
-	err = prof.err ? prof.err : m.err ? m.err : smp.err ? smp.err : lab.err ? lab.err : s.err;
+	f_int(&x->prof, 13, (uint64_t)str_id(&x->s, "sonde report --format pprof"));
+	f_int(&x->prof, 14, (uint64_t)str_id(&x->s, "samples"));
+	for (size_t k = 0; k < x->s.n; k++)
+		f_bytes(&x->prof, 6, x->s.v[k], strlen(x->s.v[k]));
+}
+
+static void px_fini(struct px *x)
+{
+	free(x->vals);
+	free(x->locs);
+	free(x->ffile);
+	free(x->leaves);
+	sd_u64map_fini(&x->leafmap);
+	sd_strmap_fini(&x->modmap);
+	free(x->prof.p), free(x->m.p), free(x->smp.p), free(x->lab.p);
+	for (size_t k = 0; k < x->s.n; k++)
+		free(x->s.v[k]);
+	free(x->s.v);
+	sd_strmap_fini(&x->s.map);
+}
+
+int sd_out_pprof(const char *path, const struct sd_profile *p)
+{
+	struct px x = { .p = p, .wu = weight_unit(p), .first_leaf = p->nnodes };
+	int err = -ENOMEM;
+
+	str_id(&x.s, "");
+	x.nv = 1 + (x.wu != NULL) + p->ncounters;
+	x.vals = calloc(x.nv, sizeof(*x.vals));
+	x.locs = calloc(p->nnodes + 1, sizeof(*x.locs));
+	x.ffile = calloc(sd_sym_nfuncs(p->sym) + 1, sizeof(*x.ffile));
+	if (!x.vals || !x.locs || !x.ffile)
+		goto out;
+	write_types(&x);
+	if (write_samples(&x))
+		goto out;
+	write_mappings(&x);
+	for (size_t n = 1; n < p->nnodes; n++) /* every node's address */
+		location(&x, n, (uint32_t)n, 0);
+	for (size_t k = 0; k < x.nleaves; k++) /* innermost frames at their lines */
+		location(&x, x.first_leaf + k, (uint32_t)(x.leaves[k] >> 32), (uint32_t)x.leaves[k]);
+	write_functions(&x);
+	write_period(&x);
+	err = x.prof.err ? x.prof.err : x.m.err ? x.m.err : x.smp.err ? x.smp.err
+	    : x.lab.err ? x.lab.err : x.s.err;
 	if (!err)
-		err = gzip_write(path, &prof);
-	sd_strmap_fini(&modmap);
+		err = gzip_write(path, &x.prof);
 out:
-	free(vals);
-	free(locs);
-	free(ffile);
-	free(leaves);
-	sd_u64map_fini(&leafmap);
-	free(prof.p), free(m.p), free(smp.p), free(lab.p);
-	for (size_t k = 0; k < s.n; k++)
-		free(s.v[k]);
-	free(s.v);
-	sd_strmap_fini(&s.map);
+	px_fini(&x);
 	return err;
 }

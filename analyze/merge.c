@@ -25,6 +25,7 @@ static int cnode_child(struct sd_profile *p, uint32_t parent, uint32_t func, uin
 	struct sd_cnode *n = &p->nodes[p->nnodes];
 	n->parent = parent;
 	n->func = func;
+	n->how = 0;
 	*out = (uint32_t)p->nnodes;
 	if (sd_u64map_put(&p->children, key, *out))
 		return -ENOMEM;
@@ -369,9 +370,11 @@ static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostac
 		if (nf < 0)
 			return -ENOMEM;
 		n->cnode = st->nodes[n->parent].cnode;
-		for (int k = 0; k < nf; k++)
+		for (int k = 0; k < nf; k++) {
 			if (cnode_child(p, n->cnode, fr[k].func, &n->cnode))
 				return -ENOMEM;
+			p->nodes[n->cnode].how |= k ? SD_CNODE_INLINED : SD_CNODE_CALLED;
+		}
 		n->file = fr[nf - 1].file;
 		n->line = fr[nf - 1].line;
 		p->nodes[n->cnode].samples += n->samples;

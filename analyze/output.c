@@ -144,8 +144,55 @@ static void drops_line(FILE *out, const struct sd_profile *p, int regions, uint6
 	fputs(")\n", out);
 }
 
+/* Does the view count samples as equals (the default metric, in a view whose numbers
+ * are sample counts)? */
+static int counts_samples(const struct sd_report_opts *o)
+{
+	if (!o || o->weight || o->counter || o->format == SD_FMT_TRACE) /* trace: time */
+		return 0;
+	switch (o->view) {
+	case SD_VIEW_FLAT: case SD_VIEW_TREE: case SD_VIEW_GROUP: case SD_VIEW_CALLERS:
+	case SD_VIEW_CALLEES: case SD_VIEW_THREADS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A count that adds samples of sources with different periods adds unlike things (a
+ * cpu-time sample at 1 ms stands for a tenth of a wall-time sample at 10 ms): said once,
+ * with the sources, and what to count instead. */
+static void mixed_periods_line(FILE *out, const struct sd_profile *p)
+{
+	const struct sd_source_row *first = NULL;
+	int mixed = 0, units = 0;
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		if (!s->samples)
+			continue;
+		if (!first)
+			first = s;
+		else if (s->period != first->period || strcmp(s->unit, first->unit))
+			mixed = 1, units |= strcmp(s->unit, first->unit) != 0;
+	}
+	if (!mixed)
+		return;
+	fputs("sonde: warning: samples of sources with different periods are counted alike (", out);
+	int sep = 0;
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		if (!s->samples)
+			continue;
+		fprintf(out, "%s%s", sep ? ", " : "", s->spec);
+		sep = 1;
+	}
+	fprintf(out, ") (%s)\n",
+		units ? "count one source with --source NAME" :
+			"use --metric time to weigh each by its period, or --source NAME");
+}
+
 /* Every note, one line each, on out. */
-static void notes_lines(FILE *out, const struct sd_profile *p)
+static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	for (size_t i = 0; i < p->nsinfo; i++) {
 		const struct sd_stream_info *si = &p->sinfo[i];
@@ -172,22 +219,25 @@ static void notes_lines(FILE *out, const struct sd_profile *p)
 		drops_line(out, p, 0, p->dropped, asked);
 	if (p->dropped_regions)
 		drops_line(out, p, 1, p->dropped_regions, p->region_records + p->dropped_regions);
+	if (counts_samples(o))
+		mixed_periods_line(out, p);
 }
 
-void sd_notes(FILE *out, const struct sd_profile *p, enum sd_format fmt)
+void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
+	enum sd_format fmt = o->format;
 	if (fmt == SD_FMT_TEXT) {
-		notes_lines(out, p);
+		notes_lines(out, p, o);
 		return;
 	}
-	notes_lines(stderr, p);
+	notes_lines(stderr, p, o);
 	if (fmt != SD_FMT_JSON)
 		return;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (m) {
-		notes_lines(m, p);
+		notes_lines(m, p, o);
 		fclose(m);
 	}
 	fprintf(out, "\"incomplete_streams\":%zu,\"warnings\":[", sd_incomplete(p));
@@ -231,7 +281,7 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 			s->name, s->samples, s->spec, s->period, s->unit, s->mechanism);
 	}
 	counter_lines(out, p);
-	sd_notes(out, p, o->format);
+	sd_notes(out, p, o);
 	sd_cov_block(out, p);
 	putc('\n', out);
 }
@@ -530,7 +580,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	if (o->view == SD_VIEW_STREAMS) {
 		if (o->format == SD_FMT_JSON)
 			putc('{', out);
-		sd_notes(out, p, o->format);
+		sd_notes(out, p, o);
 		if (o->format == SD_FMT_JSON)
 			sd_cov_json(out, p, 0);
 		else if (o->format == SD_FMT_TEXT)
@@ -550,7 +600,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		}
 		/* every view's json is one object: the notes go in as its first keys */
 		putc('{', out);
-		sd_notes(out, p, o->format);
+		sd_notes(out, p, o);
 		sd_cov_json(out, p, o->view == SD_VIEW_COVERAGE);
 		if (len && buf[0] == '{')
 			fwrite(buf + 1, 1, len - 1, out);
@@ -558,7 +608,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		return 0;
 	}
 	if (!(o->view == SD_VIEW_FLAT && o->format == SD_FMT_TEXT))
-		sd_notes(out, p, o->format);
+		sd_notes(out, p, o);
 	/* every text report states the coverage account in its header (the flat view
 	 * under its header lines); --view coverage is the whole account */
 	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE)
@@ -568,6 +618,8 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 
 static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
+	if (o->format == SD_FMT_SVG) /* the flat or tree view's flame graph (export_svg.c) */
+		return sd_out_svg(out, p, o);
 	if (o->view == SD_VIEW_THREADS)
 		return out_threads(out, p, o);
 	if (o->view == SD_VIEW_SOURCES)

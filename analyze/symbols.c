@@ -344,7 +344,8 @@ static void fileid_of(struct sd_fileid *id, const struct stat *st, const uint8_t
 		      size_t bid_len)
 {
 	memset(id, 0, sizeof(*id));
-	memcpy(id->bid, bid, bid_len);
+	if (bid_len) /* a module without a build-id: bid may be NULL */
+		memcpy(id->bid, bid, bid_len);
 	id->bid_len = (uint32_t)bid_len;
 	id->dev = st->st_dev;
 	id->ino = st->st_ino;

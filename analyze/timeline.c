@@ -396,7 +396,7 @@ int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_repor
 
 	if (!p->timeline)
 		return -ENODATA;
-	sd_notes(out, p, SD_FMT_CSV); /* the notes on stderr, as for csv */
+	sd_notes(out, p, o); /* the notes on stderr, as for csv */
 	if (o->output && !(f = fopen(o->output, "w"))) {
 		err = -errno;
 		goto bad;

@@ -507,6 +507,24 @@ static int tree_folded(FILE *out, const struct tree *t, size_t top)
 	return sd_folded_print(out, &f);
 }
 
+/* --format svg: node i is a function (0, *id) or an annotation level (1, *id, *val). */
+static int tnode_what(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val)
+{
+	const struct tnode *n = &((const struct tree *)ctx)->n[i];
+	*id = n->a;
+	*val = n->b;
+	return n->kind == 1;
+}
+
+static int tree_svg(FILE *out, const struct tree *t, const struct sd_profile *p,
+		    const struct sd_report_opts *o)
+{
+	struct sd_svg_src s = { { (uint32_t)t->nn, o->top, t, tnode_parent, tnode_name,
+				  tnode_self }, p, tnode_what, 0,
+				"tree (annotation levels as frames)" };
+	return sd_svg_print(out, &s, o);
+}
+
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tree t = { 0 };
@@ -518,8 +536,8 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 
 	if (tree_build(&t, p, o))
 		goto out;
-	if (o->format == SD_FMT_FOLDED) {
-		err = tree_folded(out, &t, o->top);
+	if (o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG) {
+		err = o->format == SD_FMT_SVG ? tree_svg(out, &t, p, o) : tree_folded(out, &t, o->top);
 		goto out;
 	}
 	order = malloc(t.nn * sizeof(*order));

@@ -570,52 +570,60 @@ static int on(void)
 
 /* ---- exported entry points ---------------------------------------------------- */
 
+/* Where the program opened a value (the splice site): the return address and frame of
+ * the exported function itself, so it is taken in each of them, not in a helper. */
+#define CALLER_SITE(v) ((v).site = (uintptr_t)__builtin_return_address(0), \
+			(v).sp = (uintptr_t)__builtin_frame_address(0))
+
+/* The attribute `attr` of type `type` for an exported call, or NULL (sonde is off, or
+ * the name is refused: said by by_name). */
+static struct sd_attr *entry_attr(const char *attr, int type)
+{
+	return on() ? by_name(attr, type) : NULL;
+}
+
 SONDE_API void sonde_rt_begin(const char *attr, const char *value)
 {
-	struct sd_attr *a;
-	if (!on() || !(a = by_name(attr, SD_TYPE_STRING)))
-		return;
+	struct sd_attr *a = entry_attr(attr, SD_TYPE_STRING);
 	struct sd_value v;
-	value_str(&v, "sonde_begin", attr, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
-	op_begin(a, &v, "sonde_begin");
+	if (a) {
+		value_str(&v, "sonde_begin", attr, value);
+		CALLER_SITE(v);
+		op_begin(a, &v, "sonde_begin");
+	}
 }
 
 SONDE_API void sonde_rt_begin_int(const char *attr, int64_t value)
 {
-	struct sd_attr *a;
-	if (!on() || !(a = by_name(attr, SD_TYPE_INT)))
-		return;
+	struct sd_attr *a = entry_attr(attr, SD_TYPE_INT);
 	struct sd_value v;
-	value_int(&v, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
-	op_begin(a, &v, "sonde_begin_int");
+	if (a) {
+		value_int(&v, value);
+		CALLER_SITE(v);
+		op_begin(a, &v, "sonde_begin_int");
+	}
 }
 
 SONDE_API void sonde_rt_set(const char *attr, const char *value)
 {
-	struct sd_attr *a;
-	if (!on() || !(a = by_name(attr, SD_TYPE_STRING)))
-		return;
+	struct sd_attr *a = entry_attr(attr, SD_TYPE_STRING);
 	struct sd_value v;
-	value_str(&v, "sonde_set", attr, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
-	op_set(a, &v, "sonde_set");
+	if (a) {
+		value_str(&v, "sonde_set", attr, value);
+		CALLER_SITE(v);
+		op_set(a, &v, "sonde_set");
+	}
 }
 
 SONDE_API void sonde_rt_set_int(const char *attr, int64_t value)
 {
-	struct sd_attr *a;
-	if (!on() || !(a = by_name(attr, SD_TYPE_INT)))
-		return;
+	struct sd_attr *a = entry_attr(attr, SD_TYPE_INT);
 	struct sd_value v;
-	value_int(&v, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
-	op_set(a, &v, "sonde_set_int");
+	if (a) {
+		value_int(&v, value);
+		CALLER_SITE(v);
+		op_set(a, &v, "sonde_set_int");
+	}
 }
 
 SONDE_API void sonde_rt_end(const char *attr)
@@ -653,8 +661,7 @@ SONDE_API void sonde_rt_attr_begin_str(sonde_attr_t h, const char *value)
 		return;
 	struct sd_value v;
 	value_str(&v, "sonde_attr_begin_str", A(h)->name, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
+	CALLER_SITE(v);
 	op_begin(A(h), &v, "sonde_attr_begin_str");
 }
 
@@ -689,8 +696,7 @@ SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
 	}
 	struct sd_value v;
 	value_int(&v, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
+	CALLER_SITE(v);
 	op_begin(a, &v, "sonde_attr_begin_int");
 }
 
@@ -700,8 +706,7 @@ SONDE_API void sonde_rt_attr_begin_double(sonde_attr_t h, double value)
 		return;
 	struct sd_value v;
 	value_double(&v, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
+	CALLER_SITE(v);
 	op_begin(A(h), &v, "sonde_attr_begin_double");
 }
 
@@ -711,8 +716,7 @@ SONDE_API void sonde_rt_attr_set_str(sonde_attr_t h, const char *value)
 		return;
 	struct sd_value v;
 	value_str(&v, "sonde_attr_set_str", A(h)->name, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
+	CALLER_SITE(v);
 	op_set(A(h), &v, "sonde_attr_set_str");
 }
 
@@ -722,8 +726,7 @@ SONDE_API void sonde_rt_attr_set_int(sonde_attr_t h, int64_t value)
 		return;
 	struct sd_value v;
 	value_int(&v, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
+	CALLER_SITE(v);
 	op_set(A(h), &v, "sonde_attr_set_int");
 }
 
@@ -733,8 +736,7 @@ SONDE_API void sonde_rt_attr_set_double(sonde_attr_t h, double value)
 		return;
 	struct sd_value v;
 	value_double(&v, value);
-	v.site = (uintptr_t)__builtin_return_address(0);
-	v.sp = (uintptr_t)__builtin_frame_address(0);
+	CALLER_SITE(v);
 	op_set(A(h), &v, "sonde_attr_set_double");
 }
 

@@ -280,13 +280,20 @@ static void say_line_sigsafe(char *buf, size_t n, size_t cap)
 	(void)w;
 }
 
+/* "sonde: SPEC" of source src at the start of buf: the length written.
+ * async-signal-safe. */
+static size_t source_head_sigsafe(char *buf, size_t len, int src)
+{
+	size_t n = put_sigsafe(buf, 0, len, "sonde: ");
+	return put_sigsafe(buf, n, len, sd_rt.cfg.sources[src].spec);
+}
+
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
 {
 	if (atomic_exchange(&sd_rt.throttle_said[src], 1))
 		return;
 	char buf[400];
-	size_t n = put_sigsafe(buf, 0, sizeof buf, "sonde: ");
-	n = put_sigsafe(buf, n, sizeof buf, sd_rt.cfg.sources[src].spec);
+	size_t n = source_head_sigsafe(buf, sizeof buf, src);
 	n = put_sigsafe(buf, n, sizeof buf,
 			": sampling takes too large a part of each period here, throttled: the "
 			"period is raised on each thread that falls behind (first to ");
@@ -302,8 +309,7 @@ void sd_say_nofd_sigsafe(int src)
 	if (atomic_exchange(&sd_rt.nofd_said, 1))
 		return;
 	char buf[400];
-	size_t n = put_sigsafe(buf, 0, sizeof buf, "sonde: ");
-	n = put_sigsafe(buf, n, sizeof buf, sd_rt.cfg.sources[src].spec);
+	size_t n = source_head_sigsafe(buf, sizeof buf, src);
 	n = put_sigsafe(buf, n, sizeof buf,
 			": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); "
 			"threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
@@ -321,8 +327,7 @@ static void say_upgrade_refused_sigsafe(int src, int err)
 		return;
 	const char *why = strerrordesc_np(err);
 	char buf[400];
-	size_t n = put_sigsafe(buf, 0, sizeof buf, "sonde: ");
-	n = put_sigsafe(buf, n, sizeof buf, sd_rt.cfg.sources[src].spec);
+	size_t n = source_head_sigsafe(buf, sizeof buf, src);
 	n = put_sigsafe(buf, n, sizeof buf, ": perf_event task clock refused for a new thread: ");
 	n = put_sigsafe(buf, n, sizeof buf, why ? why : "unknown error");
 	n = put_sigsafe(buf, n, sizeof buf,

@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 {
 	struct mod self = { .name = "" }, dup = { .name = "libmkdup.so" };
 	uint64_t pid = 4242, count = 1000000;
-	int bad_bid = 0, missing = 0, no_end = 0, swap = 0, nmods = 0;
+	int bad_bid = 0, no_bid = 0, missing = 0, no_end = 0, swap = 0, nmods = 0;
 	const char *mods[16], *dup_path = NULL;
 	if (argc < 3) {
 		fprintf(stderr, "usage: mkstream flat|edge|dup|big|corrupt|cycle OUT [--pid N] "
@@ -316,6 +316,8 @@ int main(int argc, char **argv)
 			bad_bid = 1;
 		else if (!strcmp(argv[i], "--missing-module"))
 			missing = 1;
+		else if (!strcmp(argv[i], "--no-build-id")) /* the program's MODULE has none */
+			no_bid = 1;
 		else if (!strcmp(argv[i], "--no-end"))
 			no_end = 1;
 		else if (!strcmp(argv[i], "--swap-ids"))
@@ -403,7 +405,7 @@ int main(int argc, char **argv)
 		samples(2, 1, 0, 1, 1);
 		goto done;
 	}
-	module(1, path, self.bid, self.bid_len, b);
+	module(1, path, no_bid ? NULL : self.bid, self.bid_len, b);
 
 	if (!strcmp(argv[1], "flat")) {
 		/* paths (callers first) and counts; 100 samples, 90 cpu-time + 10 wall-time:

@@ -57,6 +57,15 @@ sym_inline)
 	run "$SONDE" report --addresses --format folded p
 	expect_no_out "sym_kernel|sym_driver"
 	expect_out "sym_inline\+0x[0-9a-f]+ [0-9]+$"
+	# pprof: the inlined call is a line of its caller's location (pprof's "(inline)"),
+	# with the samples sonde counts in sym_driver;sym_kernel
+	if command -v go >/dev/null; then
+		"$SONDE" report --format pprof -o p.pb.gz p >/dev/null || fail "pprof export"
+		go tool pprof -traces p.pb.gz 2>/dev/null >traces.txt
+		awk -v n="$n" '$2 == "sym_kernel" && $3 == "(inline)" { s += $1; getline; if ($1 != "sym_driver") bad = 1 }
+			END { exit !(s == n && !bad) }' traces.txt ||
+			fail "pprof -traces: sym_kernel (inline) under sym_driver with $n samples: $(head -20 traces.txt)"
+	fi
 	;;
 sym_cxx)
 	profile "$BIN/sym_cxx"

@@ -11,6 +11,7 @@ source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-cl
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $INC
 $DROPS
+$MIXED
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE

@@ -18,6 +18,7 @@ EOF
 	run "$SONDE" report --view callees mk_alpha a.sonde
 	expect_file "$T/out" <<EOF
 $DROPS
+$MIXED
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 function mk_alpha: total 70 (70.00% of all), self 20 (20.00%)
    samples  percent  callee
@@ -27,7 +28,7 @@ EOF
 	# recursion: each sample counts once per row (mk_recurse is its own caller and callee)
 	run "$SONDE" report --view callers mk_recurse --format json a.sonde
 	expect_file "$T/out" <<EOF
-{"incomplete_streams":0,$W_DROPS,"metric":"samples","function":"mk_recurse","total":10,"total_pct":10.00,"self":0,"self_pct":0.00,"callers":[
+{"incomplete_streams":0,$W_NOTES,"metric":"samples","function":"mk_recurse","total":10,"total_pct":10.00,"self":0,"self_pct":0.00,"callers":[
 {"caller":"mk_main","samples":10,"percent":100.00,"module":"mkstream"},
 {"caller":"mk_recurse","samples":10,"percent":100.00,"module":"mkstream"}]}
 EOF

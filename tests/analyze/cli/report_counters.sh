@@ -10,6 +10,7 @@ counter context-switches.voluntary: 50 total, 666.7 per CPU-second (getrusage:ru
 counter context-switches.involuntary: 10 total, 133.3 per CPU-second (getrusage:ru_nivcsw)
 counter page-faults: 80 total, 1066.7 per CPU-second (perf_event:page-faults)
 counter cpu-migrations: unavailable (perf_event_paranoid is 2: counts only user space, where no migration happens)
+sonde: warning: samples of sources with different periods are counted alike (cpu-time@1ms, wall-time@10ms) (use --metric time to weigh each by its period, or --source NAME)
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
       self   self%      total  total%  function

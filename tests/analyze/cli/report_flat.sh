@@ -8,6 +8,7 @@ samples: 100  streams: 1  processes: 1  threads: 2
 source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
 source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $DROPS
+$MIXED
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE

@@ -34,7 +34,7 @@ Build ID: $bid" ] || fail "pprof mapping: $(cat go.head), expected mkstream and 
 		fail "pprof time sample type: $(go tool pprof -sample_index=time -top c.pb.gz 2>&1 | head -5)"
 	run "$SONDE" report --format pprof c.sonde
 	expect_rc 2 "pprof without -o"
-	expect_err_line "sonde: report: --format pprof writes a file of the whole profile (give -o FILE, without --view; -o goes with --format pprof, speedscope or trace)"
+	expect_err_line "sonde: report: --format pprof writes a file of the whole profile (give -o FILE, without --view)"
 	run "$SONDE" report --format pprof -o /nonexistent/dir/x.pb.gz c.sonde
 	expect_rc 3 "pprof: unwritable"
 	expect_err_line "sonde: /nonexistent/dir/x.pb.gz: cannot write: No such file or directory (check the path and its directory)"

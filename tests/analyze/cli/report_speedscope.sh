@@ -63,7 +63,8 @@ EOF
 	# the shape: per thread, root first, in time order, units, files of the frames
 	run "$SONDE" report --format speedscope t.sonde
 	expect_rc 0 "speedscope"
-	expect_err_empty
+	# samples of cpu-time@1ms and wall-time@10ms counted as one each: the notes say so
+	expect_err_line "sonde: warning: samples of sources with different periods are counted alike (cpu-time@1ms, wall-time@10ms) (use --metric time to weigh each by its period, or --source NAME)"
 	python3 check.py "$T/out" shape >got.json || fail "speedscope shape"
 	python3 - got.json <<'EOF' || fail "speedscope shape: $(cat got.json)"
 import json, sys

@@ -14,6 +14,7 @@ EOF
 	expect_rc 0 "threads text"
 	expect_file "$T/out" <<EOF
 $DROPS
+$MIXED
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
        pid        tid    samples     first_ms      last_ms  name
        100        100         70        1.001       70.001  main
