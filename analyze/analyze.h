@@ -564,7 +564,7 @@ unsigned sd_edit_distance(const char *a, const char *b);
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF, SD_FMT_SVG,
-		 SD_FMT_SPEEDSCOPE, SD_FMT_TRACE };
+		 SD_FMT_HTML, SD_FMT_SPEEDSCOPE, SD_FMT_TRACE };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
 	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES,
@@ -715,6 +715,15 @@ int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char
 int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened);
 void sd_table_free(struct sd_table *t);
 
+/* export_html.c: --format html, one self-contained page of the run's views, on out or
+ * into o->output (said on stdout). 0, -EIO (said) or -ENOMEM. */
+int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* output.c: one view of p on out in o's format, without the notes sd_output puts
+ * first (export_html.c prints views as tables). 0 or an error of the view. */
+int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* output.c: say how writing the pprof file `path` went (err: 0 or -errno; the line on
+ * stdout, or why on stderr). 0, -ENOMEM or -EIO. */
+int sd_pprof_said(const char *path, int err);
 /* export_pprof.c: the profile as a gzipped pprof Profile into path: 0 or -errno. */
 int sd_out_pprof(const char *path, const struct sd_profile *p);
 
@@ -850,6 +859,11 @@ struct sd_svg_src {
 	int call_nodes;
 	const char *view;
 };
+/* export_pprof.c: --view tree --format pprof, the tree view's paths (annotation levels
+ * as functions) as a gzipped pprof Profile of one sample type, the metric, into path:
+ * 0 or -errno. */
+int sd_out_pprof_tree(const char *path, const struct sd_svg_src *src,
+		      const struct sd_report_opts *o);
 /* The flame graph of s on out (o: metric, --color-by). 0 or -ENOMEM. */
 int sd_svg_print(FILE *out, const struct sd_svg_src *s, const struct sd_report_opts *o);
 /* sd_output's svg: the flat or tree view's flame graph, on out or into o->output (said on

@@ -189,8 +189,8 @@ static const struct opt {
 	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
 };
 
-static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg",
-					"speedscope", "trace", NULL }; /* enum sd_format */
+static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg", "html",
+				       "speedscope", "trace", NULL }; /* enum sd_format */
 static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 				     "counters", "callers", "callees", "streams", "coverage",
 				     "processes", "model", NULL };
@@ -199,15 +199,37 @@ static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_
 					 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
 					 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES, SD_VIEW_MODEL };
 
+/* The name of names[0..n) (each `stride` bytes apart, a const char * first) nearest to
+ * s, at most 2 edits away, or NULL. */
+static const char *nearest(const char *s, const void *names, size_t n, size_t stride)
+{
+	const char *near = NULL;
+	unsigned best = 3;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(const char *const *)((const char *)names + i * stride);
+		unsigned d = name ? sd_edit_distance(s, name) : 64;
+		if (d < best)
+			best = d, near = name;
+	}
+	return near;
+}
+
 static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
 		      const char *const *names, int *out)
 {
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(val, names[i])) {
-			*out = i;
+	size_t n = 0;
+	for (; names[n]; n++)
+		if (!strcmp(val, names[n])) {
+			*out = (int)n;
 			return 0;
 		}
-	fprintf(stderr, "sonde: %s: %s: unknown value '%s' (%s)\n", c->cmd, opt, val, c->see);
+	const char *near = nearest(val, names, n, sizeof(*names));
+	if (near)
+		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (did you mean '%s'? %s)\n",
+			c->cmd, opt, val, near, c->see);
+	else
+		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (%s)\n", c->cmd, opt, val,
+			c->see);
 	return -EINVAL;
 }
 
@@ -247,7 +269,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
 				;
 			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF ||
-			    sd_format_timeline((enum sd_format)v)) {
+			    v == SD_FMT_HTML || sd_format_timeline((enum sd_format)v)) {
 				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv, "
 					"json or svg)\n", val);
 				return -EINVAL;
@@ -401,7 +423,20 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 			}
 		}
 		if (!o) {
-			fprintf(stderr, "sonde: %s: unknown option '%s' (%s)\n", c->cmd, a, c->see);
+			const char *near = NULL;
+			char name[64];
+			snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+			for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+				const char *m = (opts[k].cmds & cmd_bit) ? nearest(name, &opts[k], 1,
+							sizeof(opts[k])) : NULL;
+				if (m && (!near || sd_edit_distance(name, m) < sd_edit_distance(name, near)))
+					near = m;
+			}
+			if (near)
+				fprintf(stderr, "sonde: %s: unknown option '%s' (did you mean '%s'? %s)\n",
+					c->cmd, a, near, c->see);
+			else
+				fprintf(stderr, "sonde: %s: unknown option '%s' (%s)\n", c->cmd, a, c->see);
 			return SD_EXIT_USAGE;
 		}
 		if (o->value) {

@@ -19,7 +19,7 @@
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
-	"                    [--format svg [-o FILE] [--color-by ATTR]]\n"
+	"                    [--format svg|html [-o FILE] [--color-by ATTR]]\n"
 	"                    [--format speedscope|trace [-o FILE]]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
 	"                           coverage|processes]\n"
@@ -67,14 +67,20 @@ static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
 	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
 					       "line", "rank", "host", NULL };
 	if (c->output && o->format != SD_FMT_PPROF && o->format != SD_FMT_SVG &&
-	    !sd_format_timeline(o->format)) {
-		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg, speedscope and "
-			"trace write a file (add one of them, or leave -o out)\n");
+	    o->format != SD_FMT_HTML && !sd_format_timeline(o->format)) {
+		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg, html, speedscope "
+			"and trace write a file (add one of them, or leave -o out)\n");
 		return -EINVAL;
 	}
-	if (c->color_by && o->format != SD_FMT_SVG) {
+	if (o->format == SD_FMT_HTML && (o->view != SD_VIEW_FLAT || c->ngroup || o->stats)) {
+		fprintf(stderr, "sonde: report: --format html is a page of its own views (use it "
+			"without --view, --group-by or --stats; --where, --source, --metric and "
+			"--top apply)\n");
+		return -EINVAL;
+	}
+	if (c->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML) {
 		fprintf(stderr, "sonde: report: --color-by %s: colours a flame graph (add --format "
-			"svg)\n", c->color_by);
+			"svg or html)\n", c->color_by);
 		return -EINVAL;
 	}
 	for (size_t k = 0; c->color_by && builtin[k]; k++)
@@ -136,9 +142,10 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"json)\n");
 		return -EINVAL;
 	}
-	if (o->format == SD_FMT_PPROF && (!c->output || o->view != SD_VIEW_FLAT)) {
+	if (o->format == SD_FMT_PPROF && (!c->output || (o->view != SD_VIEW_FLAT &&
+							 o->view != SD_VIEW_TREE))) {
 		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
-			"(give -o FILE, without --view)\n");
+			"(give -o FILE, without --view or with --view tree)\n");
 		return -EINVAL;
 	}
 	if (!c->npaths) {

@@ -203,7 +203,16 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			is_o = !is_e;
 			val = a + 2;
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "sonde: run: unknown option '%s' (%s)\n", a, usage);
+			static const char *const known[] = { "--sample", "--output", "--help" };
+			const char *near = NULL;
+			for (size_t k = 0; k < 3; k++)
+				if (sd_edit_distance(a, known[k]) <= 2)
+					near = known[k];
+			if (near)
+				fprintf(stderr, "sonde: run: unknown option '%s' (did you mean '%s'? %s)\n",
+					a, near, usage);
+			else
+				fprintf(stderr, "sonde: run: unknown option '%s' (%s)\n", a, usage);
 			return SD_EXIT_USAGE;
 		} else {
 			break; /* CMD */

@@ -26,6 +26,9 @@
  *   mappings      one per module the streams named (path, build-id in hex), marked as
  *                 symbolized; each location points to its function's module.
  * --where, --source and --metric's rows apply as for every view: they filtered the rows.
+ * With --view tree (sd_out_pprof_tree): the tree view's paths, its annotation levels as
+ * functions of their own ("phase=solve", no mapping), one location per tree node, one
+ * sample per node with a value of its own, and one sample type: the metric.
  * Called by sd_output in the CLI's one thread; writes FILE, nothing on stdout.
  */
 #include "analyze/analyze.h"
@@ -420,6 +423,88 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 	if (!err)
 		err = gzip_write(path, &x.prof);
 out:
+	px_fini(&x);
+	return err;
+}
+
+/* ---- --view tree: the tree view's paths, annotation levels as frames ------------- */
+
+/* Function id (1-based) of tree node i: one per distinct name; an annotation level's
+ * function has no module. */
+static uint64_t tree_func(struct px *x, const struct sd_svg_src *src, uint32_t i,
+			  struct sd_strmap *names, size_t *nfn, uint32_t *fmod)
+{
+	const char *name = src->f.name(src->f.ctx, i);
+	uint32_t id;
+	if (sd_strmap_get(names, name, strlen(name), &id))
+		return id;
+	uint32_t fid, val;
+	int level = src->what(src->f.ctx, i, &fid, &val);
+	const struct sd_func *fn = level ? NULL : sd_sym_func(x->p->sym, fid);
+	id = (uint32_t)++*nfn;
+	if (sd_strmap_put(names, name, strlen(name), id)) {
+		x->prof.err = -ENOMEM;
+		return 0;
+	}
+	fmod[i] = level ? 0 : (uint32_t)mapping_of(x->p, &x->modmap, fid);
+	f_int(&x->m, 1, id);
+	f_int(&x->m, 2, (uint64_t)str_id(&x->s, name));
+	f_int(&x->m, 3, (uint64_t)str_id(&x->s, fn && fn->name ? fn->name : name));
+	f_int(&x->m, 4, (uint64_t)str_id(&x->s, fn && fn->module ? fn->module : ""));
+	f_msg(&x->prof, 5, &x->m);
+	return id;
+}
+
+int sd_out_pprof_tree(const char *path, const struct sd_svg_src *src,
+		      const struct sd_report_opts *o)
+{
+	struct px x = { .p = src->p };
+	struct sd_strmap names = { 0 };
+	uint32_t n = src->f.n;
+	uint64_t *fid = calloc(n + 1, sizeof(*fid));
+	uint32_t *fmod = calloc(n + 1, sizeof(*fmod));
+	size_t nfn = 0;
+	int err = -ENOMEM;
+
+	str_id(&x.s, "");
+	if (!fid || !fmod)
+		goto out;
+	const char *unit = o->counter ? "count" : !o->weight ? "count" : o->weight_unit
+			 ? o->weight_unit : "nanoseconds";
+	value_type(&x.prof, 1, &x.s, o->counter ? o->counter : !o->weight ? "samples"
+			: o->weight_unit ? "weight" : "time", unit, &x.m);
+	write_mappings(&x);
+	for (uint32_t i = 1; i < n; i++) { /* functions and one location per node */
+		fid[i] = tree_func(&x, src, i, &names, &nfn, fmod);
+		f_int(&x.m, 1, i);
+		f_int(&x.m, 2, fmod[i]);
+		struct pb ln = { 0 };
+		f_int(&ln, 1, fid[i]);
+		f_msg(&x.m, 4, &ln);
+		free(ln.p);
+		f_msg(&x.prof, 4, &x.m);
+	}
+	for (uint32_t i = 1; i < n; i++) { /* a sample per node with a value of its own */
+		double v = src->f.value(src->f.ctx, i);
+		if (!(v > 0))
+			continue;
+		for (uint32_t k = i; k; k = src->f.parent(src->f.ctx, k))
+			varint(&x.m, k);
+		f_msg(&x.smp, 1, &x.m);
+		varint(&x.m, (uint64_t)llround(v)); /* samples, ns, a unit or a count */
+		f_msg(&x.smp, 2, &x.m);
+		f_msg(&x.prof, 2, &x.smp);
+	}
+	f_int(&x.prof, 13, (uint64_t)str_id(&x.s, "sonde report --view tree --format pprof"));
+	for (size_t k = 0; k < x.s.n; k++)
+		f_bytes(&x.prof, 6, x.s.v[k], strlen(x.s.v[k]));
+	err = x.prof.err ? x.prof.err : x.m.err ? x.m.err : x.smp.err ? x.smp.err : x.s.err;
+	if (!err)
+		err = gzip_write(path, &x.prof);
+out:
+	free(fid);
+	free(fmod);
+	sd_strmap_fini(&names);
 	px_fini(&x);
 	return err;
 }

@@ -559,22 +559,28 @@ static int out_streams(FILE *out, const struct sd_profile *p, const struct sd_re
 
 static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
+int sd_pprof_said(const char *path, int err)
+{
+	if (err == 0)
+		printf("sonde: pprof profile written to %s (go tool pprof -top %s)\n", path, path);
+	else if (err != -ENOMEM)
+		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
+			path, strerror(-err));
+	return err == -ENOMEM || err == 0 ? err : -EIO;
+}
+
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	if (sd_sym_finish(p->sym))
 		return -ENOMEM;
 	/* the notes come before the rows: the flat view puts them under its header lines;
 	 * json gets them as keys of its object, first */
-	if (o->format == SD_FMT_PPROF) {
-		int err = sd_out_pprof(o->output, p);
-		if (err == 0)
-			printf("sonde: pprof profile written to %s (go tool pprof -top %s)\n", o->output,
-			       o->output);
-		else if (err != -ENOMEM)
-			fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its "
-				"directory)\n", o->output, strerror(-err));
-		return err == -ENOMEM || err == 0 ? err : -EIO;
-	}
+	if (o->format == SD_FMT_PPROF && o->view == SD_VIEW_FLAT)
+		return sd_pprof_said(o->output, sd_out_pprof(o->output, p));
+	if (o->format == SD_FMT_PPROF) /* --view tree: views.c */
+		return output_view(out, p, o);
+	if (o->format == SD_FMT_HTML)
+		return sd_out_html(out, p, o);
 	if (sd_format_timeline(o->format)) /* timeline.c: the notes, then the file */
 		return sd_out_timeline(out, p, o);
 	if (o->view == SD_VIEW_STREAMS) {
@@ -613,6 +619,11 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	 * under its header lines); --view coverage is the whole account */
 	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE)
 		sd_cov_block(out, p);
+	return output_view(out, p, o);
+}
+
+int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
 	return output_view(out, p, o);
 }
 

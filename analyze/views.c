@@ -525,6 +525,16 @@ static int tree_svg(FILE *out, const struct tree *t, const struct sd_profile *p,
 	return sd_svg_print(out, &s, o);
 }
 
+/* --format pprof: the file, and its line on stdout (or why it could not be written). */
+static int tree_pprof(const struct tree *t, const struct sd_profile *p,
+		      const struct sd_report_opts *o)
+{
+	struct sd_svg_src s = { { (uint32_t)t->nn, 0, t, tnode_parent, tnode_name, tnode_self },
+				p, tnode_what, 0, "tree" };
+	int err = sd_out_pprof_tree(o->output, &s, o);
+	return sd_pprof_said(o->output, err);
+}
+
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tree t = { 0 };
@@ -538,6 +548,10 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		goto out;
 	if (o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG) {
 		err = o->format == SD_FMT_SVG ? tree_svg(out, &t, p, o) : tree_folded(out, &t, o->top);
+		goto out;
+	}
+	if (o->format == SD_FMT_PPROF) {
+		err = tree_pprof(&t, p, o);
 		goto out;
 	}
 	order = malloc(t.nn * sizeof(*order));

@@ -15,3 +15,20 @@
 	expect_err_line "sonde: report: --where zzz: no attribute of that name in the streams (attributes: phase, iteration, run, region)"
 	run "$SONDE" report --where 'phase=solve' --group-by thread,function --format csv c.sonde
 	expect_err_empty
+	# options and their values too
+	run "$SONDE" report --fromat csv c.sonde
+	expect_rc 2 "option typo"
+	expect_err_line "sonde: report: unknown option '--fromat' (did you mean '--format'? see 'sonde report --help')"
+	run "$SONDE" report --format=cvs c.sonde
+	expect_err_line "sonde: report: --format: unknown value 'cvs' (did you mean 'csv'? see 'sonde report --help')"
+	run "$SONDE" report --view treee c.sonde
+	expect_err_line "sonde: report: --view: unknown value 'treee' (did you mean 'tree'? see 'sonde report --help')"
+	run "$SONDE" report --stats threads c.sonde
+	expect_err_line "sonde: report: --stats: unknown value 'threads' (did you mean 'thread'? see 'sonde report --help')"
+	run "$SONDE" report --bogus c.sonde
+	expect_err_line "sonde: report: unknown option '--bogus' (see 'sonde report --help')"
+	run "$SONDE" diff --absolut c.sonde c.sonde
+	expect_err_line "sonde: diff: unknown option '--absolut' (did you mean '--absolute'? see 'sonde diff --help')"
+	run "$SONDE" run --smaple cpu-time@1ms -- true
+	expect_rc 2 "run option typo"
+	expect_err_line "sonde: run: unknown option '--smaple' (did you mean '--sample'? usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS])"

@@ -34,7 +34,19 @@ Build ID: $bid" ] || fail "pprof mapping: $(cat go.head), expected mkstream and 
 		fail "pprof time sample type: $(go tool pprof -sample_index=time -top c.pb.gz 2>&1 | head -5)"
 	run "$SONDE" report --format pprof c.sonde
 	expect_rc 2 "pprof without -o"
-	expect_err_line "sonde: report: --format pprof writes a file of the whole profile (give -o FILE, without --view)"
+	expect_err_line "sonde: report: --format pprof writes a file of the whole profile (give -o FILE, without --view or with --view tree)"
 	run "$SONDE" report --format pprof -o /nonexistent/dir/x.pb.gz c.sonde
 	expect_rc 3 "pprof: unwritable"
 	expect_err_line "sonde: /nonexistent/dir/x.pb.gz: cannot write: No such file or directory (check the path and its directory)"
+	# --view tree: the tree view's paths, annotation levels as frames; go tool pprof
+	# -traces gives back exactly the folded tree
+	run "$SONDE" report --view tree --format pprof -o t.pb.gz c.sonde
+	expect_rc 0 "pprof --view tree"
+	go tool pprof -traces t.pb.gz 2>/dev/null | awk '
+		/^-+\+-+$/ { if (n) { s = f[n]; for (k = n - 1; k >= 1; k--) s = s ";" f[k]; print s " " v } n = 0; next }
+		n == 0 && NF == 2 && $1 ~ /^[0-9]+$/ { v = $1; f[++n] = $2; next }
+		n > 0 && NF == 1 { f[++n] = $1 }' | sort >go.tree
+	"$SONDE" report --view tree --format folded c.sonde 2>/dev/null | sort >sonde.tree
+	[ -s go.tree ] && cmp -s go.tree sonde.tree || fail "pprof --view tree: $(tr '\n' '|' <go.tree) against $(tr '\n' '|' <sonde.tree)"
+	run "$SONDE" report --view threads --format pprof -o x.pb.gz c.sonde
+	expect_rc 2 "pprof --view threads"

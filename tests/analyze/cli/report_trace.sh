@@ -151,7 +151,7 @@ EOF
 	done
 	run "$SONDE" report --format csv -o x.csv t.sonde
 	expect_rc 2 "-o with csv"
-	expect_err_line "sonde: report: -o FILE: only --format pprof, svg, speedscope and trace write a file (add one of them, or leave -o out)"
+	expect_err_line "sonde: report: -o FILE: only --format pprof, svg, html, speedscope and trace write a file (add one of them, or leave -o out)"
 	run "$SONDE" diff --format trace t.sonde t.sonde
 	expect_rc 2 "diff --format trace"
 	# the real consumer: speedscope opens the trace (its Trace Event importer)
