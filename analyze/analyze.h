@@ -493,6 +493,8 @@ struct sd_profile {
 	double cpu_ns;                 /* weight of the cpu-time samples counted */
 	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
 	struct sd_coverage cov;        /* the run's coverage account (no filter applies) */
+	struct sd_timeline *timeline;  /* every sample and region event in time, kept only
+					* for the timeline formats (timeline.h); NULL: not */
 };
 
 /* sym_flags: SD_SYM_* (sd_sym_new; 1 is --addresses). 0 or -ENOMEM. */
@@ -562,7 +564,7 @@ unsigned sd_edit_distance(const char *a, const char *b);
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 
 enum sd_format { SD_FMT_TEXT, SD_FMT_FOLDED, SD_FMT_CSV, SD_FMT_JSON, SD_FMT_PPROF, SD_FMT_SVG,
-		 SD_FMT_HTML };
+		 SD_FMT_HTML, SD_FMT_SPEEDSCOPE, SD_FMT_TRACE };
 enum sd_view { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES, SD_VIEW_TREE,
 	       SD_VIEW_REGIONS, SD_VIEW_COUNTERS, SD_VIEW_GROUP, SD_VIEW_CALLERS,
 	       SD_VIEW_CALLEES, SD_VIEW_STREAMS, SD_VIEW_COVERAGE, SD_VIEW_PROCESSES,
@@ -585,7 +587,8 @@ struct sd_report_opts {
 	const char *region;         /* model: the region (NAME, or ATTR=VALUE) */
 	char **params; size_t nparams; /* model: the parameters' attribute names */
 	int fit_min;                /* model: fit the shortest call per value, not the mean */
-	const char *output;         /* -o FILE: where pprof (or svg; NULL: stdout) goes */
+	const char *output;         /* -o FILE: where pprof (or svg, speedscope, trace; NULL:
+				     * stdout) goes */
 	const char *color_by;       /* svg: --color-by ATTR (NULL: colour by module) */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
@@ -877,5 +880,27 @@ int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, const char *patha,
 		    struct sd_profile *pb, const struct sd_report_opts *ob, const char *pathb,
 		    int absolute, const char *output);
+
+/* ---- timeline.c: the event list of --format speedscope and trace (timeline.h) ------ */
+
+struct sd_timeline;
+/* An empty event list, to set in p->timeline before loading: NULL on ENOMEM. */
+struct sd_timeline *sd_timeline_new(void);
+void sd_timeline_free(struct sd_timeline *tl);
+/* Does format f draw a timeline (and so need p->timeline)? */
+static inline int sd_format_timeline(enum sd_format f)
+{
+	return f == SD_FMT_SPEEDSCOPE || f == SD_FMT_TRACE;
+}
+/* where.c: the rows of the profile were renumbered, map[old] = new or UINT32_MAX
+ * (dropped): the samples follow. */
+void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map);
+/* where.c: keep the region calls for which ok(p, arg, call as a region row) holds. */
+void sd_tl_regions_kept(struct sd_profile *p,
+			int (*ok)(const struct sd_profile *, const void *,
+				  const struct sd_region_row *), const void *arg);
+/* --format speedscope|trace into o->output (a file; a line on stdout says so) or out:
+ * 0, -EIO (said which file), -ENODATA (p->timeline not kept), -ENOMEM. */
+int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 
 #endif

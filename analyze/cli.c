@@ -190,7 +190,7 @@ static const struct opt {
 };
 
 static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg", "html",
-				       NULL };
+				       "speedscope", "trace", NULL }; /* enum sd_format */
 static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
 				     "counters", "callers", "callees", "streams", "coverage",
 				     "processes", "model", NULL };
@@ -269,7 +269,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
 				;
 			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF ||
-			    v == SD_FMT_HTML) {
+			    v == SD_FMT_HTML || sd_format_timeline((enum sd_format)v)) {
 				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv, "
 					"json or svg)\n", val);
 				return -EINVAL;
@@ -484,6 +484,8 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 	if (sd_profile_init(p, c->sym))
 		return -ENOMEM;
 	p->only_source = c->source;
+	if (sd_format_timeline(c->format) && !(p->timeline = sd_timeline_new()))
+		return -ENOMEM; /* each sample in time: only for the timeline formats */
 	for (size_t i = 0; i < c->nwheres; i++) {
 		int r = sd_filters_add(filters, c->wheres[i], why, sizeof(why));
 		if (r == 0)

@@ -20,6 +20,7 @@
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
 	"                    [--format svg|html [-o FILE] [--color-by ATTR]]\n"
+	"                    [--format speedscope|trace [-o FILE]]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
 	"                           coverage|processes]\n"
 	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
@@ -39,6 +40,26 @@ static const char usage[] =
 	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
 	"         (context-switches: the sum of its parts); see --view counters";
 
+/* The timeline formats (timeline.c) show every sample: no other view, nothing cut;
+ * speedscope's profiles follow --group-by and --metric, the trace is time. */
+static int check_timeline(const struct sd_cli *c, const struct sd_report_opts *o)
+{
+	int trace = o->format == SD_FMT_TRACE;
+	if (!sd_format_timeline(o->format) ||
+	    (o->view == SD_VIEW_FLAT && !c->top && !c->stats && !c->min_percent_given &&
+	     !c->by_thread && !c->context_above && !(trace && (c->ngroup || c->weight || c->counter))))
+		return 0;
+	if (trace)
+		fprintf(stderr, "sonde: report: --format trace draws every sample, region and "
+			"counter on a timeline (use it without --view, --group-by, --metric, --top, "
+			"--stats or --min-percent)\n");
+	else
+		fprintf(stderr, "sonde: report: --format speedscope makes a profile of every sample "
+			"per thread, or per --group-by value (use it without --view, --top, --stats "
+			"or --min-percent)\n");
+	return -EINVAL;
+}
+
 /* svg: -o is optional; --color-by goes with it only, and names an attribute (or module,
  * the default). */
 static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
@@ -46,9 +67,9 @@ static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
 	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
 					       "line", "rank", "host", NULL };
 	if (c->output && o->format != SD_FMT_PPROF && o->format != SD_FMT_SVG &&
-	    o->format != SD_FMT_HTML) {
-		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg and html write "
-			"a file (add one of them, or leave -o out)\n");
+	    o->format != SD_FMT_HTML && !sd_format_timeline(o->format)) {
+		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg, html, speedscope "
+			"and trace write a file (add one of them, or leave -o out)\n");
 		return -EINVAL;
 	}
 	if (o->format == SD_FMT_HTML && (o->view != SD_VIEW_FLAT || c->ngroup || o->stats)) {
@@ -82,7 +103,7 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
 	int paths = o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG;
 
-	if (check_svg(c, o))
+	if (check_timeline(c, o) || check_svg(c, o))
 		return -EINVAL;
 	if (c->ngroup) {
 		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths) {

@@ -70,6 +70,7 @@ void sd_sstate_fini(struct sstate *st)
 	free(st->dropr);
 	free(st->dropv);
 	free(st->dropt);
+	sd_tl_stream_free(st->tl);
 }
 
 static char *strdup_or(const msgpack_object *o, const char *dflt)
@@ -893,8 +894,11 @@ static inline int rec_sample(struct rec_ctx *c)
 		return 0;
 	uint32_t key[5] = { (uint32_t)thread, (uint32_t)source, (uint32_t)cx, (uint32_t)pcx,
 			    (uint32_t)node };
-	return agg_add(st, key, (double)weight * (double)src->period, t->now, dl,
-		       (fl & SD_FLAG_NO_COUNTERS) != 0);
+	double w = (double)weight * (double)src->period;
+	int err = agg_add(st, key, w, t->now, dl, (fl & SD_FLAG_NO_COUNTERS) != 0);
+	if (st->tl_on && !err) /* --format speedscope|trace: each sample in time */
+		err = sd_tl_stream_sample(st, t->now, st->last_agg, w, dl);
+	return err;
 bad:
 	c->why = why;
 	return REC_BAD;
@@ -998,6 +1002,12 @@ static int rec_region(struct rec_ctx *c)
 	st->nregion_counts += cn != NULL;
 	if (event > SD_REGION_FORCED_END)
 		return 0; /* an event of a later format: ignored */
+	if (c->p->timeline) {
+		int err = sd_tl_stream_region(st, (uint32_t)thread, t, (uint32_t)node,
+					      (uint32_t)event);
+		if (err)
+			return err;
+	}
 	return region_event(st, (uint32_t)thread, t, (uint32_t)node, event, cn);
 }
 
@@ -1219,6 +1229,7 @@ struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s
 	struct sstate *st = &l->st;
 	struct sd_record rec;
 	l->name = s->name;
+	st->tl_on = p->timeline != NULL;
 	int r = sd_stream_header(s, &rec);
 	if (r == 0)
 		r = sd_decode_header(st, &rec, s);

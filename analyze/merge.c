@@ -620,6 +620,7 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 	uint64_t sdrop = 0, rdrop = 0;
 	uint32_t *srcrow = calloc(st->nsources + 1, sizeof(*srcrow));
 	int keep_ends = keep_thread_ends(p);
+	size_t row0 = p->nrows;
 	int err = -ENOMEM;
 
 	st->host_id = sd_profile_value(p, st->host ? st->host : "?");
@@ -639,7 +640,8 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 	    merge_drops(p, st, &sdrop, &rdrop) ||
 	    merge_stream_info(p, st, name, truncated, sdrop, rdrop) ||
 	    merge_rows(p, st, srcrow, nostack_c, badnode_c) ||
-	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st))
+	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st) ||
+	    (p->timeline && sd_tl_merge(p, st, row0, keep_ends)))
 		goto out;
 	p->region_records += st->nregion_records;
 	p->region_stats += st->nregion_stats;

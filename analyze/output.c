@@ -148,7 +148,7 @@ static void drops_line(FILE *out, const struct sd_profile *p, int regions, uint6
  * are sample counts)? */
 static int counts_samples(const struct sd_report_opts *o)
 {
-	if (!o || o->weight || o->counter)
+	if (!o || o->weight || o->counter || o->format == SD_FMT_TRACE) /* trace: time */
 		return 0;
 	switch (o->view) {
 	case SD_VIEW_FLAT: case SD_VIEW_TREE: case SD_VIEW_GROUP: case SD_VIEW_CALLERS:
@@ -620,6 +620,8 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		return output_view(out, p, o);
 	if (o->format == SD_FMT_HTML)
 		return sd_out_html(out, p, o);
+	if (sd_format_timeline(o->format)) /* timeline.c: the notes, then the file */
+		return sd_out_timeline(out, p, o);
 	if (o->view == SD_VIEW_STREAMS) {
 		if (o->format == SD_FMT_JSON)
 			putc('{', out);

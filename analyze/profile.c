@@ -65,6 +65,7 @@ int sd_profile_init(struct sd_profile *p, int addresses)
 void sd_profile_fini(struct sd_profile *p)
 {
 	sd_sym_free(p->sym);
+	sd_timeline_free(p->timeline);
 	free(p->nodes);
 	sd_u64map_fini(&p->children);
 	for (size_t i = 0; i < p->nthreads; i++)

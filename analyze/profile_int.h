@@ -82,6 +82,8 @@ struct sstate {
 	char *end_reason;                              /* of the last END (NULL: none) */
 	uint64_t end_signal;                           /* its stats `signal` */
 	uint64_t nsamples_all;                         /* SAMPLE records read */
+	int tl_on;                                     /* p->timeline is set: keep them */
+	struct sd_tl_stream *tl;                       /* its events, when p->timeline */
 };
 
 /* The per-key table: the hot lookup of every SAMPLE, so the key lives in the slot
@@ -108,5 +110,18 @@ void sd_sstate_fini(struct sstate *st);
 /* merge.c: a stream read without error into p (name: its file, for the stream
  * list; truncated: it ended in a partial record): 0 or -ENOMEM. */
 int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated);
+
+/* timeline.c: a stream's events while it is read (only when p->timeline is set): a
+ * SAMPLE counted under aggregate `agg` at its thread's time t, with its weight x period
+ * and its checked deltas (or NULL); a REGION event. 0 or -ENOMEM. */
+struct sd_tl_stream;
+int sd_tl_stream_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
+			const msgpack_object *deltas);
+int sd_tl_stream_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
+			uint32_t event);
+void sd_tl_stream_free(struct sd_tl_stream *s);
+/* After merge.c made the stream's rows (the first is row0; keep_ends: THREAD_END rows
+ * follow the sample rows), its events into p->timeline. 0 or -ENOMEM. */
+int sd_tl_merge(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends);
 
 #endif

@@ -219,10 +219,20 @@ static int region_ok(const struct sd_profile *p, const struct sd_filters *f, con
 	return 1;
 }
 
+/* The timeline's region calls (--format trace) are filtered as region rows. */
+struct region_args { const struct sd_filters *f; const long *attrs; };
+static int tl_region_ok(const struct sd_profile *p, const void *arg,
+			const struct sd_region_row *g)
+{
+	const struct region_args *a = arg;
+	return region_ok(p, a->f, a->attrs, g);
+}
+
 int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 {
 	long *attrs;
 	struct sd_u64map trow = { 0 };
+	uint32_t *rowmap = NULL;
 	size_t n = 0;
 	int err = -ENOMEM;
 
@@ -235,6 +245,9 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 		attrs[i] = f->v[i].builtin < 0 && sd_strmap_get(&p->attr_map, f->v[i].name,
 								  strlen(f->v[i].name), &id) ? (long)id : -1;
 	}
+	/* --format speedscope|trace: the samples' rows are renumbered with them */
+	if (p->timeline && !(rowmap = malloc((p->nrows + 1) * sizeof(*rowmap))))
+		goto out;
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (sd_u64map_put(&trow, (uint64_t)(uintptr_t)p->threads[i].name, (uint32_t)i))
 			goto out;
@@ -251,7 +264,10 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 	for (size_t i = 0; i < p->nrows; i++) {
 		struct sd_crow *r = &p->rows[i];
 		uint32_t t;
-		if (!row_ok(p, f, attrs, r)) {
+		int ok = row_ok(p, f, attrs, r);
+		if (rowmap)
+			rowmap[i] = ok ? (uint32_t)n : UINT32_MAX;
+		if (!ok) {
 			free(r->counts);
 			continue;
 		}
@@ -276,6 +292,8 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 		p->rows[n++] = *r;
 	}
 	p->nrows = n;
+	if (rowmap)
+		sd_tl_rows_kept(p->timeline, rowmap);
 	n = 0;
 	for (size_t i = 0; i < p->nregions; i++) {
 		if (region_ok(p, f, attrs, &p->regions[i]))
@@ -284,9 +302,12 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 			free(p->regions[i].counts);
 	}
 	p->nregions = n;
+	if (p->timeline)
+		sd_tl_regions_kept(p, tl_region_ok, &(struct region_args){ f, attrs });
 	err = 0;
 out:
 	free(attrs);
+	free(rowmap);
 	sd_u64map_fini(&trow);
 	return err;
 }

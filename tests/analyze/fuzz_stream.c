@@ -1,8 +1,8 @@
 /*
  * fuzz_stream.c: fuzz target for the analyzer's reader entry points. One input is one
  * stream: it is read record by record and printed as JSON (what `sonde dump` does), then
- * loaded into a profile (with --where filters) and rendered in every view and format,
- * group-by, tree (text, folded, csv, json), regions, counters, callers and callees
+ * loaded into a profile (with --where filters and the timeline's event list) and
+ * rendered in every view and format (speedscope and trace included), group-by, tree (text, folded, csv, json), regions, counters, callers and callees
  * included, with --stats thread/process/rank and counter metrics (what `sonde report`
  * does), then filtered after loading (--where function~REGEX, thread!~REGEX, process=N:
  * where.c) and rendered again, with output to /dev/null. Symbolization is on, so module
@@ -39,8 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	sd_stream_close(&s);
 
-	if (sd_profile_init(&p, 0) == 0 && sd_profile_where(&p, "phase!=x") == 0 &&
-	    sd_profile_where(&p, "!nosuch") == 0) {
+	/* the timeline formats' event list is kept too (timeline.c), as --format trace does */
+	if (sd_profile_init(&p, 0) == 0 && (p.timeline = sd_timeline_new()) &&
+	    sd_profile_where(&p, "phase!=x") == 0 && sd_profile_where(&p, "!nosuch") == 0) {
 		sd_stream_init_mem(&s, "fuzz", data, size);
 		if (sd_profile_add(&p, &s, &off) >= 0) {
 			static char *keys[] = { "phase", "function", "thread", "process", "module",
@@ -78,6 +79,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				{ .format = SD_FMT_TEXT, .view = SD_VIEW_PROCESSES },
 				{ .format = SD_FMT_CSV, .view = SD_VIEW_PROCESSES, .top = 1 },
 				{ .format = SD_FMT_JSON, .view = SD_VIEW_PROCESSES },
+				{ .format = SD_FMT_TRACE }, { .format = SD_FMT_SPEEDSCOPE },
+				{ .format = SD_FMT_SPEEDSCOPE, .weight = 1 },
+				{ .format = SD_FMT_SPEEDSCOPE, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 3 },
 			};
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))
@@ -110,6 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					o.format = v == 2 ? SD_FMT_FOLDED : v == 1 ? SD_FMT_JSON : SD_FMT_TEXT;
 					if (sd_output(null, &p, &o))
 						abort();
+					o.format = SD_FMT_SPEEDSCOPE; /* the counter's deltas per sample */
+					if (v == 0 && sd_output(null, &p, &o))
+						abort();
 				}
 				sd_metric_fini(&o);
 			}
@@ -132,6 +140,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				{ .format = SD_FMT_TEXT, .view = SD_VIEW_GROUP, .group_by = keys,
 				  .ngroup = 7, .stats = SD_STATS_RANK },
 				{ .format = SD_FMT_TEXT, .view = SD_VIEW_REGIONS },
+				{ .format = SD_FMT_TRACE }, /* samples on the rows kept, renumbered */
+				{ .format = SD_FMT_SPEEDSCOPE, .view = SD_VIEW_GROUP, .group_by = keys,
+				  .ngroup = 2 },
 			};
 			for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
 				int r = sd_output(null, &p, &after[i]);

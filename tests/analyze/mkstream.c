@@ -206,6 +206,18 @@ static void dsamples(int n, uint64_t thr, uint64_t src, uint64_t node, uint64_t 
 	}
 }
 
+/* one SAMPLE dt ns after its thread's previous one, weight 1, deltas d[3] (NULL: none) */
+static void tsample(uint64_t thr, uint64_t src, uint64_t dt, uint64_t node, uint64_t ctx,
+		    const uint64_t *d)
+{
+	msgpack_pack_array(&pk, d ? SD_F_SAMPLE_N : SD_F_SAMPLE_DELTAS);
+	u64(SD_K_SAMPLE); u64(thr); u64(dt); u64(src); u64(node); u64(1); u64(0); u64(ctx); u64(0);
+	if (d) {
+		msgpack_pack_array(&pk, 3);
+		u64(d[0]); u64(d[1]); u64(d[2]);
+	}
+}
+
 /* REGION with counts c[3] */
 static void cregion(uint64_t thr, uint64_t t, uint64_t node, uint64_t event, uint64_t v,
 		    uint64_t iv, uint64_t pf)
@@ -351,7 +363,8 @@ int main(int argc, char **argv)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	with_counters = !strncmp(argv[1], "counters", 8) || !strncmp(argv[1], "cnt_", 4);
+	with_counters = !strncmp(argv[1], "counters", 8) || !strncmp(argv[1], "cnt_", 4) ||
+			!strcmp(argv[1], "timeline");
 	papi_source = !strcmp(argv[1], "papi");
 	if (!strncmp(argv[1], "bad_header_", 11)) {
 		/* a HEADER with one field of the wrong type: the stream is corrupt at byte 0 */
@@ -629,6 +642,53 @@ int main(int argc, char **argv)
 		msgpack_pack_array(&pk, SD_F_THREAD_END_CPU); /* THREAD_END of T2 with deltas: totals only */
 		u64(SD_K_THREAD_END); u64(2); u64(90000000); str("worker");
 		msgpack_pack_array(&pk, 3); u64(0); u64(0); u64(0);
+	} else if (!strcmp(argv[1], "timeline")) {
+		/* Samples and regions at known times (ms after the HEADER clock; 3 counters:
+		 * voluntary, involuntary, page-faults), for --format trace and speedscope:
+		 *   T1 main (tid pid, t0 0), cpu-time@1ms, weight 1, about one sample per ms:
+		 *     main;alpha at 1, 2, 3 (phase=solve) [1,0,2] | main;alpha;beta at 4.2, 5.4
+		 *     (phase=solve) [0,1,0] | main;gamma at 6.4, 7.4 [1,0,0] | main;gamma at
+		 *     12.4 [2,0,1] (5 ms after the one before); THREAD_END at 13 with [1,1,1]
+		 *   T2 worker (tid pid+1, t0 0), wall-time@10ms: main;alpha;beta at 2, 4, 6, 8,
+		 *     no deltas
+		 * Totals: 12 samples (alpha self 3, beta 6, gamma 3), 48 ms of weight (T1 8,
+		 * T2 40); voluntary 8, involuntary 3, page-faults 8.
+		 * Stack slices (ms; each sample stands for the time since the one before, or its
+		 * 1 ms after a gap): T1 mk_main [0,7.4] with mk_alpha [0,5.4] (mk_beta [3,5.4])
+		 * and mk_gamma [5.4,7.4], then mk_main [11.4,12.4] with mk_gamma [11.4,12.4];
+		 * T2 mk_main, mk_alpha, mk_beta [0,8].
+		 * Regions of T1 (phase=solve, region=inner inside it, region=tail): solve
+		 * [0.5,6.5] with inner [1,2] and inner [3,6.5] (still open when solve ends:
+		 * forced); tail [11,13] (open at the end of the stream: forced). */
+		static const uint64_t a[3] = { 1, 0, 2 }, be[3] = { 0, 1, 0 }, g[3] = { 1, 0, 0 },
+				      g2[3] = { 2, 0, 1 }, e1[3] = { 1, 1, 1 };
+		thread(1, pid, 0, "main");
+		thread(2, pid + 1, 0, "worker");
+		attribute(1, "phase", "string", "thread");
+		attribute(2, "region", "string", "thread");
+		context(1, 0, 1, "solve");
+		context(2, 1, 2, "inner");
+		context(3, 0, 2, "tail");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 1, addr_of(mk_beta, b));
+		frame(4, 1, 1, addr_of(mk_gamma, b));
+		region(1, 500000, 1, 1);
+		for (int i = 0; i < 3; i++)
+			tsample(1, 0, 1000000, 2, 1, a);
+		region(1, 1000000, 2, 1);
+		region(1, 2000000, 2, 0);
+		region(1, 3000000, 2, 1);
+		for (int i = 0; i < 2; i++) /* the timer's jitter: 1.2 ms apart */
+			tsample(1, 0, 1200000, 3, 1, be);
+		region(1, 6500000, 1, 0);
+		for (int i = 0; i < 4; i++)
+			tsample(2, 1, 2000000, 3, 0, NULL);
+		for (int i = 0; i < 2; i++)
+			tsample(1, 0, 1000000, 4, 0, g);
+		region(1, 11000000, 3, 1);
+		tsample(1, 0, 5000000, 4, 0, g2);
+		thread_end(1, 13000000, "main", e1);
 	} else if (!strncmp(argv[1], "cnt_", 4)) {
 		/* invalid counter data (3 header counters), each at the printed offset */
 		static const uint64_t d[3] = { 1, 2, 3 };

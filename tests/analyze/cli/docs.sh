@@ -51,6 +51,10 @@
 	for args in "--view processes" "--view processes --format csv"; do
 		"$SONDE" report $args pv1.sonde pv2.sonde >>all.txt 2>&1 || fail "report $args"
 	done
+	mk timeline tl.sonde
+	for args in "--format speedscope" "--format trace"; do
+		"$SONDE" report $args tl.sonde >>all.txt 2>&1 || fail "report $args"
+	done
 	awk '/^```/{inb=!inb; next} inb' "$DOCS/REPORT.md" | grep -vF '...' |
 		grep -v '^{"offset"' >examples.txt
 	[ "$(wc -l <examples.txt)" -ge 50 ] || fail "examples not found in REPORT.md"

@@ -177,7 +177,7 @@ phase=solve: 50.0% of it</title>' cflat.svg || fail "svg --color-by flat: $(grep
 	expect_err_line "sonde: report: --format svg draws call paths (use it without --view, or with --view tree)"
 	run "$SONDE" report --format csv -o x.csv a.sonde
 	expect_rc 2 "-o with csv"
-	expect_err_line "sonde: report: -o FILE: only --format pprof, svg and html write a file (add one of them, or leave -o out)"
+	expect_err_line "sonde: report: -o FILE: only --format pprof, svg, html, speedscope and trace write a file (add one of them, or leave -o out)"
 	run "$SONDE" report --color-by phase c.sonde
 	expect_rc 2 "--color-by without svg"
 	expect_err_line "sonde: report: --color-by phase: colours a flame graph (add --format svg or html)"

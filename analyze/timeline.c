@@ -1,0 +1,424 @@
+/*
+ * timeline.c: the event list behind `sonde report --format speedscope` and `--format
+ * trace` (timeline.h): every counted sample and every region call at its time, which the
+ * aggregated profile (profile.c) does not keep.
+ *
+ * Opt-in: cli.c sets p->timeline only for these formats. While a stream is read
+ * (decode.c, possibly in a --jobs worker: only the stream's own state is touched) each
+ * counted SAMPLE is appended to the stream's list as (thread time, aggregate index,
+ * weight x period, deltas) and each REGION event as it came. When the stream is merged
+ * (merge.c, the CLI's thread) sd_tl_merge maps the aggregates to the rows merge.c just
+ * made (rows are made in aggregate order, the kept ones only, then the THREAD_END rows),
+ * turns the deltas into merged counter ids, adds one event per THREAD_END row, pairs the
+ * region begins and ends of each thread (as decode.c's region timing does: a misnested
+ * end closes the regions opened inside it, forced; the regions still open at the end
+ * close at the thread's last time, forced) and keeps each thread's first and last time.
+ * sd_filters_apply (where.c) renumbers rows after loading: sd_tl_rows_kept follows,
+ * and sd_tl_regions_kept applies the filters to the region calls as to region rows.
+ *
+ * Times stay in each stream's clock (ns after its HEADER clock); sd_tl_time puts them
+ * on the run's clock (the earliest stream start) when a format prints them.
+ */
+#define _GNU_SOURCE /* qsort_r, asprintf */
+#include "analyze/profile_int.h"
+#include "analyze/timeline.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What decode.c records of one stream, in its own ids. */
+struct raw_sample { uint64_t t; uint32_t agg; double w; size_t cnt; };
+struct raw_region { uint64_t t; uint32_t thread, node, event; };
+struct sd_tl_stream {
+	struct raw_sample *s; size_t n, cap;
+	uint64_t *cnt; size_t ncnt, capcnt;
+	struct raw_region *r; size_t nr, capr;
+};
+
+struct sd_timeline *sd_timeline_new(void)
+{
+	return calloc(1, sizeof(struct sd_timeline));
+}
+
+void sd_timeline_free(struct sd_timeline *tl)
+{
+	if (!tl)
+		return;
+	free(tl->samples);
+	free(tl->counts);
+	free(tl->regions);
+	free(tl->threads);
+	free(tl->func_file);
+	free(tl);
+}
+
+void sd_tl_stream_free(struct sd_tl_stream *s)
+{
+	if (!s)
+		return;
+	free(s->s);
+	free(s->cnt);
+	free(s->r);
+	free(s);
+}
+
+static struct sd_tl_stream *stream_of(struct sstate *st)
+{
+	if (!st->tl)
+		st->tl = calloc(1, sizeof(*st->tl));
+	return st->tl;
+}
+
+int sd_tl_stream_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
+			const msgpack_object *deltas)
+{
+	struct sd_tl_stream *s = stream_of(st);
+	if (!s || sd_grow(&s->s, &s->cap, s->n + 1, sizeof(*s->s)))
+		return -ENOMEM;
+	size_t off = SIZE_MAX;
+	if (deltas && st->nctrs && deltas->via.array.size == st->nctrs) {
+		if (sd_grow(&s->cnt, &s->capcnt, s->ncnt + st->nctrs, sizeof(*s->cnt)))
+			return -ENOMEM;
+		off = s->ncnt;
+		for (size_t k = 0; k < st->nctrs; k++)
+			s->cnt[s->ncnt++] = deltas->via.array.ptr[k].via.u64;
+	}
+	s->s[s->n++] = (struct raw_sample){ t, agg, w, off };
+	return 0;
+}
+
+int sd_tl_stream_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
+			uint32_t event)
+{
+	struct sd_tl_stream *s = stream_of(st);
+	if (!s || sd_grow(&s->r, &s->capr, s->nr + 1, sizeof(*s->r)))
+		return -ENOMEM;
+	s->r[s->nr++] = (struct raw_region){ t, thread, node, event };
+	return 0;
+}
+
+/* The file of every function on the stream's sampled call paths (the symbolizer gives a
+ * file per frame, not per function: the first one seen is kept). */
+static int merge_files(struct sd_profile *p, const struct sstate *st)
+{
+	struct sd_timeline *tl = p->timeline;
+	for (size_t i = 1; i < st->nnodes; i++) {
+		const struct snode *n = &st->nodes[i];
+		if (!n->samples && !n->used)
+			continue;
+		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
+		const struct sd_frame *fr;
+		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
+		if (nf < 0)
+			return -ENOMEM;
+		for (int k = 0; k < nf; k++) {
+			if (fr[k].func >= tl->nfunc_file &&
+			    sd_grow(&tl->func_file, &tl->capfunc_file, fr[k].func + 1,
+				    sizeof(*tl->func_file)))
+				return -ENOMEM;
+			if (fr[k].func >= tl->nfunc_file)
+				tl->nfunc_file = fr[k].func + 1;
+			if (!tl->func_file[fr[k].func])
+				tl->func_file[fr[k].func] = fr[k].file;
+		}
+	}
+	return 0;
+}
+
+/* Each thread's lifetime, by its merged thread row. */
+static int merge_threads(struct sd_profile *p, const struct sstate *st)
+{
+	struct sd_timeline *tl = p->timeline;
+	if (sd_grow(&tl->threads, &tl->capthreads, p->nthreads, sizeof(*tl->threads)))
+		return -ENOMEM;
+	tl->nthreads = p->nthreads;
+	for (size_t i = 1; i < st->nthreads; i++) {
+		const struct sthread *t = &st->threads[i];
+		if (t->defined)
+			tl->threads[t->row] = (struct sd_tl_thread){ t->t, t->last_t,
+				(uint32_t)(p->nsinfo - 1), 1 };
+	}
+	return 0;
+}
+
+static int add_sample(struct sd_timeline *tl, struct sd_tl_sample s)
+{
+	if (sd_grow(&tl->samples, &tl->capsamples, tl->nsamples + 1, sizeof(*tl->samples)))
+		return -ENOMEM;
+	tl->samples[tl->nsamples++] = s;
+	return 0;
+}
+
+/* The stream's samples on the merged rows; then one event per THREAD_END row. */
+static int merge_samples(struct sd_profile *p, const struct sstate *st, size_t row0,
+			 int keep_ends)
+{
+	struct sd_timeline *tl = p->timeline;
+	const struct sd_tl_stream *s = st->tl;
+	uint32_t *rowof = malloc((st->naggs + 1) * sizeof(*rowof));
+	size_t row = row0;
+	int err = -ENOMEM;
+
+	if (!rowof)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->naggs; i++)
+		rowof[i] = st->aggs[i].kept ? (uint32_t)row++ : UINT32_MAX;
+	for (size_t i = 0; s && i < s->n; i++) {
+		const struct raw_sample *r = &s->s[i];
+		if (rowof[r->agg] == UINT32_MAX)
+			continue;
+		struct sd_tl_sample e = { .t = r->t, .row = rowof[r->agg], .weight = r->w,
+			.thread = st->threads[st->aggs[r->agg].thread].row, .cnt = SIZE_MAX };
+		if (r->cnt != SIZE_MAX) {
+			if (sd_grow(&tl->counts, &tl->capcounts, tl->ncounts + p->ncounters,
+				    sizeof(*tl->counts)))
+				goto out;
+			e.cnt = tl->ncounts;
+			e.ncnt = (uint32_t)p->ncounters;
+			memset(&tl->counts[e.cnt], 0, p->ncounters * sizeof(*tl->counts));
+			for (size_t k = 0; k < st->nctrs; k++)
+				tl->counts[e.cnt + st->ctrs[k].gid] += s->cnt[r->cnt + k];
+			tl->ncounts += p->ncounters;
+		}
+		if (add_sample(tl, e))
+			goto out;
+	}
+	for (size_t i = 1; keep_ends && i < st->nthreads; i++) {
+		const struct sthread *t = &st->threads[i];
+		if (t->endcnt && add_sample(tl, (struct sd_tl_sample){ .t = t->last_t,
+				.row = (uint32_t)row++, .thread = t->row, .cnt = SIZE_MAX, .end = 1 }))
+			goto out;
+	}
+	err = 0;
+out:
+	free(rowof);
+	return err;
+}
+
+/* Close the innermost open region of a thread (stack `open`, *nopen deep) at t. */
+static int region_close(struct sd_profile *p, const struct sstate *st,
+			const struct raw_region *open, size_t *nopen, uint64_t t, int forced)
+{
+	struct sd_timeline *tl = p->timeline;
+	const struct raw_region *b = &open[--*nopen];
+	uint32_t gnode = st->ctxs[b->node].gnode;
+	if (!sd_where_ctx_ok(p, gnode, 0))
+		return 0;
+	if (sd_grow(&tl->regions, &tl->capregions, tl->nregions + 1, sizeof(*tl->regions)))
+		return -ENOMEM;
+	tl->regions[tl->nregions++] = (struct sd_tl_region){ b->t, t > b->t ? t : b->t,
+		st->threads[b->thread].row, gnode, (uint32_t)*nopen, forced };
+	return 0;
+}
+
+/* The REGION events of one thread of the stream, begins and ends paired. */
+static int merge_thread_regions(struct sd_profile *p, const struct sstate *st, uint32_t ti,
+				struct raw_region **open, size_t *cap)
+{
+	const struct sd_tl_stream *s = st->tl;
+	size_t nopen = 0;
+	int err;
+
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct raw_region *r = &s->r[i];
+		if (r->thread != ti)
+			continue;
+		if (r->event == SD_REGION_BEGIN) {
+			if (sd_grow(open, cap, nopen + 1, sizeof(**open)))
+				return -ENOMEM;
+			(*open)[nopen++] = *r;
+			continue;
+		}
+		size_t k = nopen;
+		while (k && (*open)[k - 1].node != r->node)
+			k--;
+		if (!k)
+			continue; /* not open: nothing to draw */
+		while (nopen > k) /* misnested: the inner regions end with it, forced */
+			if ((err = region_close(p, st, *open, &nopen, r->t, 1)))
+				return err;
+		if ((err = region_close(p, st, *open, &nopen, r->t,
+					r->event == SD_REGION_FORCED_END)))
+			return err;
+	}
+	while (nopen)
+		if ((err = region_close(p, st, *open, &nopen, st->threads[ti].last_t, 1)))
+			return err;
+	return 0;
+}
+
+int sd_tl_merge(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends)
+{
+	struct raw_region *open = NULL;
+	size_t cap = 0;
+	int err;
+
+	if ((err = merge_files(p, st)) || (err = merge_threads(p, st)) ||
+	    (err = merge_samples(p, st, row0, keep_ends)))
+		return err;
+	for (size_t i = 1; st->tl && st->tl->nr && i < st->nthreads; i++)
+		if (st->threads[i].defined &&
+		    (err = merge_thread_regions(p, st, (uint32_t)i, &open, &cap)))
+			break;
+	free(open);
+	return err;
+}
+
+void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < tl->nsamples; i++) {
+		struct sd_tl_sample *s = &tl->samples[i];
+		if (map[s->row] == UINT32_MAX)
+			continue;
+		s->row = map[s->row];
+		tl->samples[n++] = *s;
+	}
+	tl->nsamples = n;
+}
+
+void sd_tl_regions_kept(struct sd_profile *p,
+			int (*ok)(const struct sd_profile *, const void *,
+				  const struct sd_region_row *), const void *arg)
+{
+	struct sd_timeline *tl = p->timeline;
+	size_t n = 0;
+	for (size_t i = 0; i < tl->nregions; i++) {
+		const struct sd_tl_region *g = &tl->regions[i];
+		const struct sd_thread_row *t = &p->threads[g->thread];
+		struct sd_region_row row = { .ctx = g->ctx, .pid = t->pid, .tid = t->tid,
+			.tname = t->name, .stream = tl->threads[g->thread].stream };
+		if (ok(p, arg, &row))
+			tl->regions[n++] = *g;
+	}
+	tl->nregions = n;
+}
+
+/* ---- what the exporters share ------------------------------------------------------ */
+
+uint64_t sd_tl_run_start(const struct sd_profile *p)
+{
+	uint64_t run0 = UINT64_MAX;
+	for (size_t i = 0; i < p->nsinfo; i++)
+		if (p->sinfo[i].has_clock && p->sinfo[i].origin_ns < run0)
+			run0 = p->sinfo[i].origin_ns;
+	return run0 == UINT64_MAX ? 0 : run0;
+}
+
+uint64_t sd_tl_time(const struct sd_profile *p, uint64_t run0, uint32_t stream, uint64_t t)
+{
+	const struct sd_stream_info *si = &p->sinfo[stream];
+	return (si->has_clock ? si->origin_ns - run0 : 0) + t;
+}
+
+struct order_ctx { const struct sd_timeline *tl; const uint32_t *key; const uint64_t *time; };
+
+static int order_cmp(const void *a, const void *b, void *arg)
+{
+	const struct order_ctx *c = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	uint32_t ki = c->key ? c->key[i] : c->tl->samples[i].thread;
+	uint32_t kj = c->key ? c->key[j] : c->tl->samples[j].thread;
+	if (ki != kj)
+		return ki < kj ? -1 : 1;
+	if (c->time[i] != c->time[j])
+		return c->time[i] < c->time[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+int sd_tl_order(const struct sd_profile *p, const uint32_t *key, size_t **out)
+{
+	const struct sd_timeline *tl = p->timeline;
+	size_t *idx = malloc((tl->nsamples + 1) * sizeof(*idx));
+	uint64_t *time = malloc((tl->nsamples + 1) * sizeof(*time));
+	uint64_t run0 = sd_tl_run_start(p);
+
+	if (!idx || !time) {
+		free(idx);
+		free(time);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < tl->nsamples; i++) {
+		idx[i] = i;
+		time[i] = sd_tl_time(p, run0, p->rows[tl->samples[i].row].stream, tl->samples[i].t);
+	}
+	struct order_ctx c = { tl, key, time };
+	qsort_r(idx, tl->nsamples, sizeof(*idx), order_cmp, &c);
+	free(time);
+	*out = idx;
+	return 0;
+}
+
+long sd_tl_path(const struct sd_profile *p, uint32_t cnode, uint32_t **path, size_t *cap)
+{
+	size_t n = 0;
+	for (uint32_t c = cnode; c; c = p->nodes[c].parent) {
+		if (sd_grow(path, cap, n + 1, sizeof(**path)))
+			return -ENOMEM;
+		(*path)[n++] = p->nodes[c].func;
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		uint32_t x = (*path)[i];
+		(*path)[i] = (*path)[n - 1 - i];
+		(*path)[n - 1 - i] = x;
+	}
+	return (long)n;
+}
+
+double sd_tl_value(const struct sd_profile *p, const struct sd_report_opts *o,
+		   const struct sd_tl_sample *s)
+{
+	const struct sd_timeline *tl = p->timeline;
+	if (o->ncids) {
+		const struct sd_crow *r = &p->rows[s->row];
+		double v = 0;
+		for (size_t k = 0; k < o->ncids; k++)
+			v += s->end ? (double)sd_crow_count(r, o->cids[k])
+			   : s->cnt != SIZE_MAX && o->cids[k] < s->ncnt
+			   ? (double)tl->counts[s->cnt + o->cids[k]] : 0;
+		return v;
+	}
+	if (s->end)
+		return 0; /* no sample */
+	return o->weight ? s->weight : 1;
+}
+
+void sd_tl_put_us(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	FILE *f = out;
+	int err;
+
+	if (!p->timeline)
+		return -ENODATA;
+	sd_notes(out, p, o); /* the notes on stderr, as for csv */
+	if (o->output && !(f = fopen(o->output, "w"))) {
+		err = -errno;
+		goto bad;
+	}
+	err = o->format == SD_FMT_TRACE ? sd_tl_trace(f, p, o) : sd_tl_speedscope(f, p, o);
+	if (f == out)
+		return err;
+	int werr = ferror(f);
+	if ((fclose(f) || werr) && !err)
+		err = -EIO;
+	if (err)
+		goto bad;
+	printf("sonde: %s written to %s (%s)\n",
+	       o->format == SD_FMT_TRACE ? "trace" : "speedscope profile", o->output,
+	       o->format == SD_FMT_TRACE ? "open it in https://ui.perfetto.dev, chrome://tracing "
+					   "or speedscope" : "open it with speedscope FILE or at "
+					   "https://www.speedscope.app");
+	return 0;
+bad:
+	if (err == -ENOMEM)
+		return err;
+	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
+		o->output, strerror(err == -EIO ? EIO : -err));
+	return -EIO;
+}
