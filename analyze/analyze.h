@@ -886,6 +886,9 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 struct sd_timeline;
 /* An empty event list, to set in p->timeline before loading: NULL on ENOMEM. */
 struct sd_timeline *sd_timeline_new(void);
+/* The same keeping region calls only (no sample: --format html's region timeline). */
+struct sd_timeline *sd_timeline_new_regions(void);
+int sd_timeline_regions_only(const struct sd_timeline *tl);
 void sd_timeline_free(struct sd_timeline *tl);
 /* Does format f draw a timeline (and so need p->timeline)? */
 static inline int sd_format_timeline(enum sd_format f)

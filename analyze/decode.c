@@ -1229,7 +1229,7 @@ struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s
 	struct sstate *st = &l->st;
 	struct sd_record rec;
 	l->name = s->name;
-	st->tl_on = p->timeline != NULL;
+	st->tl_on = p->timeline != NULL && !sd_timeline_regions_only(p->timeline);
 	int r = sd_stream_header(s, &rec);
 	if (r == 0)
 		r = sd_decode_header(st, &rec, s);

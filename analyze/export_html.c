@@ -17,8 +17,10 @@
  *   functions    the flat view's top rows (self, total); then, per counter, the
  *                functions by that counter
  *   threads      the threads view
- *   regions      the regions view, and a timeline of the region events (REGION
- *                records: SONDE_REGIONS=trace) when the streams hold them
+ *   regions      the regions view, and a timeline of the region calls (REGION
+ *                records: SONDE_REGIONS=trace) when the streams hold them: the
+ *                timeline's event list of region calls only (sd_timeline_new_regions,
+ *                no sample kept), drawn as an inline SVG without script
  *   annotations  one group-by table per attribute the streams recorded
  *   spread       the flat view's rows with --stats thread (and process, rank when the
  *                run has several)
@@ -26,6 +28,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "analyze/analyze.h"
+#include "analyze/timeline.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -431,6 +434,100 @@ static int sec_functions(FILE *out, struct sd_profile *p, const struct sd_report
 	return err;
 }
 
+/* ---- the region timeline ---------------------------------------------------- */
+
+enum { TL_W = 1160, TL_LABEL = 190, TL_ROW = 14 };
+
+/* A colour of its own per region (a hash of its context node's value). */
+static unsigned region_hue(const struct sd_profile *p, uint32_t ctx)
+{
+	const char *v = p->value_strs[p->ctx[ctx].value];
+	uint32_t h = 2166136261u;
+	for (; *v; v++)
+		h = (h ^ (unsigned char)*v) * 16777619u;
+	return h % 360;
+}
+
+/* One lane per (thread, depth): lane[i] of thread i's depth 0; *nl lanes in all. */
+static uint32_t *tl_lanes(const struct sd_profile *p, const struct sd_timeline *tl, size_t *nl)
+{
+	uint32_t *depth = calloc(p->nthreads + 1, sizeof(*depth));
+	uint32_t *lane = calloc(p->nthreads + 1, sizeof(*lane));
+	if (!depth || !lane) {
+		free(depth);
+		free(lane);
+		return NULL;
+	}
+	for (size_t i = 0; i < tl->nregions; i++)
+		if (tl->regions[i].depth + 1 > depth[tl->regions[i].thread])
+			depth[tl->regions[i].thread] = tl->regions[i].depth + 1;
+	*nl = 0;
+	for (size_t t = 0; t < p->nthreads; t++) {
+		lane[t] = (uint32_t)*nl;
+		*nl += depth[t];
+	}
+	lane[p->nthreads] = (uint32_t)*nl; /* thread t has lanes lane[t]..lane[t + 1] */
+	free(depth);
+	return lane;
+}
+
+/* The region calls of the streams (REGION records: SONDE_REGIONS=trace) as an SVG, one
+ * lane per thread and nesting depth, x the run's time; calls narrower than a pixel are
+ * counted, not drawn. */
+static int region_timeline(FILE *out, const struct sd_profile *p)
+{
+	const struct sd_timeline *tl = p->timeline;
+	if (!tl || !tl->nregions)
+		return 0;
+	size_t nl;
+	uint32_t *lane = tl_lanes(p, tl, &nl);
+	if (!lane)
+		return -ENOMEM;
+	uint64_t run0 = sd_tl_run_start(p), tmax = 1;
+	for (size_t i = 0; i < tl->nregions; i++) {
+		const struct sd_tl_region *r = &tl->regions[i];
+		uint64_t e = sd_tl_time(p, run0, tl->threads[r->thread].stream, r->end);
+		tmax = e > tmax ? e : tmax;
+	}
+	double sx = (double)(TL_W - TL_LABEL) / (double)tmax;
+	size_t hidden = 0;
+	fprintf(out, "<h3>Timeline of the region calls</h3>\n<svg class=\"tl\" xmlns=\"http://www."
+		"w3.org/2000/svg\" width=\"%d\" height=\"%zu\">\n", TL_W, (nl + 2) * TL_ROW);
+	for (size_t t = 0; t < p->nthreads; t++) {
+		if (lane[t + 1] == lane[t])
+			continue; /* no region call */
+		fprintf(out, "<text x=\"0\" y=\"%zu\">", (size_t)lane[t] * TL_ROW + 11);
+		escs(out, p->threads[t].name);
+		fprintf(out, " (%" PRIu64 ")</text>\n", p->threads[t].tid);
+	}
+	for (size_t i = 0; i < tl->nregions; i++) {
+		const struct sd_tl_region *r = &tl->regions[i];
+		uint32_t st = tl->threads[r->thread].stream;
+		uint64_t b = sd_tl_time(p, run0, st, r->begin), e = sd_tl_time(p, run0, st, r->end);
+		double x = TL_LABEL + (double)b * sx, w = (double)(e - b) * sx;
+		if (w < 1) {
+			hidden++;
+			continue;
+		}
+		const struct sd_ctxnode *c = &p->ctx[r->ctx];
+		fprintf(out, "<rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\" fill=\"hsl(%u,60%%,"
+			"62%%)\"><title>", x, (size_t)(lane[r->thread] + r->depth) * TL_ROW, w,
+			TL_ROW - 2, region_hue(p, r->ctx));
+		escs(out, p->attr_names[c->attr]);
+		putc('=', out);
+		escs(out, p->value_strs[c->value]);
+		fprintf(out, ": %.3f ms from %.3f ms%s</title></rect>\n", (double)(e - b) / 1e6,
+			(double)b / 1e6, r->forced ? " (forced end)" : "");
+	}
+	fprintf(out, "<text x=\"%d\" y=\"%zu\">0</text><text x=\"%d\" y=\"%zu\" "
+		"text-anchor=\"end\">%.3f s</text>\n</svg>\n", TL_LABEL, (nl + 1) * TL_ROW + 10, TL_W,
+		(nl + 1) * TL_ROW + 10, (double)tmax / 1e9);
+	fprintf(out, "<p class=\"note\">%zu region calls; %zu shorter than a pixel not drawn. "
+		"Hover a call for its region, duration and start.</p>\n", tl->nregions, hidden);
+	free(lane);
+	return 0;
+}
+
 static int sec_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	if (!p->region_records && !p->region_stats)
@@ -438,6 +535,8 @@ static int sec_regions(FILE *out, struct sd_profile *p, const struct sd_report_o
 	fputs("<section id=\"regions\"><h2>Regions</h2>\n", out);
 	struct sd_report_opts t = table_opts(o, SD_VIEW_REGIONS);
 	int err = view_table(out, p, &t, "Regions (calls, inclusive and exclusive time)", NULL);
+	if (!err)
+		err = region_timeline(out, p);
 	fputs("</section>\n", out);
 	return err;
 }

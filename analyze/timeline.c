@@ -41,6 +41,19 @@ struct sd_timeline *sd_timeline_new(void)
 	return calloc(1, sizeof(struct sd_timeline));
 }
 
+struct sd_timeline *sd_timeline_new_regions(void)
+{
+	struct sd_timeline *tl = sd_timeline_new();
+	if (tl)
+		tl->regions_only = 1;
+	return tl;
+}
+
+int sd_timeline_regions_only(const struct sd_timeline *tl)
+{
+	return tl->regions_only;
+}
+
 void sd_timeline_free(struct sd_timeline *tl)
 {
 	if (!tl)

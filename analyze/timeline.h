@@ -46,6 +46,7 @@ struct sd_timeline {
 	struct sd_tl_region *regions; size_t nregions, capregions;
 	struct sd_tl_thread *threads; size_t nthreads, capthreads; /* by p->threads index */
 	uint32_t *func_file; size_t nfunc_file, capfunc_file; /* func id -> sd_sym_file id */
+	int regions_only;           /* --format html: region calls only, no samples kept */
 };
 
 /* The run's start: the earliest HEADER clock of the streams (0 without any). */

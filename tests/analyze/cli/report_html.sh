@@ -58,12 +58,24 @@ if not p.frame or not p.frame.startswith(pre) or base64.b64decode(p.frame[len(pr
     print('the flame graph is not the svg view', file=sys.stderr); bad = 1
 sys.exit(bad)
 PY
+	# the region timeline: one rectangle per region call, as the trace's region slices
+	mk timeline tl.sonde
+	"$SONDE" report --format html tl.sonde >tl.html 2>/dev/null || fail "html of the timeline stream"
+	"$SONDE" report --format trace tl.sonde 2>/dev/null | python3 -c '
+import json, sys
+for e in json.load(sys.stdin)["traceEvents"]:
+    if e.get("ph") == "X" and e.get("tid", 0) >= 1000000000:
+        print("%s: %.3f ms from %.3f ms" % (e["name"], e["dur"] / 1e3, e["ts"] / 1e3))' | sort >want.tl
+	grep -o '<title>[^<]*</title></rect>' tl.html | sed 's/<title>//; s/ (forced end)//; s/<\/title><\/rect>//' | sort >got.tl
+	[ -s want.tl ] && cmp -s want.tl got.tl || fail "region timeline: $(tr '\n' '|' <got.tl) against the trace's $(tr '\n' '|' <want.tl)"
+	grep -q '>Timeline of the region calls<' tl.html || fail "no timeline heading"
 	# the notes of the run: the flat stream's drops and mixed periods
 	mk flat a.sonde
 	"$SONDE" report --format html a.sonde >a.html 2>a.err || fail "html of the flat stream"
 	[ ! -s a.err ] || fail "html: stderr $(cat a.err)"
 	grep -qF '<span class="warn">sonde: warning: 4 of 104 samples dropped' a.html || fail "html: no drops note"
 	grep -qF 'samples of sources with different periods are counted alike' a.html || fail "html: no mixed-periods note"
+	! grep -q 'id="regions"' a.html || fail "a regions section without region records"
 	# --where and --top apply to every table
 	"$SONDE" report --format html --where phase=solve --top 1 c.sonde >w.html 2>/dev/null
 	"$SONDE" report --format csv --where phase=solve --top 1 c.sonde >w.csv 2>/dev/null
