@@ -422,9 +422,12 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 	uint64_t period = s->period_ns * t->mult[src];
 	t->exit_ns = end;
 	/* Looking for a queued signal costs a system call (~0.4 us on a VM):
-	 * only where the period is within 64 times what a sample is known to
-	 * cost, which is where the round trip can matter. */
-	t->queued_at_exit = period < 64 * (spent + t->trip_ns) &&
+	 * only where the period is within 16 times what a sample is known to
+	 * cost, which is where the round trip can matter (a sample is behind
+	 * at a quarter of the period; the round trip was measured at 1-3 times
+	 * the handler's own time). At 64 times, every sample at 1 ms paid it on
+	 * a VM (40 us a sample): bench/overhead.sh 4 us more per sample. */
+	t->queued_at_exit = period < 16 * (spent + t->trip_ns) &&
 			    signal_queued_sigsafe(sd_rt.cfg.signo);
 	if (s->kind == SD_SRC_PAPI)
 		return;
