@@ -610,6 +610,10 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 			  size_t len);
 /* The footer warning about samples without counter values (nothing if there are none). */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
+/* emit.c: the n bytes of s as XML (svg) or HTML text or attribute value: &, <, >, ", '
+ * escaped, control characters as '?', invalid UTF-8 as U+FFFD; at most max bytes of s
+ * (whole characters). */
+void sd_xml_put(FILE *out, const char *s, size_t n, size_t max);
 /* What every view states before its rows (docs/REPORT.md, "Notes"): incomplete streams,
  * streams ended by a signal, dropped samples and region events, sources of different
  * periods counted together (views counting samples). text: the lines on out;

@@ -471,3 +471,34 @@ uint8_t *sd_folded_keep(const struct sd_folded_tree *t)
 	flines_free(lines, nl);
 	return keep;
 }
+
+/* ---- XML and HTML text --------------------------------------------------------- */
+
+void sd_xml_put(FILE *out, const char *str, size_t n, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	for (size_t i = 0; i < n && i < max;) {
+		unsigned char c = s[i];
+		size_t l = c < 0x80 ? 1 : utf8_len(s + i, n - i);
+		if (l > 1 && i + l > max)
+			break;
+		if (c == '&')
+			fputs("&amp;", out);
+		else if (c == '<')
+			fputs("&lt;", out);
+		else if (c == '>')
+			fputs("&gt;", out);
+		else if (c == '"')
+			fputs("&quot;", out);
+		else if (c == '\'')
+			fputs("&apos;", out);
+		else if (c < 0x20 || c == 0x7f)
+			putc('?', out);
+		else if (!l)
+			fputs("\xef\xbf\xbd", out);
+		else
+			fwrite(s + i, 1, l, out);
+		i += l ? l : 1;
+	}
+}

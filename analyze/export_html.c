@@ -36,24 +36,10 @@
 
 enum { HTML_TOP = 30 };
 
-/* HTML text: &, <, >, " escaped; control characters as '?'. */
+/* HTML text (emit.c's escaping) of the n bytes at s. */
 static void esc(FILE *out, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else if (c < 0x20 && c != '\n' && c != '\t')
-			putc('?', out);
-		else
-			putc(c, out);
-	}
+	sd_xml_put(out, s, n, n);
 }
 
 static void escs(FILE *out, const char *s)

@@ -422,52 +422,10 @@ static void frame_fill(const struct svg *g, const struct fnode *f, char *buf)
 
 /* ---- output ----------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
-		: s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-	if (!len || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] > 0x9f) ||
-	    (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return len;
-}
-
-/* s as XML character data or attribute value: escaped, control characters as '?',
- * invalid UTF-8 as U+FFFD; at most max bytes of s (whole characters). */
+/* s as XML character data or attribute value, at most max bytes (emit.c). */
 static void xml_put(FILE *out, const char *str, size_t max)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = strlen(str);
-
-	for (size_t i = 0; i < n && i < max;) {
-		unsigned char c = s[i];
-		size_t l = c < 0x80 ? 1 : utf8_len(s + i, n - i);
-		if (l > 1 && i + l > max)
-			break;
-		if (c == '&')
-			fputs("&amp;", out);
-		else if (c == '<')
-			fputs("&lt;", out);
-		else if (c == '>')
-			fputs("&gt;", out);
-		else if (c == '"')
-			fputs("&quot;", out);
-		else if (c == '\'')
-			fputs("&apos;", out);
-		else if (c < 0x20 || c == 0x7f)
-			putc('?', out);
-		else if (!l)
-			fputs("\xef\xbf\xbd", out);
-		else
-			fwrite(s + i, 1, l, out);
-		i += l ? l : 1;
-	}
+	sd_xml_put(out, str, strlen(str), max);
 }
 
 /* The label of a frame w px wide: the name, or its first bytes and "..", or nothing

@@ -68,9 +68,8 @@ static int site_func(struct sd_profile *p, const struct sstate *st, uint32_t sit
 	*out = 0;
 	for (uint32_t x = site; x; x = st->nodes[x].parent) {
 		const struct snode *n = &st->nodes[x];
-		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
 		const struct sd_frame *fr;
-		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
+		int nf = sd_snode_frames(p, st, n, &fr);
 		if (nf < 0)
 			return -ENOMEM;
 		for (int k = nf; k-- > 0;)
@@ -363,11 +362,10 @@ static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostac
 		struct snode *n = &st->nodes[i];
 		if (!n->samples && !n->used)
 			continue;
-		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
 		/* an address in inlined code is several frames, outermost first */
 		const struct sd_frame *fr;
-		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
-		if (nf < 0)
+		int nf = sd_snode_frames(p, st, n, &fr);
+		if (nf < 0 || (p->timeline && sd_tl_note_files(p->timeline, fr, nf)))
 			return -ENOMEM;
 		n->cnode = st->nodes[n->parent].cnode;
 		for (int k = 0; k < nf; k++) {

@@ -107,6 +107,16 @@ int sd_decode_end(struct sstate *st);
 void sd_decode_thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP]);
 void sd_sstate_fini(struct sstate *st);
 
+/* The frames of stream node n's address (sd_sym_frames: outermost first; the module
+ * handle from the stream's module id: -1 none, -2 not defined in the stream): their
+ * number, or -ENOMEM / -EINVAL. */
+static inline int sd_snode_frames(struct sd_profile *p, const struct sstate *st,
+				  const struct snode *n, const struct sd_frame **fr)
+{
+	int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
+	return sd_sym_frames(p->sym, h, n->addr, fr);
+}
+
 /* merge.c: a stream read without error into p (name: its file, for the stream
  * list; truncated: it ended in a partial record): 0 or -ENOMEM. */
 int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated);
@@ -120,6 +130,10 @@ int sd_tl_stream_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
 int sd_tl_stream_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
 			uint32_t event);
 void sd_tl_stream_free(struct sd_tl_stream *s);
+/* merge.c, for each address of a stream's sampled call paths: the file of each of its
+ * frames' functions (the symbolizer gives a file per frame, not per function: the
+ * first one seen is kept). 0 or -ENOMEM. */
+int sd_tl_note_files(struct sd_timeline *tl, const struct sd_frame *fr, int nf);
 /* After merge.c made the stream's rows (the first is row0; keep_ends: THREAD_END rows
  * follow the sample rows), its events into p->timeline. 0 or -ENOMEM. */
 int sd_tl_merge(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends);

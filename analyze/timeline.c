@@ -111,30 +111,17 @@ int sd_tl_stream_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t
 	return 0;
 }
 
-/* The file of every function on the stream's sampled call paths (the symbolizer gives a
- * file per frame, not per function: the first one seen is kept). */
-static int merge_files(struct sd_profile *p, const struct sstate *st)
+int sd_tl_note_files(struct sd_timeline *tl, const struct sd_frame *fr, int nf)
 {
-	struct sd_timeline *tl = p->timeline;
-	for (size_t i = 1; i < st->nnodes; i++) {
-		const struct snode *n = &st->nodes[i];
-		if (!n->samples && !n->used)
-			continue;
-		int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
-		const struct sd_frame *fr;
-		int nf = sd_sym_frames(p->sym, h, n->addr, &fr);
-		if (nf < 0)
+	for (int k = 0; k < nf; k++) {
+		if (fr[k].func >= tl->nfunc_file &&
+		    sd_grow(&tl->func_file, &tl->capfunc_file, fr[k].func + 1,
+			    sizeof(*tl->func_file)))
 			return -ENOMEM;
-		for (int k = 0; k < nf; k++) {
-			if (fr[k].func >= tl->nfunc_file &&
-			    sd_grow(&tl->func_file, &tl->capfunc_file, fr[k].func + 1,
-				    sizeof(*tl->func_file)))
-				return -ENOMEM;
-			if (fr[k].func >= tl->nfunc_file)
-				tl->nfunc_file = fr[k].func + 1;
-			if (!tl->func_file[fr[k].func])
-				tl->func_file[fr[k].func] = fr[k].file;
-		}
+		if (fr[k].func >= tl->nfunc_file)
+			tl->nfunc_file = fr[k].func + 1;
+		if (!tl->func_file[fr[k].func])
+			tl->func_file[fr[k].func] = fr[k].file;
 	}
 	return 0;
 }
@@ -267,7 +254,7 @@ int sd_tl_merge(struct sd_profile *p, const struct sstate *st, size_t row0, int 
 	size_t cap = 0;
 	int err;
 
-	if ((err = merge_files(p, st)) || (err = merge_threads(p, st)) ||
+	if ((err = merge_threads(p, st)) ||
 	    (err = merge_samples(p, st, row0, keep_ends)))
 		return err;
 	for (size_t i = 1; st->tl && st->tl->nr && i < st->nthreads; i++)
