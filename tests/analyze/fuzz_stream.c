@@ -2,7 +2,7 @@
  * fuzz_stream.c: fuzz target for the analyzer's reader entry points. One input is one
  * stream: it is read record by record and printed as JSON (what `sonde dump` does), then
  * loaded into a profile (with --where filters and the timeline's event list) and
- * rendered in every view and format (speedscope and trace included), group-by, tree (text, folded, csv, json), regions, counters, callers and callees
+ * rendered in every view and format (speedscope, trace, svg, html and pprof included), group-by, tree (text, folded, csv, json), regions, counters, callers and callees
  * included, with --stats thread/process/rank and counter metrics (what `sonde report`
  * does), then filtered after loading (--where function~REGEX, thread!~REGEX, process=N:
  * where.c) and rendered again, with output to /dev/null. Symbolization is on, so module
@@ -83,10 +83,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				{ .format = SD_FMT_SPEEDSCOPE, .weight = 1 },
 				{ .format = SD_FMT_SPEEDSCOPE, .view = SD_VIEW_GROUP, .group_by = keys,
 				  .ngroup = 3 },
+				{ .format = SD_FMT_SVG }, { .format = SD_FMT_SVG, .top = 2, .weight = 1 },
+				{ .format = SD_FMT_SVG, .view = SD_VIEW_TREE, .color_by = "phase" },
+				{ .format = SD_FMT_SVG, .color_by = "iteration" },
+				{ .format = SD_FMT_HTML }, { .format = SD_FMT_HTML, .top = 1 },
 			};
 			for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 				if (sd_output(null, &p, &opts[i]))
 					abort();
+			/* pprof (no line on stdout: sd_out_pprof itself) */
+			if (sd_out_pprof("/dev/null", &p) == -ENOMEM)
+				abort();
 			/* callers and callees of names the seeds have (and of none: -ENOENT) */
 			static const char *const funcs[] = { "mk_main", "mk_beta", "mk_recurse",
 							     "mk_alpha [mkstream]", "[no stack]", "" };
