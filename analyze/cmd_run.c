@@ -163,9 +163,10 @@ static int check_sample(const char *sample)
 	return code;
 }
 
-/* -e/--sample (repeatable) and -o/--output, up to CMD: *cmd is its index in argv.
- * SD_EXIT_OK (help printed: *cmd = 0), SD_EXIT_USAGE, or -ENOMEM. */
-static int parse_args(int argc, char **argv, char **sample, const char **out, int *cmd)
+/* -e/--sample (repeatable), -o/--output and -a/--append, up to CMD: *cmd is its index
+ * in argv. SD_EXIT_OK (help printed: *cmd = 0), SD_EXIT_USAGE, or -ENOMEM. */
+static int parse_args(int argc, char **argv, char **sample, const char **out, int *keep_old,
+		      int *cmd)
 {
 	int i;
 	*cmd = 0;
@@ -177,12 +178,18 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			i++;
 			break;
 		}
+		if (!strcmp(a, "-a") || !strcmp(a, "--append")) {
+			*keep_old = 1;
+			continue;
+		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			printf("%s\n\n"
 			       "  -e, --sample SPEC   sampling source, e.g. cpu-time@1ms (repeatable; "
 			       "sets SONDE_SAMPLE)\n"
 			       "  -o, --output DIR    where streams go (default ./sonde-<CMD>; sets "
 			       "SONDE_OUTPUT)\n"
+			       "  -a, --append        add to the streams DIR holds (else an earlier "
+			       "run's move to DIR.old)\n"
 			       "Preloads libsonde.so from next to sonde (or $SONDE_LIB). Exit status: "
 			       "CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
 			       usage);
@@ -203,9 +210,10 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			is_o = !is_e;
 			val = a + 2;
 		} else if (a[0] == '-' && a[1]) {
-			static const char *const known[] = { "--sample", "--output", "--help" };
+			static const char *const known[] = { "--sample", "--output", "--help",
+							     "--append" };
 			const char *near = NULL;
-			for (size_t k = 0; k < 3; k++)
+			for (size_t k = 0; k < 4; k++)
 				if (sd_edit_distance(a, known[k]) <= 2)
 					near = known[k];
 			if (near)
@@ -231,9 +239,11 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 }
 
 /* The output directory checked by the runtime's own rule (writer/outdir.c) before the
- * command starts, and the command's environment: LD_PRELOAD, SONDE_OUTPUT (absolute:
- * its children may run elsewhere, make -C), SONDE_SAMPLE. *dirfd: the directory. */
-static int prepare(const char *lib, const char *out, const char *sample, char **preload,
+ * command starts, an earlier run's streams in it moved aside unless keep_old
+ * (run_old.c), and the command's environment: LD_PRELOAD, SONDE_OUTPUT (absolute: its
+ * children may run elsewhere, make -C), SONDE_SAMPLE. *dirfd: the directory. */
+static int prepare(const char *lib, const char *out, const char *sample, int keep_old,
+		   char **preload,
 		   int *dirfd)
 {
 	mode_t fmode, dmode;
@@ -250,7 +260,7 @@ static int prepare(const char *lib, const char *out, const char *sample, char **
 	const char *env_out = out; /* messages keep the name the user gave */
 	if (sd_outdir_path(*dirfd, abs_out, sizeof abs_out) == 0) {
 		env_out = abs_out;
-		if (sd_run_old_streams(*dirfd, out, abs_out, dmode))
+		if (!keep_old && sd_run_old_streams(*dirfd, out, abs_out, dmode))
 			return -ENOMEM;
 	}
 	const char *old = getenv("LD_PRELOAD");
@@ -326,7 +336,8 @@ int sd_cmd_run(int argc, char **argv)
 	const char *out = NULL;
 	char lib[PATH_MAX];
 	int cmd, dirfd = -1;
-	int code = parse_args(argc, argv, &sample, &out, &cmd);
+	int keep_old = 0;
+	int code = parse_args(argc, argv, &sample, &out, &keep_old, &cmd);
 
 	if (code != SD_EXIT_OK || !cmd)
 		goto out;
@@ -342,7 +353,7 @@ int sd_cmd_run(int argc, char **argv)
 			goto out;
 		out = outdir;
 	}
-	if ((code = prepare(lib, out, sample, &preload, &dirfd)) != SD_EXIT_OK)
+	if ((code = prepare(lib, out, sample, keep_old, &preload, &dirfd)) != SD_EXIT_OK)
 		goto out;
 	int before = count_streams(dirfd), failed = spawn_wait(argv + cmd, &code);
 	if (failed) {

@@ -30,6 +30,18 @@ EOF2
 	expect_rc 0 "third run"
 	expect_err_line "sonde: run: p/ held an earlier run (1 stream): moved to p.old (sonde diff p.old p/ compares the two)"
 	[ "$(ls p.old | tr '\n' ' ')" = "notes.txt $second " ] || fail "third run: p.old holds $(ls p.old | tr '\n' ' ')"
+	# --append (-a): added beside them, nothing said
+	before=$(ls p | tr '\n' ' ')
+	run "$SONDE" run --append -o p -- sh -c ': >"$SONDE_OUTPUT/sh.'"$host"'.$$.sonde"'
+	expect_file "$T/err" <<'EOF2'
+sonde: profile written to p (sonde report p)
+EOF2
+	[ "$(ls p | wc -l)" -eq 2 ] && [ "$(ls p.old | tr '\n' ' ')" = "notes.txt $second " ] ||
+		fail "--append: p holds $(ls p | tr '\n' ' ') (was $before), p.old $(ls p.old | tr '\n' ' ')"
+	run "$SONDE" run -a -o p -- sh -c ': >"$SONDE_OUTPUT/sh.'"$host"'.$$.sonde"'
+	[ "$(ls p | wc -l)" -eq 3 ] || fail "-a: p holds $(ls p | tr '\n' ' ')"
+	rm -f p/*.sonde
+	mkrun p 2>/dev/null
 	# a stream whose process is alive here is being written: nothing moves
 	sleep 60 &
 	live=$!
