@@ -23,14 +23,24 @@ fi
 have() { [ -f "$dir/node_modules/speedscope/dist/release/index.html" ] &&
 	[ -f "$dir/node_modules/playwright-core/package.json" ]; }
 if ! have; then
-	# one installer at a time (ctest runs several consumer tests at once)
+	# one installer at a time (ctest runs several consumer tests at once); an attempt
+	# that failed in the last 10 minutes is not made again (the tests that call this
+	# have 60 s each: an unreachable registry must fail fast, and once)
 	exec 9>"$dir/.lock"
 	flock 9
+	failed=$(find "$dir/.unavailable" -mmin -10 2>/dev/null)
+	[ -n "$failed" ] && skip "npm packages $pkgs not installable here: $(cat "$dir/.unavailable")"
 	if ! have; then
 		[ -f "$dir/package.json" ] || echo '{"name":"sonde-test-consumers","private":true}' >"$dir/package.json"
-		(cd "$dir" && timeout 300 npm install --prefer-offline --no-audit --no-fund \
-			--loglevel=error $pkgs) >"$dir/install.log" 2>&1 ||
-			skip "npm packages $pkgs not installable here (no npm registry, nothing cached): $(tail -n 1 "$dir/install.log")"
+		if ! (cd "$dir" && timeout 40 npm install --prefer-offline --no-audit --no-fund \
+			--fetch-timeout=10000 --fetch-retries=1 --fetch-retry-mintimeout=2000 \
+			--fetch-retry-maxtimeout=5000 \
+			--loglevel=error $pkgs) >"$dir/install.log" 2>&1; then
+			why="no npm registry and nothing cached ($(grep -m 1 -E 'npm (error|ERR)' "$dir/install.log" || tail -n 1 "$dir/install.log"))"
+			echo "$why" >"$dir/.unavailable"
+			skip "npm packages $pkgs not installable here: $why"
+		fi
+		rm -f "$dir/.unavailable"
 	fi
 	exec 9>&-
 fi
