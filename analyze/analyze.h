@@ -610,6 +610,13 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 			  size_t len);
 /* The footer warning about samples without counter values (nothing if there are none). */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
+/* emit.c: -o FILE of the file formats (svg, html, speedscope, trace): sd_out_open
+ * gives FILE opened for writing, or out when path is NULL (NULL, said on stderr, when
+ * it cannot be opened); sd_out_close closes it, says `sonde: WHAT written to PATH
+ * (HINT)` on stdout, or why it could not be written. err: the writer's result; returns
+ * it, or -EIO. */
+FILE *sd_out_open(FILE *out, const char *path);
+int sd_out_close(FILE *f, const char *path, int err, const char *what, const char *hint);
 /* emit.c: the n bytes of s as XML (svg) or HTML text or attribute value: &, <, >, ", '
  * escaped, control characters as '?', invalid UTF-8 as U+FFFD; at most max bytes of s
  * (whole characters). */

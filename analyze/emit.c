@@ -502,3 +502,30 @@ void sd_xml_put(FILE *out, const char *str, size_t n, size_t max)
 		i += l ? l : 1;
 	}
 }
+
+/* ---- -o FILE ------------------------------------------------------------------ */
+
+FILE *sd_out_open(FILE *out, const char *path)
+{
+	FILE *f = path ? fopen(path, "w") : out;
+	if (!f)
+		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
+			path, strerror(errno));
+	return f;
+}
+
+int sd_out_close(FILE *f, const char *path, int err, const char *what, const char *hint)
+{
+	if (!path)
+		return err;
+	int bad = ferror(f);
+	if (fclose(f) || bad) {
+		if (!err)
+			fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its "
+				"directory)\n", path, strerror(errno ? errno : EIO));
+		return err ? err : -EIO;
+	}
+	if (!err)
+		printf("sonde: %s written to %s (%s)\n", what, path, hint);
+	return err;
+}

@@ -207,12 +207,9 @@ static void page_head(FILE *out, const struct sd_profile *p)
 
 int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	FILE *f = o->output ? fopen(o->output, "w") : out;
-	if (!f) {
-		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
-			o->output, strerror(errno));
+	FILE *f = sd_out_open(out, o->output);
+	if (!f)
 		return -EIO;
-	}
 	page_head(f, p);
 	int err = sec_run(f, p, o);
 	if (!err)
@@ -222,18 +219,7 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	fputs("<p class=\"note\">Made by sonde report --format html. Every table is a view of "
 	      "sonde report (docs/REPORT.md); --format csv gives all of its rows.</p>\n"
 	      "</body></html>\n", f);
-	if (!o->output)
-		return err;
-	int bad = ferror(f);
-	if (fclose(f) || bad) {
-		if (!err)
-			fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its "
-				"directory)\n", o->output, strerror(errno ? errno : EIO));
-		return err ? err : -EIO;
-	}
-	if (!err)
-		printf("sonde: report page written to %s (open it in a browser)\n", o->output);
-	return err;
+	return sd_out_close(f, o->output, err, "report page", "open it in a browser");
 }
 
 /* ---- the run ------------------------------------------------------------------ */

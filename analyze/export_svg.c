@@ -868,35 +868,15 @@ static void flat_src(struct sd_svg_src *s, struct flat *fl, size_t top)
 				    flat_value }, fl->p, flat_what, 1, "flat (call paths)" };
 }
 
-/* Open -o FILE (or take out); finish it: said when it could not be written. */
-static FILE *out_open(FILE *out, const char *path)
-{
-	FILE *f = path ? fopen(path, "w") : out;
-	if (!f)
-		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
-			path, strerror(errno));
-	return f;
-}
-
+/* The end of an svg: -o FILE closed and said (emit.c). */
 static int out_close(FILE *f, const char *path, int err)
 {
-	if (!path)
-		return err;
-	int bad = ferror(f);
-	if (fclose(f) || bad) {
-		if (!err)
-			fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its "
-				"directory)\n", path, strerror(errno ? errno : EIO));
-		return err ? err : -EIO;
-	}
-	if (!err)
-		printf("sonde: flame graph written to %s (open it in a browser)\n", path);
-	return err;
+	return sd_out_close(f, path, err, "flame graph", "open it in a browser");
 }
 
 int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	FILE *f = out_open(out, o->output);
+	FILE *f = sd_out_open(out, o->output);
 	int err = -ENOMEM;
 
 	if (!f)
@@ -941,7 +921,7 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 	    layout(&g))
 		goto out;
 	err = -EIO;
-	if (!(f = out_open(stdout, output)))
+	if (!(f = sd_out_open(stdout, output)))
 		goto out;
 	err = out_close(f, output, emit(f, &g, &h));
 out:

@@ -391,34 +391,16 @@ void sd_tl_put_us(FILE *out, uint64_t ns)
 
 int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	FILE *f = out;
-	int err;
-
 	if (!p->timeline)
 		return -ENODATA;
 	sd_notes(out, p, o); /* the notes on stderr, as for csv */
-	if (o->output && !(f = fopen(o->output, "w"))) {
-		err = -errno;
-		goto bad;
-	}
-	err = o->format == SD_FMT_TRACE ? sd_tl_trace(f, p, o) : sd_tl_speedscope(f, p, o);
-	if (f == out)
-		return err;
-	int werr = ferror(f);
-	if ((fclose(f) || werr) && !err)
-		err = -EIO;
-	if (err)
-		goto bad;
-	printf("sonde: %s written to %s (%s)\n",
-	       o->format == SD_FMT_TRACE ? "trace" : "speedscope profile", o->output,
-	       o->format == SD_FMT_TRACE ? "open it in https://ui.perfetto.dev, chrome://tracing "
-					   "or speedscope" : "open it with speedscope FILE or at "
-					   "https://www.speedscope.app");
-	return 0;
-bad:
-	if (err == -ENOMEM)
-		return err;
-	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
-		o->output, strerror(err == -EIO ? EIO : -err));
-	return -EIO;
+	FILE *f = sd_out_open(out, o->output);
+	if (!f)
+		return -EIO;
+	int trace = o->format == SD_FMT_TRACE;
+	int err = trace ? sd_tl_trace(f, p, o) : sd_tl_speedscope(f, p, o);
+	return sd_out_close(f, o->output, err, trace ? "trace" : "speedscope profile",
+			    trace ? "open it in https://ui.perfetto.dev, chrome://tracing or "
+				    "speedscope" : "open it with speedscope FILE or at "
+				    "https://www.speedscope.app");
 }
