@@ -560,6 +560,10 @@ int sd_natcmp(const char *a, const char *b);
 /* Levenshtein distance of two short strings (a typo's distance to a name; strings of
  * over 63 bytes count as far from everything: 64). */
 unsigned sd_edit_distance(const char *a, const char *b);
+/* The name nearest to s, at most 2 edits away ("did you mean"), or NULL: names are the
+ * n `const char *` (NULL ones skipped) found `stride` bytes apart from `names` (an
+ * array of strings, or the name field first in an array of structs). */
+const char *sd_nearest(const char *s, const void *names, size_t n, size_t stride);
 /* The same over keys of values each followed by a NUL (la, lb bytes), value by value. */
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb);
 

@@ -199,21 +199,6 @@ static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_
 					 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
 					 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES, SD_VIEW_MODEL };
 
-/* The name of names[0..n) (each `stride` bytes apart, a const char * first) nearest to
- * s, at most 2 edits away, or NULL. */
-static const char *nearest(const char *s, const void *names, size_t n, size_t stride)
-{
-	const char *near = NULL;
-	unsigned best = 3;
-	for (size_t i = 0; i < n; i++) {
-		const char *name = *(const char *const *)((const char *)names + i * stride);
-		unsigned d = name ? sd_edit_distance(s, name) : 64;
-		if (d < best)
-			best = d, near = name;
-	}
-	return near;
-}
-
 static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
 		      const char *const *names, int *out)
 {
@@ -223,7 +208,7 @@ static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
 			*out = (int)n;
 			return 0;
 		}
-	const char *near = nearest(val, names, n, sizeof(*names));
+	const char *near = sd_nearest(val, names, n, sizeof(*names));
 	if (near)
 		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (did you mean '%s'? %s)\n",
 			c->cmd, opt, val, near, c->see);
@@ -423,15 +408,13 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 			}
 		}
 		if (!o) {
-			const char *near = NULL;
+			/* the options of this command (the others' names left NULL) */
+			const char *names[sizeof(opts) / sizeof(opts[0])], *near;
 			char name[64];
 			snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
-			for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-				const char *m = (opts[k].cmds & cmd_bit) ? nearest(name, &opts[k], 1,
-							sizeof(opts[k])) : NULL;
-				if (m && (!near || sd_edit_distance(name, m) < sd_edit_distance(name, near)))
-					near = m;
-			}
+			for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+				names[k] = opts[k].cmds & cmd_bit ? opts[k].name : NULL;
+			near = sd_nearest(name, names, sizeof(opts) / sizeof(opts[0]), sizeof(*names));
 			if (near)
 				fprintf(stderr, "sonde: %s: unknown option '%s' (did you mean '%s'? %s)\n",
 					c->cmd, a, near, c->see);

@@ -212,10 +212,7 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 		} else if (a[0] == '-' && a[1]) {
 			static const char *const known[] = { "--sample", "--output", "--help",
 							     "--append" };
-			const char *near = NULL;
-			for (size_t k = 0; k < 4; k++)
-				if (sd_edit_distance(a, known[k]) <= 2)
-					near = known[k];
+			const char *near = sd_nearest(a, known, 4, sizeof(*known));
 			if (near)
 				fprintf(stderr, "sonde: run: unknown option '%s' (did you mean '%s'? %s)\n",
 					a, near, usage);

@@ -69,6 +69,19 @@ unsigned sd_edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
+const char *sd_nearest(const char *s, const void *names, size_t n, size_t stride)
+{
+	const char *near = NULL;
+	unsigned best = 3; /* at most 2 edits away */
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(const char *const *)((const char *)names + i * stride);
+		unsigned d = name ? sd_edit_distance(s, name) : 64;
+		if (d < best)
+			best = d, near = name;
+	}
+	return near;
+}
+
 int sd_natcmp_keys(const char *a, size_t la, const char *b, size_t lb)
 {
 	const char *ea = a + la, *eb = b + lb;

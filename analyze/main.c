@@ -60,13 +60,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	const char *near = NULL;
-	unsigned best = 3; /* at most 2 edits away */
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		unsigned d = sd_edit_distance(cmd, commands[i].name);
-		if (d < best)
-			best = d, near = commands[i].name;
-	}
+	const char *near = sd_nearest(cmd, commands, sizeof(commands) / sizeof(commands[0]),
+				      sizeof(commands[0]));
 	if (near)
 		fprintf(stderr, "sonde: %s: unknown command (did you mean '%s'? see 'sonde --help')\n",
 			cmd, near);

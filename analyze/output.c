@@ -596,8 +596,6 @@ static int out_streams(FILE *out, const struct sd_profile *p, const struct sd_re
 	return t ? print_table(out, t, "streams", 1) : -ENOMEM;
 }
 
-static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
-
 int sd_pprof_said(const char *path, int err)
 {
 	if (err == 0)
@@ -617,7 +615,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	if (o->format == SD_FMT_PPROF && o->view == SD_VIEW_FLAT)
 		return sd_pprof_said(o->output, sd_out_pprof(o->output, p));
 	if (o->format == SD_FMT_PPROF) /* --view tree: views.c */
-		return output_view(out, p, o);
+		return sd_output_view(out, p, o);
 	if (o->format == SD_FMT_HTML)
 		return sd_out_html(out, p, o);
 	if (sd_format_timeline(o->format)) /* timeline.c: the notes, then the file */
@@ -638,7 +636,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		FILE *m = open_memstream(&buf, &len);
 		if (!m)
 			return -ENOMEM;
-		int r = output_view(m, p, o);
+		int r = sd_output_view(m, p, o);
 		if (fclose(m) || r) {
 			free(buf);
 			return r ? r : -ENOMEM;
@@ -658,15 +656,10 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	 * under its header lines); --view coverage is the whole account */
 	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE)
 		sd_cov_block(out, p);
-	return output_view(out, p, o);
+	return sd_output_view(out, p, o);
 }
 
 int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return output_view(out, p, o);
-}
-
-static int output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	if (o->format == SD_FMT_SVG) /* the flat or tree view's flame graph (export_svg.c) */
 		return sd_out_svg(out, p, o);

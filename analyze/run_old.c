@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "common/common.h"
 
 struct old_scan {
 	char **ended;           /* names of this host's streams whose process is gone */
@@ -37,19 +38,14 @@ struct old_scan {
 	size_t live, foreign;   /* streams still written here; streams of other hosts */
 };
 
-/* The MPI launchers' rank variables: -1 when not launched by one, else the rank
- * (0 when the value cannot be read). */
+/* Launched by an MPI launcher: -1 when not, else the rank (sd_mpi_rank_env, or Intel
+ * MPI's node-local rank, which says only that it is an MPI launch). */
 static long mpi_rank(void)
 {
-	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					    "MV2_COMM_WORLD_RANK", "SLURM_PROCID",
-					    "MPI_LOCALRANKID", NULL };
-	for (size_t i = 0; vars[i]; i++) {
-		const char *v = getenv(vars[i]);
-		if (v && *v)
-			return strtol(v, NULL, 10);
-	}
-	return -1;
+	const char *v = sd_mpi_rank_env();
+	if (!v && (v = getenv("MPI_LOCALRANKID")) && !*v)
+		v = NULL;
+	return v ? strtol(v, NULL, 10) : -1;
 }
 
 /* The pid of stream `name` when it was written on `host`, else 0. */

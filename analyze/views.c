@@ -516,12 +516,18 @@ static int tnode_what(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val)
 	return n->kind == 1;
 }
 
+/* The tree's paths for the svg and pprof writers (top: --top, 0 for all). */
+static struct sd_svg_src tree_src(const struct tree *t, const struct sd_profile *p, size_t top)
+{
+	return (struct sd_svg_src){ { (uint32_t)t->nn, top, t, tnode_parent, tnode_name,
+				      tnode_self }, p, tnode_what, 0,
+				    "tree (annotation levels as frames)" };
+}
+
 static int tree_svg(FILE *out, const struct tree *t, const struct sd_profile *p,
 		    const struct sd_report_opts *o)
 {
-	struct sd_svg_src s = { { (uint32_t)t->nn, o->top, t, tnode_parent, tnode_name,
-				  tnode_self }, p, tnode_what, 0,
-				"tree (annotation levels as frames)" };
+	struct sd_svg_src s = tree_src(t, p, o->top);
 	return sd_svg_print(out, &s, o);
 }
 
@@ -529,10 +535,8 @@ static int tree_svg(FILE *out, const struct tree *t, const struct sd_profile *p,
 static int tree_pprof(const struct tree *t, const struct sd_profile *p,
 		      const struct sd_report_opts *o)
 {
-	struct sd_svg_src s = { { (uint32_t)t->nn, 0, t, tnode_parent, tnode_name, tnode_self },
-				p, tnode_what, 0, "tree" };
-	int err = sd_out_pprof_tree(o->output, &s, o);
-	return sd_pprof_said(o->output, err);
+	struct sd_svg_src s = tree_src(t, p, 0);
+	return sd_pprof_said(o->output, sd_out_pprof_tree(o->output, &s, o));
 }
 
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)

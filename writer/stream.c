@@ -87,15 +87,7 @@ void sd_stream_header(void)
 	msgpack_pack_uint8(&sd_w.pk, SD_K_HEADER);
 	pack_str(SD_FORMAT_MAGIC);
 	msgpack_pack_uint8(&sd_w.pk, SD_FORMAT_VERSION);
-	/* The MPI rank, from the variables launchers set (no MPI call). */
-	static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-						"MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
-	const char *rank = NULL;
-	for (size_t i = 0; !rank && i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
-		const char *v = getenv(rank_vars[i]);
-		if (v && *v >= '0' && *v <= '9')
-			rank = v;
-	}
+	const char *rank = sd_mpi_rank_env(); /* the MPI rank a launcher gave */
 	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0) +
 				       (sd_w.cfg.argv_mode != SD_ARGV_OFF) + (cwd[0] == '/'));
 	if (rank)
