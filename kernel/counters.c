@@ -25,6 +25,7 @@
 #include <papi.h>
 #include <perfmon/pfmlib_perf_event.h>
 
+#include "common/sys.h"
 #include "kernel/kernel.h"
 
 #define DEFAULT_COUNTERS "context-switches,page-faults"
@@ -42,7 +43,7 @@ static int perf_open_ev(const struct sd_counter *c, pid_t tid, int group_fd)
 	attr.exclude_hv = 1;
 	attr.disabled = group_fd < 0;
 	attr.read_format = PERF_FORMAT_GROUP;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)sd_syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 

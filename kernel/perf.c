@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "kernel/kernel.h"
 
 int sd_kernel_fd_high(int fd, int floor)
@@ -40,7 +41,7 @@ int sd_kernel_clock_open_sigsafe(pid_t tid, uint64_t period_ns, int signo, int f
 	attr.exclude_hv = 1;
 	attr.disabled = 1;
 	attr.wakeup_events = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)sd_syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	fd = sd_kernel_fd_high(fd, fd_floor);
@@ -70,7 +71,7 @@ int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid)
 	/* The kernel reports an owner that has exited as 0: a thread found gone
 	 * (a raw clone thread between its exit and the scan that ends it) still
 	 * owns its descriptors, which must be closed, not leaked. */
-	return owner.pid == 0 && tid > 0 && syscall(SYS_tgkill, getpid(), tid, 0) != 0 &&
+	return owner.pid == 0 && tid > 0 && sd_syscall(SYS_tgkill, getpid(), tid, 0) != 0 &&
 	       errno == ESRCH;
 }
 

@@ -32,6 +32,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "common/sys.h"
 #include "annotate/annotate.h"
 #include "sampler/sampler.h"
 
@@ -74,7 +75,7 @@ int sd_phdr_snapshot_readers_sigsafe(void)
 
 static pid_t gettid_sigsafe(void)
 {
-	return (pid_t)syscall(SYS_gettid);
+	return (pid_t)sd_syscall(SYS_gettid);
 }
 
 /* Frame-pointer walk from an interrupted context, every read inside [lo, hi)
@@ -193,7 +194,7 @@ static void die_by_default_sigsafe(int sig, siginfo_t *si)
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
 	sd_real_sigaction(sig, &dfl, NULL);
-	syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
+	sd_syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
 }
 
 void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
@@ -224,12 +225,12 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
 	sigorset(&mask, &mask, &act.sa_mask);
 	if (!(act.sa_flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, _NSIG / 8);
+	sd_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, _NSIG / 8);
 	if (info)
 		act.sa_sigaction(sig, si, ucv);
 	else
 		act.sa_handler(sig);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	sd_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }
 
 /* ---- throttling ---------------------------------------------------------- */
@@ -376,7 +377,7 @@ static void discard_queued_sigsafe(struct sd_thread *t)
 	siginfo_t si, theirs[8];
 	unsigned n = 0;
 	for (int i = 0; i < 100000 && n < 8; i++) {
-		if (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) <= 0)
+		if (sd_syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) <= 0)
 			break;
 		if (source_of_sigsafe(t, &si) >= 0)
 			sd_ring_drop_sigsafe(t->ring, SD_DROP_THROTTLED);
@@ -384,13 +385,13 @@ static void discard_queued_sigsafe(struct sd_thread *t)
 			theirs[n++] = si;
 	}
 	for (unsigned i = 0; i < n; i++)
-		syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sd_rt.cfg.signo, &theirs[i]);
+		sd_syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sd_rt.cfg.signo, &theirs[i]);
 }
 
 static int signal_queued_sigsafe(int sig)
 {
 	sigset_t p;
-	if (syscall(SYS_rt_sigpending, &p, _NSIG / 8) != 0)
+	if (sd_syscall(SYS_rt_sigpending, &p, _NSIG / 8) != 0)
 		return 0;
 	return sigismember(&p, sig) == 1;
 }
@@ -521,7 +522,7 @@ static int stack_room_sigsafe(const struct sd_thread *t)
 		lo = t->prog_alt_lo;
 	} else {
 		stack_t ss;
-		if (syscall(SYS_sigaltstack, NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+		if (sd_syscall(SYS_sigaltstack, NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
 			return 1; /* a stack of the program's we know nothing of */
 		lo = (uintptr_t)ss.ss_sp;
 	}

@@ -49,6 +49,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "common/sys.h"
 #include "include/sonde.h"
 #include "sampler/sampler.h"
 
@@ -436,10 +437,15 @@ SONDE_API void _Exit(int status)
 
 /* ---- descriptors -------------------------------------------------------- */
 
+/* Every wrapper resolves its real function itself before calling it: a
+ * library constructor that runs before sonde's (or a destructor after it)
+ * calls these too. Where the real function is missing, the kernel is asked
+ * directly (common/sys.h), never through an interposed name. */
 int sd_real_close(int fd)
 {
+	RESOLVE(close);
 	if (!REAL(close))
-		return (int)syscall(SYS_close, fd);
+		return (int)sd_syscall(SYS_close, fd);
 	return REAL(close)(fd);
 }
 
@@ -486,14 +492,14 @@ static int close_range_sparing(unsigned first, unsigned last, int flags)
 		}
 		if (fd > lo)
 			r |= REAL(close_range) ? REAL(close_range)(lo, fd - 1, flags)
-					       : (int)syscall(SYS_close_range, lo, fd - 1, flags);
+					       : (int)sd_syscall(SYS_close_range, lo, fd - 1, flags);
 		lo = fd + 1;
 		if (fd == UINT_MAX)
 			return r;
 	}
 	if (lo <= last)
 		r |= REAL(close_range) ? REAL(close_range)(lo, last, flags)
-				       : (int)syscall(SYS_close_range, lo, last, flags);
+				       : (int)sd_syscall(SYS_close_range, lo, last, flags);
 	return r ? -1 : 0;
 }
 
@@ -502,7 +508,7 @@ SONDE_API int close_range(unsigned first, unsigned last, int flags)
 	RESOLVE(close_range);
 	if ((flags & CLOSE_RANGE_CLOEXEC) || first > last)
 		return REAL(close_range) ? REAL(close_range)(first, last, flags)
-					 : (int)syscall(SYS_close_range, first, last, flags);
+					 : (int)sd_syscall(SYS_close_range, first, last, flags);
 	return close_range_sparing(first, last, flags);
 }
 
@@ -548,7 +554,7 @@ SONDE_API ssize_t write(int fd, const void *buf, size_t n)
 }
 
 /* The libc syscall() function: closes reach the wrappers above (a program
- * that closes every descriptor with syscall(SYS_close_range, 3, ~0U, 0) keeps
+ * that closes every descriptor with sd_syscall(SYS_close_range, 3, ~0U, 0) keeps
  * sonde's), and libunwind's pipe reads and writes inside our handler reach
  * only its own pipe, never a number the program reused (EBADF makes
  * libunwind open a new pipe). Six arguments are always passed on, as
@@ -577,6 +583,8 @@ SONDE_API long syscall(long no, ...)
 		break;
 	}
 	RESOLVE(syscall);
+	if (!REAL(syscall))
+		return sd_syscall(no, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return REAL(syscall)(no, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
@@ -688,7 +696,7 @@ SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *
 int sd_real_sigaltstack(const stack_t *ss, stack_t *old)
 {
 	RESOLVE(sigaltstack);
-	return REAL(sigaltstack) ? REAL(sigaltstack)(ss, old) : (int)syscall(SYS_sigaltstack, ss, old);
+	return REAL(sigaltstack) ? REAL(sigaltstack)(ss, old) : (int)sd_syscall(SYS_sigaltstack, ss, old);
 }
 
 /* The program's alternate signal stack is the program's: while it has set
@@ -737,7 +745,7 @@ int sd_real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	RESOLVE(pthread_sigmask);
 	if (!REAL(pthread_sigmask))
-		return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? errno : 0;
+		return (int)sd_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? errno : 0;
 	return REAL(pthread_sigmask)(how, set, old);
 }
 
@@ -758,7 +766,7 @@ static int late_begin(int how, const sigset_t *set)
 	if (!unblocks)
 		return 0;
 	sigset_t p;
-	if (syscall(SYS_rt_sigpending, &p, _NSIG / 8) != 0 || sigismember(&p, sig) != 1)
+	if (sd_syscall(SYS_rt_sigpending, &p, _NSIG / 8) != 0 || sigismember(&p, sig) != 1)
 		return 0;
 	return sd_handler_ovr_begin(t, SD_PSEUDO_SIGNALS_BLOCKED);
 }

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
 
@@ -27,7 +28,7 @@ static const struct sd_papi_lib *P; /* loaded when a PAPI source is asked for */
 
 static unsigned long thread_id(void)
 {
-	return (unsigned long)syscall(SYS_gettid);
+	return (unsigned long)sd_syscall(SYS_gettid);
 }
 
 /* PAPI's overflow dispatch, in signal context. async-signal-safe (it reads

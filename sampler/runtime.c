@@ -31,6 +31,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "common/sys.h"
 #include "include/sonde.h"
 #include "annotate/annotate.h"
 #include "kernel/kernel.h"
@@ -102,7 +103,7 @@ void sd_runtime_restore_signals(const sigset_t *old)
 
 static pid_t gettid_(void)
 {
-	return (pid_t)syscall(SYS_gettid);
+	return (pid_t)sd_syscall(SYS_gettid);
 }
 
 /* Is from -> to an arrow of the lifecycle drawn in sampler.h? */
@@ -151,7 +152,7 @@ static void drain_pending_samples(struct sd_thread *t)
 				   ? (unsigned)(si.si_value.sival_int - SD_TIMER_COOKIE) < SD_MAX_SOURCES
 				   : si.si_code > 0;
 		if (!ours)
-			syscall(SYS_rt_sigqueueinfo, getpid(), sd_rt.cfg.signo, &si);
+			sd_syscall(SYS_rt_sigqueueinfo, getpid(), sd_rt.cfg.signo, &si);
 		else if (t)
 			sd_ring_drop_sigsafe(t->ring, SD_DROP_SIGNALS_BLOCKED);
 	}

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
 
@@ -42,7 +43,7 @@ static pid_t probe_tid;
  * CPU, and the next open patches it back). */
 void sd_sources_probe(struct sd_config *cfg)
 {
-	probe_tid = (pid_t)syscall(SYS_gettid);
+	probe_tid = (pid_t)sd_syscall(SYS_gettid);
 	for (unsigned i = 0; i < cfg->nsources; i++) {
 		struct sd_source *s = &cfg->sources[i];
 		if (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL)

@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
 
@@ -405,7 +406,7 @@ static int read_tasks(void)
 	char buf[8192];
 	ntids = 0;
 	for (;;) {
-		long n = syscall(SYS_getdents64, task_dirfd, buf, sizeof buf);
+		long n = sd_syscall(SYS_getdents64, task_dirfd, buf, sizeof buf);
 		if (n <= 0)
 			return n < 0 ? -1 : 0;
 		for (long off = 0; off < n;) {
@@ -666,7 +667,7 @@ static void scan_vm_children(void)
 					free_slot = k;
 			}
 			if (known || free_slot < 0 ||
-			    syscall(SYS_kcmp, self, (pid_t)pid, KCMP_VM, 0, 0) != 0)
+			    sd_syscall(SYS_kcmp, self, (pid_t)pid, KCMP_VM, 0, 0) != 0)
 				continue;
 			char path[64], name[16] = "";
 			snprintf(path, sizeof path, "/proc/%ld/comm", pid);
@@ -698,7 +699,7 @@ static void account_vm_children(int update)
 			continue;
 		struct timespec ts;
 		if (clock_gettime(process_cpu_clock(c->pid), &ts) == 0 &&
-		    syscall(SYS_kcmp, getpid(), c->pid, KCMP_VM, 0, 0) == 0) {
+		    sd_syscall(SYS_kcmp, getpid(), c->pid, KCMP_VM, 0, 0) == 0) {
 			c->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 			if (update)
 				sd_writer_ring_unsampled(c->ring, SD_UNSAMPLED_CLONE_VM, c->cpu_ns);
@@ -737,7 +738,7 @@ void sd_tasks_tick(int stream_fd_lost)
 	if (atomic_load(&sd_rt.state) != SD_RUNNING || getpid() != sd_rt.pid)
 		return;
 	if (!writer_tid)
-		writer_tid = (pid_t)syscall(SYS_gettid);
+		writer_tid = (pid_t)sd_syscall(SYS_gettid);
 	audit_descriptors(stream_fd_lost);
 	if (sd_loader_poll())
 		sd_loader_changed(sd_now_ns_sigsafe());

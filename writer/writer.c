@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "writer/writer_int.h"
 #include "annotate/annotate.h"
 
@@ -762,14 +763,14 @@ static void sleep_ms(unsigned ms)
 	if (atomic_load(&sd_w.stop_req) || atomic_load(&sd_w.final_req))
 		return;
 	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-	syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+	sd_syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }
 
 /* async-signal-safe: one atomic and one system call. */
 static void wake_writer_sigsafe(void)
 {
 	atomic_fetch_add(&sd_w.wake_seq, 1);
-	syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	sd_syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void *writer_main(void *unused)

@@ -1,0 +1,87 @@
+# The third adversarial round (issue 19): programs that sonde must not
+# change, each run plain and profiled (same output, same exit status, same
+# resources). One ctest entry per case. Usage: round3.sh BUILD_DIR CASE...
+. "$(dirname "$0")/lib.sh"
+shift
+cases=${*:?"name a case"}
+
+# runs LABEL ENV... -- CMD...: runs CMD with the environment ENV (and the
+# preloaded runtime unless LABEL is "plain"); stdout -> LABEL.out, stderr ->
+# LABEL.err, status -> LABEL.rc. Never hangs: 60 s.
+runs() {
+	local label=$1; shift
+	local envs=()
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	if [ "$label" = plain ]; then
+		timeout 60 env "${envs[@]}" "$@" >"$label.out" 2>"$label.err"
+	else
+		timeout 60 env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/$label" "${envs[@]}" "$@" \
+			>"$label.out" 2>"$label.err"
+	fi
+	echo $? >"$label.rc"
+}
+
+# same_as_plain LABEL: LABEL's output and status are the plain run's.
+same_as_plain() {
+	local l=$1
+	[ "$(cat "$l.rc")" = 124 ] && fail "$l: hung (killed after 60 s)"
+	[ "$(cat plain.rc)" = "$(cat "$l.rc")" ] ||
+		fail "$l: exit status $(cat plain.rc) plain, $(cat "$l.rc") under sonde: $(head -c 600 "$l.err")"
+	diff plain.out "$l.out" >"$l.diff" || fail "$l: output differs from the plain run:
+$(head -20 "$l.diff")"
+}
+
+for c in $cases; do
+	case $c in
+	ctorwrap)
+		# Item 0: a library constructor (before sonde's) and destructor
+		# (after sonde's) call every function libsonde wraps; so does main.
+		# Before, close() in such a constructor recursed through sonde's
+		# syscall and close wrappers until the stack overflowed (SIGSEGV),
+		# with SONDE_ENABLE=0 too.
+		P="$B/ctorwrap"
+		runs plain -- "$P"
+		[ "$(cat plain.rc)" = 0 ] || fail "the program fails on its own: $(cat plain.err)"
+		runs on -- "$P"
+		same_as_plain on
+		runs off SONDE_ENABLE=0 -- "$P"
+		same_as_plain off
+		[ -e "$T/off" ] && fail "SONDE_ENABLE=0 wrote $T/off"
+		f=$(ls on/*.sonde 2>/dev/null | head -n 1)
+		[ -n "$f" ] || fail "no stream: $(head -c 600 on.err)"
+		# the program's own stream (the exec'ed children have their own)
+		for s in on/*.sonde; do valid_stream "$s"; done
+		# Every function libsonde exports, other than its API, is called in
+		# each phase: a new wrapper must be added to the sweep.
+		nm -D --defined-only "$LIB" | awk '$2 == "T" || $2 == "W" { print $3 }' |
+			grep -v '^sonde_' | sort -u >exported
+		[ "$(wc -l <exported)" -ge 40 ] || fail "nm found only $(wc -l <exported) wrappers in $LIB"
+		for ph in ctor main dtor; do
+			awk -v p=$ph '$1 == p { sub(/\..*/, "", $2); print $2 }' plain.out | sort -u >"called.$ph"
+			missing=$(comm -23 exported "called.$ph" | tr '\n' ' ')
+			[ -z "$missing" ] || fail "phase $ph does not call: $missing(add them to tests/runtime/ctorwrap.c)"
+		done
+		pass "$(wc -l <exported) wrappers called before sonde starts, while it runs and after it stops: same output and status, enabled and with SONDE_ENABLE=0"
+		# Python 3.13 closes a descriptor in a library constructor at start.
+		py=""
+		for cand in python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13; do
+			if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'pass' >/dev/null 2>&1; then
+				py=$(command -v "$cand")
+				break
+			fi
+		done
+		for p in $py python3; do
+			runs plain -- "$p" -c 'print(1)'
+			runs py -- "$p" -c 'print(1)'
+			same_as_plain py
+			runs py0 SONDE_ENABLE=0 -- "$p" -c 'print(1)'
+			same_as_plain py0
+			rm -rf py py0
+			pass "$p -c 'print(1)': same output and status, enabled and off"
+		done
+		[ -n "$py" ] || echo "note: no python3.13 here; python3 $(python3 -V 2>&1) checked"
+		;;
+	*) fail "unknown case $c" ;;
+	esac
+done

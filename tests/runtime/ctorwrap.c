@@ -1,0 +1,284 @@
+/* ctorwrap.c - a library whose constructor and destructor call every libc
+ * name libsonde wraps (tests/e2e/round3.sh, case ctorwrap).
+ *
+ * Linked into the program (as Python links its own libraries), its
+ * constructor runs before libsonde's and its destructor after libsonde's:
+ * the wrappers are called before sonde has resolved anything and after it
+ * has stopped. ctorwrap_main.c calls the same sweep from main, with sonde
+ * running. Each call prints one line "PHASE NAME RESULT" (RESULT the same
+ * with or without sonde), and the test compares the whole output with a
+ * plain run and checks that every function libsonde exports is named here.
+ *
+ * Output goes through write(2) on a private buffer: a destructor runs after
+ * stdio may have been flushed and closed.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *phase;
+static volatile sig_atomic_t got;
+
+static void say(const char *name, const char *fmt, ...)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "%s %s ", phase, name);
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+	va_end(ap);
+	buf[n++] = '\n';
+	ssize_t w = write(STDOUT_FILENO, buf, (size_t)n);
+	(void)w;
+}
+
+static void on_sig(int sig)
+{
+	got = sig;
+}
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	++*(int *)data;
+	return 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	return (char *)arg + 1;
+}
+
+/* Forks a child that runs fn(how) and reports the child's exit status. */
+static void child(const char *name, void (*fn)(int), int how)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		fn(how);
+		_exit(99);
+	}
+	int st = -1;
+	pid_t r = waitpid(pid, &st, 0);
+	say(name, "%s %d", r == pid ? "waited" : "lost", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+static void run_exec(int how)
+{
+	char *argv[] = {"true", NULL};
+	char *envp[] = {NULL};
+	int fd;
+	switch (how) {
+	case 0: execve("/bin/true", argv, envp); break;
+	case 1: execv("/bin/true", argv); break;
+	case 2: execvp("true", argv); break;
+	case 3: execvpe("true", argv, environ); break;
+	case 4:
+		fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+		fexecve(fd, argv, environ);
+		break;
+	case 5: execl("/bin/true", "true", (char *)NULL); break;
+	case 6: execlp("true", "true", (char *)NULL); break;
+	case 7: execle("/bin/true", "true", (char *)NULL, envp); break;
+	case 8: _exit(7);
+	case 9: _Exit(8);
+	}
+}
+
+static void sweep(const char *ph)
+{
+	phase = ph;
+	char b[8];
+	int p[2];
+
+	/* descriptors */
+	int fd = open("/dev/null", O_RDONLY);
+	say("close", "%d", close(fd));
+	fd = open("/dev/null", O_RDONLY);
+	say("syscall.close", "%ld", syscall(SYS_close, fd));
+	fd = open("/dev/null", O_RDONLY);
+	say("close_range", "%d", close_range((unsigned)fd, (unsigned)fd, 0));
+	fd = open("/dev/null", O_RDONLY);
+	say("syscall.close_range", "%ld", syscall(SYS_close_range, fd, fd, 0));
+	say("syscall.getpid", "%d", syscall(SYS_getpid) == getpid());
+	fd = dup2(STDERR_FILENO, 900);
+	closefrom(900);
+	int gone = fcntl(900, F_GETFD) == -1 && errno == EBADF;
+	say("closefrom", "%d %d", fd, gone);
+	say("pipe2", "%d", pipe2(p, O_CLOEXEC));
+	say("write", "%zd", write(p[1], "abc", 3));
+	say("read", "%zd", read(p[0], b, 3));
+	say("syscall.write", "%ld", syscall(SYS_write, p[1], "de", 2));
+	say("syscall.read", "%ld", syscall(SYS_read, p[0], b, 2));
+	say("dup2", "%d", dup2(p[0], 901) == 901);
+	say("dup3", "%d", dup3(p[1], 902, O_CLOEXEC) == 902);
+	close(901);
+	close(902);
+
+	/* signals */
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sig;
+	sigemptyset(&sa.sa_mask);
+	say("sigaction", "%d", sigaction(SIGUSR1, &sa, &old));
+	got = 0;
+	raise(SIGUSR1);
+	say("sigaction.delivered", "%d", got);
+	say("signal", "%d", signal(SIGUSR2, on_sig) != SIG_ERR);
+	stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16}, os;
+	say("sigaltstack", "%d", sigaltstack(&ss, NULL));
+	say("sigaltstack.query", "%d", sigaltstack(NULL, &os) == 0 && os.ss_sp == ss.ss_sp);
+	ss.ss_flags = SS_DISABLE;
+	say("sigaltstack.disable", "%d", sigaltstack(&ss, NULL));
+	free(ss.ss_sp);
+	sigset_t set, was;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	say("pthread_sigmask", "%d", pthread_sigmask(SIG_BLOCK, &set, &was));
+	say("sigprocmask", "%d", sigprocmask(SIG_SETMASK, NULL, &set) == 0 &&
+					sigismember(&set, SIGUSR1) == 1);
+	raise(SIGUSR1);
+	struct timespec zero = {0, 0};
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	say("sigtimedwait", "%d", sigtimedwait(&set, NULL, &zero));
+	raise(SIGUSR1);
+	say("sigwaitinfo", "%d", sigwaitinfo(&set, NULL));
+	raise(SIGUSR1);
+	got = 0;
+	sigemptyset(&set);
+	int r = sigsuspend(&set);
+	say("sigsuspend", "%d %d %d", r, errno == EINTR, got);
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {.it_value = {0, 2000}};
+	got = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	r = pause();
+	say("pause", "%d %d %d", r, errno == EINTR, got);
+	sigaction(SIGUSR1, &old, NULL);
+
+	/* blocking calls */
+	struct timespec ms = {0, 1000000};
+	say("nanosleep", "%d", nanosleep(&ms, NULL));
+	say("clock_nanosleep", "%d", clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL));
+	say("usleep", "%d", usleep(100));
+	say("sleep", "%u", sleep(0));
+	ssize_t w = write(p[1], "x", 1);
+	(void)w;
+	struct pollfd pf = {.fd = p[0], .events = POLLIN};
+	say("poll", "%d", poll(&pf, 1, 0));
+	say("ppoll", "%d", ppoll(&pf, 1, &zero, NULL));
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET(p[0], &rd);
+	struct timeval tv = {0, 0};
+	say("select", "%d", select(p[0] + 1, &rd, NULL, NULL, &tv));
+	FD_SET(p[0], &rd);
+	say("pselect", "%d", pselect(p[0] + 1, &rd, NULL, NULL, &zero, NULL));
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN}, out;
+	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
+	say("epoll_wait", "%d", epoll_wait(ep, &out, 1, 0));
+	say("epoll_pwait", "%d", epoll_pwait(ep, &out, 1, 0, NULL));
+	close(ep);
+	close(p[0]);
+	close(p[1]);
+	sem_t sem;
+	sem_init(&sem, 0, 1);
+	say("sem_wait", "%d", sem_wait(&sem));
+	r = sem_timedwait(&sem, &zero);
+	say("sem_timedwait", "%d %d", r, errno == ETIMEDOUT);
+	sem_destroy(&sem);
+	int sp[2];
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp);
+	w = write(sp[0], "abcdef", 6);
+	say("recv", "%zd", recv(sp[1], b, 2, 0));
+	say("recvfrom", "%zd", recvfrom(sp[1], b, 2, 0, NULL, NULL));
+	struct iovec iov = {.iov_base = b, .iov_len = 2};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	say("recvmsg", "%zd", recvmsg(sp[1], &mh, 0));
+	close(sp[0]);
+	close(sp[1]);
+	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
+	snprintf(un.sun_path + 1, sizeof un.sun_path - 1, "sonde-ctorwrap-%d-%s", getpid(), ph);
+	bind(ls, (struct sockaddr *)&un, sizeof un);
+	listen(ls, 1);
+	r = accept(ls, NULL, NULL);
+	say("accept", "%d %d", r, errno == EAGAIN);
+	r = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	say("accept4", "%d %d", r, errno == EAGAIN);
+	close(ls);
+
+	/* threads, loader */
+	pthread_t th;
+	void *ret = NULL;
+	char base[2];
+	say("pthread_create", "%d", pthread_create(&th, NULL, thread_fn, base));
+	r = pthread_join(th, &ret);
+	say("pthread_join", "%d %d", r, ret == base + 1);
+	int objs = 0;
+	r = dl_iterate_phdr(count_objects, &objs);
+	say("dl_iterate_phdr", "%d %d", r, objs > 0);
+	void *h = dlopen("libm.so.6", RTLD_NOW);
+	say("dlopen", "%d", h != NULL);
+	say("dlclose", "%d", h ? dlclose(h) : -1);
+	h = dlmopen(LM_ID_NEWLM, "libm.so.6", RTLD_NOW);
+	say("dlmopen", "%d", h != NULL);
+	if (h)
+		dlclose(h);
+
+	/* processes: exec and exit in children, waited for */
+	static const char *const names[] = {"execve", "execv",  "execvp", "execvpe", "fexecve",
+					    "execl",  "execlp", "execle", "_exit",   "_Exit"};
+	for (int i = 0; i < 10; i++)
+		child(names[i], run_exec, i);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(3);
+	int st = 0;
+	struct rusage ru;
+	r = wait4(pid, &st, 0, &ru) == pid;
+	say("wait4", "%d %d", r, WEXITSTATUS(st));
+	pid = fork();
+	if (pid == 0)
+		_exit(4);
+	r = waitpid(pid, &st, 0) == pid;
+	say("waitpid", "%d %d", r, WEXITSTATUS(st));
+}
+
+void ctorwrap_sweep(const char *ph)
+{
+	sweep(ph);
+}
+
+__attribute__((constructor)) static void ctorwrap_ctor(void)
+{
+	sweep("ctor");
+}
+
+__attribute__((destructor)) static void ctorwrap_dtor(void)
+{
+	sweep("dtor");
+}
