@@ -19,8 +19,7 @@
  * close-on-exec and moved to >= fd_floor when possible. Returns 0 and the fd
  * in *fd_out, or -errno (EACCES/EPERM: refused by perf_event_paranoid or
  * seccomp; ENOENT/ENOSYS: no perf_event; EMFILE: out of descriptors).
- * async-signal-safe (system calls only): a thread's first sample opens its
- * own (sampler.h, lazy clocks). */
+ * async-signal-safe (system calls only). */
 int sd_kernel_clock_open_sigsafe(pid_t tid, uint64_t period_ns, int signo, int fd_floor, int *fd_out);
 
 /* Starts or stops the event without closing it. async-signal-safe (ioctl). */

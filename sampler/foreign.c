@@ -76,6 +76,8 @@ int sd_foreign_sample_sigsafe(const siginfo_t *si, void *ucv)
 	}
 	if (src < 0 || src >= (int)sd_rt.cfg.nsources)
 		return 1; /* not ours (a stray sigqueue): ignore */
+	if (t->phase[src])
+		sd_handler_phase_done_sigsafe(t, src);
 	if (atomic_load_explicit(&sd_rt.state, memory_order_relaxed) != SD_RUNNING) {
 		sd_ring_drop_sigsafe(t->ring, SD_DROP_STOPPED);
 		return 1;

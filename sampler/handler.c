@@ -157,8 +157,8 @@ static int source_of_sigsafe(const struct sd_thread *t, const siginfo_t *si)
 		unsigned i = (unsigned)(si->si_value.sival_int - SD_TIMER_COOKIE);
 		if (i >= sd_rt.cfg.nsources || !t)
 			return -1;
-		/* A lazy clock's starting timer may have fired again while its
-		 * first sample replaced it: never the program's signal. */
+		/* A timer of ours deleted since it fired (the thread's sources
+		 * closed or replaced): never the program's signal. */
 		return t->has_timer[i] ? (int)i : SRC_STALE;
 	}
 	if (si->si_code <= 0 || !t)
@@ -318,13 +318,13 @@ void sd_say_nofd_sigsafe(int src)
 	say_line_sigsafe(buf, n, sizeof buf);
 }
 
-/* perf_event refused for a thread's clock after the probe at start
+/* perf_event refused for a new thread's clock after the probe at start
  * worked (a seccomp filter or perf_event_paranoid set since, no memory):
- * the thread keeps its POSIX timer. Said once. async-signal-safe
- * (strerrordesc_np reads a table). */
-static void say_upgrade_refused_sigsafe(int src, int err)
+ * the thread samples on a POSIX timer (sources.c). Said once.
+ * async-signal-safe (strerrordesc_np reads a table). */
+void sd_say_refused_sigsafe(int src, int err)
 {
-	if (atomic_exchange(&sd_rt.upgrade_said, 1))
+	if (atomic_exchange(&sd_rt.refused_said, 1))
 		return;
 	const char *why = strerrordesc_np(err);
 	char buf[400];
@@ -337,32 +337,14 @@ static void say_upgrade_refused_sigsafe(int src, int err)
 	say_line_sigsafe(buf, n, sizeof buf);
 }
 
-/* A lazy clock's first sample (sampler.h): the thread lived one period of
- * CPU time on its starting POSIX timer; from now on its perf_event task clock
- * samples it at exact rates. The timer goes once the descriptor is in place
- * (a signal it had queued meanwhile is recognised as stale). Out of
- * descriptors, the thread keeps its timer: tick-bound, weighted by its
- * overruns, said once. async-signal-safe. */
-static void clock_upgrade_sigsafe(struct sd_thread *t, int src)
+/* The thread's first sample came after its random first phase (sampler.h):
+ * from now on its clock runs at the full period. A POSIX timer has that as
+ * its interval already. async-signal-safe (ioctl). */
+void sd_handler_phase_done_sigsafe(struct sd_thread *t, int src)
 {
-	t->boot[src] = 0;
-	uint64_t period = sd_rt.cfg.sources[src].period_ns * t->mult[src];
-	int fd = -1;
-	int err = sd_kernel_clock_open_sigsafe(t->tid, period, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
-	if (!err && (err = sd_kernel_enable_sigsafe(fd, 1)) != 0)
-		sd_real_close(fd);
-	if (err) {
-		if (err == -EMFILE || err == -ENFILE)
-			sd_say_nofd_sigsafe(src);
-		else
-			say_upgrade_refused_sigsafe(src, -err);
-		return;
-	}
-	sd_runtime_fd_track_sigsafe(fd, 1);
-	t->src_fd[src] = fd;
-	atomic_signal_fence(memory_order_seq_cst);
-	t->has_timer[src] = 0;
-	timer_delete(t->src_timer[src]);
+	t->phase[src] = 0;
+	if (t->src_fd[src] >= 0)
+		sd_kernel_period_sigsafe(t->src_fd[src], sd_rt.cfg.sources[src].period_ns * t->mult[src]);
 }
 
 /* Discards the samples still queued for this thread (they were taken at the
@@ -573,10 +555,14 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		weight += (uint32_t)si->si_overrun;
 	if (t->mult[src] > 1)
 		weight *= t->mult[src];
+	/* The full period first: a cold first sample (an unwinder cache being
+	 * made) lasts longer than a short first phase, and the clock would
+	 * overflow again meanwhile, queueing signals that each count a period. */
+	int first = t->phase[src];
+	if (first)
+		sd_handler_phase_done_sigsafe(t, src);
 	sd_handler_take_sigsafe(t, src, weight, uc);
-	if (t->boot[src] && !t->busy)
-		clock_upgrade_sigsafe(t, src);
-	else if (!t->busy)
+	if (!first && !t->busy)
 		throttle_check_sigsafe(t, src, t0);
 out:
 	errno = saved_errno;

@@ -240,23 +240,14 @@ static const char *open_hint(int err)
 
 static void thread_open_sources(struct sd_thread *t)
 {
-	/* Lazy clocks (sampler.h) for threads the program starts; the process's
-	 * first thread (and a fork child's) and adopted threads start at once. */
-	t->lazy_clock = !t->adopted && t->tid != sd_rt.pid;
-	static _Atomic int warned;
-	int err = sd_sources_open(t, t->tid);
-	if (err && !atomic_exchange(&warned, 1))
-		sd_msg("sonde: thread %d: cannot start sampling: %s (this thread is not sampled; "
-		       "%s)", (int)t->tid, strerror(-err), open_hint(err));
-	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
-		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
-	t->papi_es = -1;
-	if (!t->adopted)
-		sd_papi_thread_open(t); /* PAPI sets are per calling thread */
+	/* Counters and PAPI first, the sampling clocks last: a clock runs from
+	 * its start, and the thread's signals are blocked until it returns (a
+	 * sample due meanwhile would wait, charged to sonde's set-up). */
 	t->ctr.group_fd = -1;
 	t->ctr.ok = 0;
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 		t->ctr.fds[i] = -1;
+	int err;
 	if (sd_rt.counters.n) {
 		err = sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor,
 					      t->tid == sd_rt.pid && !t->adopted, &t->ctr);
@@ -267,6 +258,16 @@ static void thread_open_sources(struct sd_thread *t)
 		for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 1);
 	}
+	t->papi_es = -1;
+	if (!t->adopted)
+		sd_papi_thread_open(t); /* PAPI sets are per calling thread */
+	static _Atomic int warned;
+	err = sd_sources_open(t, t->tid);
+	if (err && !atomic_exchange(&warned, 1))
+		sd_msg("sonde: thread %d: cannot start sampling: %s (this thread is not sampled; "
+		       "%s)", (int)t->tid, strerror(-err), open_hint(err));
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
+		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
 }
 
 static void thread_close_sources(struct sd_thread *t)

@@ -104,13 +104,12 @@ struct sd_thread {
 	int src_fd[SD_MAX_SOURCES];    /* perf_event fds, -1 if none */
 	timer_t src_timer[SD_MAX_SOURCES];
 	int has_timer[SD_MAX_SOURCES];
-	/* Lazy clocks: a thread other than the process's first starts each
-	 * perf_event-clocked source on a POSIX thread-CPU timer (no descriptor,
-	 * about 1 us to make and delete), and its first sample replaces it with
-	 * the perf_event task clock (handler.c): a short thread that is never
-	 * sampled never opens nor closes a perf_event. */
-	int lazy_clock;
-	uint8_t boot[SD_MAX_SOURCES];  /* on its starting timer, to be upgraded */
+	/* Every thread samples on its own clock from its first instruction
+	 * (sources.c), and its first period is a random phase of the period:
+	 * a thread of T ms then gets T/period samples in expectation, not
+	 * floor(T/period) (a thread of 1.9 ms at 1 ms would get 1, not 1.9).
+	 * Set: the first sample is still to come and sets the full period. */
+	uint8_t phase[SD_MAX_SOURCES];
 	uintptr_t stack_lo, stack_hi;  /* its stack (frame-pointer walk, room checks) */
 	uintptr_t alt_lo;              /* sonde's alternate signal stack, 0 if none */
 	size_t alt_bytes;              /* its usable size (a guard page lies below) */
@@ -178,7 +177,7 @@ struct sd_foreign {
 
 struct sd_runtime {
 	_Atomic int nofd_said;        /* "no file descriptor left" said */
-	_Atomic int upgrade_said;     /* a lazy clock's perf_event refused: said */
+	_Atomic int refused_said;     /* a new thread's perf_event clock refused: said */
 	_Atomic int state;             /* enum sd_state */
 	struct sd_config cfg;
 	pid_t pid;
@@ -293,6 +292,13 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
 /* "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
  * once per process. async-signal-safe. */
 void sd_say_nofd_sigsafe(int src);
+/* A new thread's perf_event clock refused for another reason than
+ * descriptors (err: a positive errno), after the probe at start worked: said
+ * once. async-signal-safe. */
+void sd_say_refused_sigsafe(int src, int err);
+/* Thread t's first sample of src came (its random first phase, struct
+ * sd_thread): its clock runs at the full period from now. async-signal-safe. */
+void sd_handler_phase_done_sigsafe(struct sd_thread *t, int src);
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 /* libunwind's process-wide lazy state, made on the first thread (loader.c). */

@@ -78,6 +78,29 @@ void sd_sources_probe_release(void)
 	}
 }
 
+/* The first period of thread tid's source i, drawn uniformly from
+ * [lo, period] (sampler.h, phase): a thread's samples then stand for its
+ * CPU time in expectation however short it lives (the bias left is under
+ * lo / 2 of a period per thread). lo is at least 20 us: the kernel runs a
+ * task clock's hrtimer at no less than 10 us, and a first period below that
+ * made it signal a new thread every 2 us for milliseconds (measured here on
+ * Linux 6.18 with a period of 4.6 us). splitmix64 of the tid, the source and
+ * the clock: no state, no lock. */
+#define FIRST_PERIOD_MIN_NS 20000u
+
+static uint64_t first_period_ns(pid_t tid, unsigned i, uint64_t period)
+{
+	uint64_t lo = period / 64 > FIRST_PERIOD_MIN_NS ? period / 64 : FIRST_PERIOD_MIN_NS;
+	if (lo >= period)
+		return period;
+	uint64_t z = sd_now_ns_sigsafe() ^ ((uint64_t)(uint32_t)tid << 32) ^ (i * 0x9e37u);
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return lo + z % (period - lo + 1);
+}
+
 static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t tid)
 {
 	struct sigevent sev;
@@ -89,9 +112,10 @@ static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t ti
 	if (timer_create(clock, &sev, &t->src_timer[i]) < 0)
 		return -errno;
 	uint64_t p = sd_rt.cfg.sources[i].period_ns * t->mult[i];
+	uint64_t first = first_period_ns(tid, i, p);
 	struct itimerspec its = {
 		.it_interval = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
-		.it_value = {(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
+		.it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
 	};
 	if (timer_settime(t->src_timer[i], 0, &its, NULL) < 0) {
 		int err = -errno;
@@ -102,8 +126,39 @@ static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t ti
 	return 0;
 }
 
+/* Thread tid's perf_event task clock for source i, started on its random
+ * first period: the probe's descriptor when tid is the thread that probed,
+ * else a new one. 0 or -errno; the descriptor in t->src_fd[i]. */
+static int clock_start(struct sd_thread *t, unsigned i, pid_t tid)
+{
+	uint64_t full = sd_rt.cfg.sources[i].period_ns * t->mult[i];
+	uint64_t first = first_period_ns(tid, i, full);
+	int err;
+	if (probe_fd[i] >= 0 && tid == probe_tid) {
+		t->src_fd[i] = probe_fd[i]; /* the probe's: this thread's clock already */
+		probe_fd[i] = -1;
+		err = sd_kernel_period_sigsafe(t->src_fd[i], first);
+	} else {
+		err = sd_kernel_clock_open_sigsafe(tid, first, sd_rt.cfg.signo, sd_rt.fd_floor,
+						   &t->src_fd[i]);
+	}
+	/* Set before the clock runs: its first sample may come at once. */
+	t->phase[i] = first != full;
+	if (err == 0)
+		err = sd_kernel_enable_sigsafe(t->src_fd[i], 1);
+	if (err && t->src_fd[i] >= 0) {
+		sd_real_close(t->src_fd[i]);
+		t->src_fd[i] = -1;
+	}
+	if (err)
+		t->phase[i] = 0;
+	return err;
+}
+
 /* Opens and starts every configured source for thread `tid` (the calling
- * thread, or an adopted one). Returns 0 if at least one source runs. */
+ * thread, or an adopted one), each on its own clock from now: a thread is
+ * sampled from its first period, however short it lives. Returns 0 if at
+ * least one source runs. */
 int sd_sources_open(struct sd_thread *t, pid_t tid)
 {
 	int running = 0, last_err = 0, papi = 0;
@@ -112,6 +167,7 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 		int err;
 		t->src_fd[i] = -1;
 		t->has_timer[i] = 0;
+		t->phase[i] = 0;
 		if (s->kind == SD_SRC_PAPI) {
 			papi++; /* opened by papi.c */
 			continue;
@@ -121,34 +177,18 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 			continue;
 		}
 		int clocked = s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL;
-		t->boot[i] = 0;
-		if (clocked && !s->use_timer && t->lazy_clock &&
-		    timer_open(t, i, sd_kernel_thread_clock(tid), tid) == 0) {
-			t->boot[i] = 1; /* the perf_event clock comes with its first sample */
-			running++;
-			continue;
-		}
-		if (clocked && !s->use_timer && probe_fd[i] >= 0 && tid == probe_tid) {
-			t->src_fd[i] = probe_fd[i]; /* the probe's: this thread's clock already */
-			probe_fd[i] = -1;
-			err = sd_kernel_enable_sigsafe(t->src_fd[i], 1);
+		if (clocked && !s->use_timer) {
+			err = clock_start(t, i, tid);
 			if (err) {
-				sd_real_close(t->src_fd[i]);
-				t->src_fd[i] = -1;
-			}
-		} else if (clocked && !s->use_timer) {
-			err = sd_kernel_clock_open_sigsafe(tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
-						   sd_rt.fd_floor, &t->src_fd[i]);
-			if (err == 0 && (err = sd_kernel_enable_sigsafe(t->src_fd[i], 1)) != 0) {
-				sd_real_close(t->src_fd[i]);
-				t->src_fd[i] = -1;
-			}
-			if (err == -EMFILE || err == -ENFILE) {
-				/* Out of descriptors: a POSIX timer needs none. Tick-bound,
-				 * but weighted by its overruns, so totals stay right. */
+				/* A POSIX timer needs no descriptor and may be allowed
+				 * where perf_event no longer is. Tick-bound, but weighted
+				 * by its overruns, so totals stay right. */
+				int why = err;
 				err = timer_open(t, i, sd_kernel_thread_clock(tid), tid);
-				if (err == 0)
+				if (err == 0 && (why == -EMFILE || why == -ENFILE))
 					sd_say_nofd_sigsafe((int)i);
+				else if (err == 0)
+					sd_say_refused_sigsafe((int)i, -why);
 			}
 		} else {
 			/* cpu-time, and the on-CPU half of wall-time (its off-CPU half

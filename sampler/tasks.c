@@ -64,6 +64,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -343,10 +344,17 @@ static void audit_descriptors(int stream_fd_lost)
 
 static int task_dirfd = -1;
 /* Threads that deregistered (sd_thread_end) but may still be listed while
- * they finish exiting: never taken for foreign ones. */
-#define ENDED 256
-static _Atomic pid_t ended[ENDED];
-static _Atomic unsigned ended_head;
+ * they finish exiting: never taken for foreign ones. Kept until a scan no
+ * longer lists them, however many end between two scans (a ring of 256 let
+ * 600 threads ending together be adopted as raw clones, their CPU counted
+ * twice). Appended by ending threads under ended_lock, pruned by the writer. */
+static pthread_mutex_t ended_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t *ended;
+static size_t ended_n, ended_cap;
+/* Per scan, sorted: the registered tids and the ended ones. */
+static pid_t *known_tids;
+static size_t known_n, known_cap;
+static _Atomic int ended_lost;
 /* Unknown tids of the previous scan: a tid is adopted only when a second
  * scan still finds it unknown (a pthread_create'd thread between clone and
  * registration, or between deregistration and exit, is not foreign). */
@@ -399,6 +407,12 @@ static int task_dir(void)
 	return 0;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
 static int read_tasks(void)
 {
 	if (task_dir() != 0 || lseek(task_dirfd, 0, SEEK_SET) != 0)
@@ -407,8 +421,10 @@ static int read_tasks(void)
 	ntids = 0;
 	for (;;) {
 		long n = sd_syscall(SYS_getdents64, task_dirfd, buf, sizeof buf);
-		if (n <= 0)
-			return n < 0 ? -1 : 0;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
 		for (long off = 0; off < n;) {
 			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
 			off += d->d_reclen;
@@ -417,14 +433,14 @@ static int read_tasks(void)
 				tids[ntids++] = tid;
 		}
 	}
+	qsort(tids, ntids, sizeof *tids, cmp_tid);
+	return 0;
 }
 
+/* tids is sorted by read_tasks. */
 static int listed(pid_t tid)
 {
-	for (unsigned i = 0; i < ntids; i++)
-		if (tids[i] == tid)
-			return 1;
-	return 0;
+	return bsearch(&tid, tids, ntids, sizeof *tids, cmp_tid) != NULL;
 }
 
 /* Reads a small /proc file relative to the task directory. */
@@ -449,37 +465,74 @@ static void comm_of(const char *rel, char name[16])
 	}
 }
 
-struct known {
-	pid_t tid;
-	int found;
-};
-
-static void find_registered(struct sd_thread *t, void *arg)
+static int known_add(pid_t tid)
 {
-	struct known *k = arg;
-	if (t->tid == k->tid)
-		k->found = 1;
+	if (known_n == known_cap) {
+		size_t cap = known_cap ? known_cap * 2 : 256;
+		pid_t *k = realloc(known_tids, cap * sizeof *k);
+		if (!k)
+			return -ENOMEM;
+		known_tids = k;
+		known_cap = cap;
+	}
+	known_tids[known_n++] = tid;
+	return 0;
 }
 
-static int is_registered(pid_t tid)
+static void add_registered(struct sd_thread *t, void *arg)
 {
-	struct known k = {.tid = tid};
-	sd_runtime_threads_foreach(find_registered, &k);
-	return k.found;
+	int *err = arg;
+	if (known_add(t->tid) != 0)
+		*err = -ENOMEM;
+}
+
+/* The tids sonde knows as pthread-made threads, registered or ended and
+ * not yet gone, sorted in `known_tids`; ended ones the kernel no longer has
+ * are forgotten. 0, or -ENOMEM (nothing can be told foreign this scan). */
+static int known_collect(void)
+{
+	int err = 0;
+	known_n = 0;
+	sd_runtime_threads_foreach(add_registered, &err);
+	pthread_mutex_lock(&ended_lock);
+	size_t keep = 0;
+	pid_t pid = getpid();
+	for (size_t i = 0; i < ended_n; i++) {
+		/* Gone for the kernel (the listing itself can skip an entry
+		 * while tasks come and go). */
+		if (sd_syscall(SYS_tgkill, pid, ended[i], 0) != 0 && errno == ESRCH)
+			continue;
+		ended[keep++] = ended[i];
+		if (known_add(ended[i]) != 0)
+			err = -ENOMEM;
+	}
+	ended_n = keep;
+	pthread_mutex_unlock(&ended_lock);
+	qsort(known_tids, known_n, sizeof *known_tids, cmp_tid);
+	return err;
+}
+
+static int is_known(pid_t tid)
+{
+	return bsearch(&tid, known_tids, known_n, sizeof *known_tids, cmp_tid) != NULL;
 }
 
 void sd_tasks_thread_gone(pid_t tid)
 {
-	unsigned slot = atomic_fetch_add(&ended_head, 1) % ENDED;
-	atomic_store(&ended[slot], tid);
-}
-
-static int recently_ended(pid_t tid)
-{
-	for (int i = 0; i < ENDED; i++)
-		if (atomic_load_explicit(&ended[i], memory_order_relaxed) == tid)
-			return 1;
-	return 0;
+	pthread_mutex_lock(&ended_lock);
+	if (ended_n == ended_cap) {
+		size_t cap = ended_cap ? ended_cap * 2 : 256;
+		pid_t *e = realloc(ended, cap * sizeof *e);
+		if (e) {
+			ended = e;
+			ended_cap = cap;
+		}
+	}
+	if (ended_n < ended_cap)
+		ended[ended_n++] = tid;
+	else
+		atomic_store(&ended_lost, 1); /* no memory: no thread is adopted until a scan prunes */
+	pthread_mutex_unlock(&ended_lock);
 }
 
 static int was_candidate(pid_t tid)
@@ -622,9 +675,14 @@ static void scan_threads(int update)
 	}
 	pid_t next[SD_MAX_FOREIGN];
 	unsigned nnext = 0;
+	/* Without a complete list of the threads sonde made, none is adopted. */
+	if (known_collect() != 0 || atomic_exchange(&ended_lost, 0)) {
+		ncandidates = 0;
+		return;
+	}
 	for (unsigned i = 0; i < ntids; i++) {
 		pid_t tid = tids[i];
-		if (tid == writer_tid || foreign_of(tid) || is_registered(tid) || recently_ended(tid))
+		if (tid == writer_tid || foreign_of(tid) || is_known(tid))
 			continue;
 		/* A pthread_create'd thread may not be registered yet. */
 		if (was_candidate(tid) && atomic_load(&sd_rt.starting) == 0)
@@ -730,6 +788,10 @@ void sd_tasks_fork_child(void)
 	}
 	writer_tid = 0;
 	ncandidates = 0;
+	/* The parent's ended threads are not this process's; another of its
+	 * threads may have held the lock at fork. */
+	pthread_mutex_init(&ended_lock, NULL);
+	ended_n = 0;
 }
 
 void sd_tasks_tick(int stream_fd_lost)

@@ -21,8 +21,7 @@ head -n 1 "$T/dump.json" | grep -q '"mechanism":"perf_event:task-clock"' ||
 "$SONDE" report --view threads --format csv out/p >threads.csv
 "$SONDE" report --group-by thread --metric time --format csv out/p >weights.csv
 while read -r _ name _ tid _ cpu _ user; do
-	# its sampled time at 1 ms a period: the periods its samples stand for (a thread's first sample, on
-	# its starting timer, stands for the periods of one scheduler tick)
+	# its sampled time at 1 ms a period: the periods its samples stand for
 	samples=$(awk -F, -v tid="$tid" '$1 == tid {printf "%d", $2}' weights.csv)
 	cpu_ms=$((cpu / 1000000)) user_ms=$((user / 1000000))
 	expect_samples "nobody: $name" "${samples:-0}" "$user_ms" "$cpu_ms" 0.10

@@ -15,8 +15,7 @@ sum_cpu=0 sum_user=0 sum_samples=0
 while read -r _ name _ tid _ cpu _ user; do
 	row=$(awk -F, -v tid="$tid" '$2 == tid' threads.csv)
 	[ -n "$row" ] || fail "thread $name (tid $tid) missing from the profile"
-	# its sampled time at 1 ms a period: the periods its samples stand for (a
-	# thread's first sample, on its starting timer, stands for one scheduler tick's)
+	# its sampled time at 1 ms a period: the periods its samples stand for
 	samples=$(awk -F, -v tid="$tid" '$1 == tid {printf "%d", $2}' weights.csv)
 	tname=$(echo "$row" | cut -d, -f3)
 	[ "$tname" = "$name" ] || fail "tid $tid named '$tname', expected '$name'"
