@@ -154,21 +154,45 @@ static void parse_uint(const char *var, unsigned lo, unsigned hi, unsigned *out)
 	*out = (unsigned)x;
 }
 
+/* Signals sonde may borrow for sampling: the real-time ones (not PAPI's
+ * SIGRTMIN+2) and the few whose only meaning is the program's own (user
+ * signals, timers). Never a signal the kernel sends for a fault (SIGILL,
+ * SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSYS: a real fault would be taken for a
+ * sample, or the program killed by it), nor job control, termination,
+ * SIGIO (sonde's own overflow guard), SIGCHLD, SIGPIPE and the like. */
+static int signal_borrowable(long n)
+{
+	if (n >= SIGRTMIN && n <= SIGRTMAX)
+		return n != SIGRTMIN + 2;
+	return n == SIGUSR1 || n == SIGUSR2 || n == SIGPROF || n == SIGVTALRM || n == SIGALRM;
+}
+
+/* Digits only: no sign, no space (strtol would take "SIGRTMIN+-3" as 31). */
+static int parse_digits(const char *v, long *out)
+{
+	long n = 0;
+	if (!*v)
+		return -EINVAL;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || n > 1000)
+			return -EINVAL;
+		n = n * 10 + (*v - '0');
+	}
+	*out = n;
+	return 0;
+}
+
 static int parse_signal(const char *v, int *signo)
 {
-	char *end;
 	long n;
 	if (!strncmp(v, "SIGRTMIN+", 9)) {
-		n = strtol(v + 9, &end, 10);
-		if (*end || end == v + 9)
+		if (parse_digits(v + 9, &n) != 0)
 			return -EINVAL;
 		n += SIGRTMIN;
-	} else {
-		n = strtol(v, &end, 10);
-		if (*end || end == v)
-			return -EINVAL;
+	} else if (parse_digits(v, &n) != 0) {
+		return -EINVAL;
 	}
-	if (n < 1 || n > SIGRTMAX || n == SIGKILL || n == SIGSTOP || n == SIGRTMIN + 2)
+	if (!signal_borrowable(n))
 		return -EINVAL;
 	*signo = (int)n;
 	return 0;
@@ -183,8 +207,9 @@ static int pick_signal(struct sd_config *cfg)
 	if (v && *v) {
 		if (parse_signal(v, &cfg->signo) == 0)
 			return 0;
-		sd_msg("sonde: SONDE_SIGNAL: '%s' is not a usable signal (use a number or "
-		       "SIGRTMIN+N, not SIGRTMIN+2; choosing one)", v);
+		sd_msg("sonde: SONDE_SIGNAL: '%s' is not a signal sonde may borrow (use a real-time "
+		       "signal, as a number or SIGRTMIN+N but not SIGRTMIN+2, or SIGUSR1, SIGUSR2, "
+		       "SIGPROF, SIGVTALRM or SIGALRM by number; choosing one)", v);
 	}
 	for (int s = SIGRTMIN + 4; s <= SIGRTMAX; s++) {
 		struct sigaction old;

@@ -82,6 +82,27 @@ for c in $cases; do
 		done
 		[ -n "$py" ] || echo "note: no python3.13 here; python3 $(python3 -V 2>&1) checked"
 		;;
+	badsignal)
+		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
+		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is
+		# refused in one line; the program runs and is sampled on the default.
+		P="$B/hostile"
+		runs plain -- "$P" loop 0.2
+		[ "$(cat plain.rc)" = 0 ] || fail "the program fails on its own: $(cat plain.err)"
+		for sig in 4 5 7 8 11 31 'SIGRTMIN+-3' 6 17 29; do
+			rm -rf sig
+			runs sig SONDE_SIGNAL="$sig" -- "$P" loop 0.2
+			same_as_plain sig
+			want="sonde: SONDE_SIGNAL: '$sig' is not a signal sonde may borrow (use a real-time signal, as a number or SIGRTMIN+N but not SIGRTMIN+2, or SIGUSR1, SIGUSR2, SIGPROF, SIGVTALRM or SIGALRM by number; choosing one)"
+			[ "$(grep -c '^sonde: ' sig.err)" = 1 ] && grep -qxF "$want" sig.err ||
+				fail "SONDE_SIGNAL=$sig: expected one line '$want', got: $(cat sig.err)"
+			f=$(ls sig/*.sonde 2>/dev/null | head -n 1)
+			[ -n "$f" ] || fail "SONDE_SIGNAL=$sig: no stream"
+			valid_stream "$f"
+			grep -q '"kind":"SAMPLE"' "$T/dump.json" || fail "SONDE_SIGNAL=$sig: no samples"
+		done
+		pass "SONDE_SIGNAL of fault, job-control and malformed signals refused in one line, the program unchanged and sampled"
+		;;
 	*) fail "unknown case $c" ;;
 	esac
 done

@@ -490,19 +490,31 @@ static void case_signal(void)
 	CHECK_EQ(cfg.signo, SIGRTMAX);
 	CHECK_EQ(parse_with(&cfg, "SONDE_SIGNAL", "10"), 0);
 	CHECK_EQ(cfg.signo, 10);
+	for (int ok = 10; ok <= 27; ok++) { /* SIGUSR1/2, SIGALRM, SIGVTALRM, SIGPROF */
+		if (ok != SIGUSR1 && ok != SIGUSR2 && ok != SIGALRM && ok != SIGVTALRM && ok != SIGPROF)
+			continue;
+		CHECK_EQ(parse_with(&cfg, "SONDE_SIGNAL", fmt("%d", ok)), 0);
+		CHECK_EQ(cfg.signo, ok);
+	}
 	expect_msgs(0);
 
 	int dflt = first_free_signal();
 	CHECK(dflt >= SIGRTMIN + 4);
+	/* Fault signals (SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSYS killed the
+	 * program when accepted), job control, termination, SIGIO, SIGCHLD, signs. */
 	const char *bad[] = {"SIGRTMIN+2", fmt("%d", SIGRTMIN + 2), "9", "19", "0", "-5",
 			     fmt("%d", SIGRTMAX + 1), "SIGUSR1", "SIGRTMIN+", "SIGRTMIN+x",
-			     "SIGRTMAX", "12abc"};
+			     "SIGRTMAX", "12abc", "4", "5", "7", "8", "11", "31", "SIGRTMIN+-3",
+			     "1", "2", "3", "6", "13", "15", "17", "18", "20", "29", "+10", " 10",
+			     "SIGRTMIN+ 4"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char b[64];
 		snprintf(b, sizeof b, "%s", bad[i]);
 		CHECK_EQ(parse_with(&cfg, "SONDE_SIGNAL", b), 0);
-		expect_msgs(1, fmt("sonde: SONDE_SIGNAL: '%s' is not a usable signal (use a number "
-				   "or SIGRTMIN+N, not SIGRTMIN+2; choosing one)",
+		expect_msgs(1, fmt("sonde: SONDE_SIGNAL: '%s' is not a signal sonde may borrow (use "
+				   "a real-time signal, as a number or SIGRTMIN+N but not SIGRTMIN+2, "
+				   "or SIGUSR1, SIGUSR2, SIGPROF, SIGVTALRM or SIGALRM by number; "
+				   "choosing one)",
 				   b));
 		CHECK_EQ(cfg.signo, dflt);
 	}
