@@ -25,7 +25,6 @@
 #include <papi.h>
 #include <perfmon/pfmlib_perf_event.h>
 
-#include "common/sys.h"
 #include "kernel/kernel.h"
 
 #define DEFAULT_COUNTERS "context-switches,page-faults"

@@ -554,7 +554,7 @@ SONDE_API ssize_t write(int fd, const void *buf, size_t n)
 }
 
 /* The libc syscall() function: closes reach the wrappers above (a program
- * that closes every descriptor with sd_syscall(SYS_close_range, 3, ~0U, 0) keeps
+ * that closes every descriptor with syscall(SYS_close_range, 3, ~0U, 0) keeps
  * sonde's), and libunwind's pipe reads and writes inside our handler reach
  * only its own pipe, never a number the program reused (EBADF makes
  * libunwind open a new pipe). Six arguments are always passed on, as

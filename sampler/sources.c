@@ -84,8 +84,8 @@ void sd_sources_probe_release(void)
  * lo / 2 of a period per thread). lo is at least 20 us: the kernel runs a
  * task clock's hrtimer at no less than 10 us, and a first period below that
  * made it signal a new thread every 2 us for milliseconds (measured here on
- * Linux 6.18 with a period of 4.6 us). splitmix64 of the tid, the source and
- * the clock: no state, no lock. */
+ * Linux 6.18 with a period of 4.6 us). A mix of the clock, the tid and the
+ * source: no state, no lock. */
 #define FIRST_PERIOD_MIN_NS 20000u
 
 static uint64_t first_period_ns(pid_t tid, unsigned i, uint64_t period)
@@ -93,11 +93,7 @@ static uint64_t first_period_ns(pid_t tid, unsigned i, uint64_t period)
 	uint64_t lo = period / 64 > FIRST_PERIOD_MIN_NS ? period / 64 : FIRST_PERIOD_MIN_NS;
 	if (lo >= period)
 		return period;
-	uint64_t z = sd_now_ns_sigsafe() ^ ((uint64_t)(uint32_t)tid << 32) ^ (i * 0x9e37u);
-	z += 0x9e3779b97f4a7c15ull;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
+	uint64_t z = sd_mix64(sd_now_ns_sigsafe() ^ ((uint64_t)(uint32_t)tid << 32) ^ i);
 	return lo + z % (period - lo + 1);
 }
 

@@ -344,8 +344,8 @@ static void audit_descriptors(int stream_fd_lost)
 
 static int task_dirfd = -1;
 /* Threads that deregistered (sd_thread_end) but may still be listed while
- * they finish exiting: never taken for foreign ones. Kept until a scan no
- * longer lists them, however many end between two scans (a ring of 256 let
+ * they finish exiting: never taken for foreign ones. Kept until the kernel
+ * no longer has them, however many end between two scans (a ring of 256 let
  * 600 threads ending together be adopted as raw clones, their CPU counted
  * twice). Appended by ending threads under ended_lock, pruned by the writer. */
 static pthread_mutex_t ended_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -465,18 +465,24 @@ static void comm_of(const char *rel, char name[16])
 	}
 }
 
+/* Appends tid to the growable array (*v, *n, *cap). 0, or -ENOMEM. */
+static int tid_push(pid_t **v, size_t *n, size_t *cap, pid_t tid)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		pid_t *p = realloc(*v, c * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = tid;
+	return 0;
+}
+
 static int known_add(pid_t tid)
 {
-	if (known_n == known_cap) {
-		size_t cap = known_cap ? known_cap * 2 : 256;
-		pid_t *k = realloc(known_tids, cap * sizeof *k);
-		if (!k)
-			return -ENOMEM;
-		known_tids = k;
-		known_cap = cap;
-	}
-	known_tids[known_n++] = tid;
-	return 0;
+	return tid_push(&known_tids, &known_n, &known_cap, tid);
 }
 
 static void add_registered(struct sd_thread *t, void *arg)
@@ -520,18 +526,8 @@ static int is_known(pid_t tid)
 void sd_tasks_thread_gone(pid_t tid)
 {
 	pthread_mutex_lock(&ended_lock);
-	if (ended_n == ended_cap) {
-		size_t cap = ended_cap ? ended_cap * 2 : 256;
-		pid_t *e = realloc(ended, cap * sizeof *e);
-		if (e) {
-			ended = e;
-			ended_cap = cap;
-		}
-	}
-	if (ended_n < ended_cap)
-		ended[ended_n++] = tid;
-	else
-		atomic_store(&ended_lost, 1); /* no memory: no thread is adopted until a scan prunes */
+	if (tid_push(&ended, &ended_n, &ended_cap, tid) != 0)
+		atomic_store(&ended_lost, 1); /* no memory: the next scan adopts no thread */
 	pthread_mutex_unlock(&ended_lock);
 }
 
