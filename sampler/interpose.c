@@ -15,7 +15,10 @@
  *                     are spared: their numbers are never reused under us
  *   dup2/dup3         onto a sonde descriptor: honoured, sonde opens anew
  *   syscall           SYS_close and SYS_close_range go through the wrappers
- *                     above
+ *                     above; system calls that wait are noted as below
+ *   blocking calls    sleeps, event waits, locks, condition variables,
+ *                     barriers, joins, reads and waits for children note
+ *                     where and for how long the thread waits (wall-time)
  *   read/write        inside the handler (libunwind validating an address
  *                     through its pipe), only that pipe is read or written:
  *                     never a number a raw close_range freed and the
@@ -28,6 +31,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
@@ -84,8 +88,10 @@ DECL(ssize_t, read, (int, void *, size_t));
 DECL(ssize_t, write, (int, const void *, size_t));
 
 static void blk_resolve(void);
-static int blk_enter(void *ra, void *fp);
+static void blk_self_init(void);
+static int blk_enter(void *ra, void *fp, void *fn);
 static void blk_leave(int on);
+static int blk_syscall(long no, long op);
 
 #define RESOLVE(name)                                                          \
 	do {                                                                   \
@@ -118,6 +124,7 @@ void sd_interpose_init(void)
 	RESOLVE(pthread_sigmask);
 	RESOLVE(sigprocmask);
 	blk_resolve();
+	blk_self_init();
 	RESOLVE(syscall);
 	RESOLVE(read);
 	RESOLVE(write);
@@ -537,7 +544,8 @@ SONDE_API ssize_t read(int fd, void *buf, size_t n)
 		return -1;
 	}
 	RESOLVE(read);
-	int on = blk_enter(__builtin_return_address(0), __builtin_frame_address(0));
+	int on = blk_enter(__builtin_return_address(0), __builtin_frame_address(0),
+			   (void *)REAL(read));
 	ssize_t r = REAL(read)(fd, buf, n);
 	blk_leave(on);
 	return r;
@@ -585,7 +593,12 @@ SONDE_API long syscall(long no, ...)
 	RESOLVE(syscall);
 	if (!REAL(syscall))
 		return sd_syscall(no, a[0], a[1], a[2], a[3], a[4], a[5]);
-	return REAL(syscall)(no, a[0], a[1], a[2], a[3], a[4], a[5]);
+	int on = blk_syscall(no, a[1]) && blk_enter(__builtin_return_address(0),
+						    __builtin_frame_address(0),
+						    (void *)REAL(syscall));
+	long r = REAL(syscall)(no, a[0], a[1], a[2], a[3], a[4], a[5]);
+	blk_leave(on);
+	return r;
 }
 
 /* libunwind opens a pipe to validate addresses, when it initialises and
@@ -849,30 +862,75 @@ SONDE_API sighandler_t signal(int sig, sighandler_t handler)
  * blocked to that stack (writer/offcpu.c) without ever signalling it. The
  * stack is unwound here, in ordinary context, and kept while the thread
  * keeps calling from the same place (same return address and frame): an
- * event loop pays for one unwind. No wall-time source: one branch. */
-static int blk_enter(void *ra, void *fp)
+ * event loop pays for one unwind. With the stack goes the entry of the
+ * libc function called (fn), which the profile shows above [blocked]. No
+ * wall-time source: one branch.
+ *
+ * Locks are taken by the uncontended path first (pthread_mutex_trylock,
+ * pthread_rwlock_tryrdlock, sem_trywait: the same outcome as the blocking
+ * call whenever they succeed or fail for any reason but contention), so a
+ * lock that is free costs no unwind. Calls from sonde's own code (its
+ * internal locks reach these wrappers through the PLT) are passed through. */
+static uintptr_t self_lo, self_len; /* sonde's executable segment */
+
+static void blk_self_init(void)
 {
+	Dl_info di;
+	struct link_map *lm = NULL;
+	if (!dladdr1((void *)blk_self_init, &di, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+	    !di.dli_fbase)
+		return;
+	const ElfW(Ehdr) *eh = di.dli_fbase;
+	const ElfW(Phdr) *ph = (const void *)((const char *)eh + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		uintptr_t lo = lm->l_addr + ph[i].p_vaddr;
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    (uintptr_t)blk_self_init - lo < ph[i].p_memsz) {
+			self_lo = lo;
+			self_len = ph[i].p_memsz;
+		}
+	}
+}
+
+static int blk_wanted(void *ra)
+{
+	return sd_rt.wall_src >= 0 && (uintptr_t)ra - self_lo >= self_len && running();
+}
+
+static int blk_enter(void *ra, void *fp, void *fn)
+{
+	if (!blk_wanted(ra))
+		return 0;
 	struct sd_thread *t = sd_tls_thread;
-	if (!t || sd_rt.wall_src < 0 || t->busy || t->in_handler || !running())
+	if (!t || t->busy || t->in_handler)
 		return 0; /* busy: sonde's own call, perhaps in signal context */
 	struct sd_ring *r = t->ring;
 	uint32_t seq = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
 	if (seq & 1)
 		return 0; /* nested (a handler of the program's inside a call) */
-	if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp) {
-		t->busy = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-		unsigned n = sd_handler_stack_here(t, r->blk_pcs, SD_BLK_MAX);
-		if (!n) {
-			r->blk_pcs[0] = (uintptr_t)ra;
-			n = 1;
+	if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp ||
+	    r->blk_fn != (uintptr_t)fn) {
+		uint32_t g = atomic_load_explicit(&r->blk_gen, memory_order_relaxed);
+		atomic_store_explicit(&r->blk_gen, g + 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
+		if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp) {
+			t->busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			unsigned n = sd_handler_stack_here(t, r->blk_pcs, SD_BLK_MAX);
+			if (!n) {
+				r->blk_pcs[0] = (uintptr_t)ra;
+				n = 1;
+			}
+			atomic_signal_fence(memory_order_seq_cst);
+			t->busy = 0;
+			r->blk_depth = (uint32_t)n;
+			r->blk_key_ra = (uintptr_t)ra;
+			r->blk_key_fp = (uintptr_t)fp;
 		}
-		atomic_signal_fence(memory_order_seq_cst);
-		t->busy = 0;
-		r->blk_depth = (uint32_t)n;
-		r->blk_key_ra = (uintptr_t)ra;
-		r->blk_key_fp = (uintptr_t)fp;
+		r->blk_fn = (uintptr_t)fn;
+		atomic_store_explicit(&r->blk_gen, g + 2, memory_order_release);
 	}
+	r->blk_t0 = sd_now_ns_sigsafe();
 	atomic_store_explicit(&r->blk_seq, seq + 1, memory_order_release);
 	return 1;
 }
@@ -885,8 +943,73 @@ static void blk_leave(int on)
 	if (!t)
 		return;
 	int e = errno;
-	atomic_fetch_add_explicit(&t->ring->blk_seq, 1, memory_order_release);
+	struct sd_ring *r = t->ring;
+	uint64_t now = sd_now_ns_sigsafe();
+	if (now > r->blk_t0)
+		atomic_fetch_add_explicit(&r->blk_done_ns, now - r->blk_t0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->blk_seq, 1, memory_order_release);
 	errno = e;
+}
+
+/* System calls made through libc's syscall() that wait: the call is
+ * recorded like a wrapped one (issue 18 item 2: a raw futex or nanosleep
+ * was charged to the last sampled stack). op: the futex operation. */
+static int blk_syscall(long no, long op)
+{
+	switch (no) {
+	case SYS_futex: {
+		int cmd = (int)op & FUTEX_CMD_MASK;
+		return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET || cmd == FUTEX_LOCK_PI ||
+		       cmd == FUTEX_WAIT_REQUEUE_PI || cmd == FUTEX_TRYLOCK_PI + 2 /* LOCK_PI2 */;
+	}
+#ifdef SYS_futex_waitv
+	case SYS_futex_waitv:
+#endif
+#ifdef SYS_poll
+	case SYS_poll:
+#endif
+#ifdef SYS_select
+	case SYS_select:
+#endif
+#ifdef SYS_epoll_wait
+	case SYS_epoll_wait:
+#endif
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+#ifdef SYS_pause
+	case SYS_pause:
+#endif
+	case SYS_nanosleep:
+	case SYS_clock_nanosleep:
+	case SYS_read:
+	case SYS_readv:
+	case SYS_pread64:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_ppoll:
+	case SYS_pselect6:
+	case SYS_epoll_pwait:
+	case SYS_wait4:
+	case SYS_waitid:
+	case SYS_rt_sigtimedwait:
+	case SYS_rt_sigsuspend:
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_connect:
+	case SYS_msgrcv:
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_io_getevents:
+	case SYS_io_uring_enter:
+	case SYS_mq_timedreceive:
+	case SYS_flock:
+	case SYS_sched_yield:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 #define BLK_WRAP(ret, name, params, args)                                      \
@@ -895,8 +1018,51 @@ static void blk_leave(int on)
 	{                                                                      \
 		RESOLVE(name);                                                 \
 		int on_ = blk_enter(__builtin_return_address(0),               \
-				    __builtin_frame_address(0));               \
+				    __builtin_frame_address(0), (void *)REAL(name));  \
 		ret r_ = REAL(name) args;                                      \
+		blk_leave(on_);                                                \
+		return r_;                                                     \
+	}
+
+/* A lock: tried first (TRY(arg) returns 0 or an error number, EBUSY when
+ * another holds it); only a busy lock records where the thread waits. */
+#define BLK_LOCK_WRAP(name, params, args, TRY, arg)                            \
+	DECL(int, name, params);                                               \
+	SONDE_API int name params                                              \
+	{                                                                      \
+		RESOLVE(name);                                                 \
+		void *ra_ = __builtin_return_address(0);                       \
+		if (!blk_wanted(ra_))                                          \
+			return REAL(name) args;                                \
+		int r_ = TRY(arg);                                             \
+		if (r_ != EBUSY)                                               \
+			return r_;                                             \
+		int on_ = blk_enter(ra_, __builtin_frame_address(0), (void *)REAL(name)); \
+		r_ = REAL(name) args;                                          \
+		blk_leave(on_);                                                \
+		return r_;                                                     \
+	}
+
+/* A semaphore: sem_trywait first (-1 and EAGAIN when it is 0); errno as
+ * the program would see it from the call it made. */
+#define BLK_SEM_WRAP(name, params, args)                                       \
+	DECL(int, name, params);                                               \
+	SONDE_API int name params                                              \
+	{                                                                      \
+		RESOLVE(name);                                                 \
+		void *ra_ = __builtin_return_address(0);                       \
+		if (!blk_wanted(ra_))                                          \
+			return REAL(name) args;                                \
+		int e_ = errno;                                                \
+		if (sem_trywait(s) == 0) {                                     \
+			errno = e_;                                            \
+			return 0;                                              \
+		}                                                              \
+		if (errno != EAGAIN)                                           \
+			return -1; /* EINVAL: what the call would have said */ \
+		errno = e_;                                                    \
+		int on_ = blk_enter(ra_, __builtin_frame_address(0), (void *)REAL(name)); \
+		int r_ = REAL(name) args;                                      \
 		blk_leave(on_);                                                \
 		return r_;                                                     \
 	}
@@ -919,19 +1085,52 @@ BLK_WRAP(int, epoll_pwait, (int fd, struct epoll_event *ev, int n, int ms, const
 BLK_WRAP(int, sigtimedwait, (const sigset_t *s, siginfo_t *i, const struct timespec *ts),
 	 (s, i, ts))
 BLK_WRAP(int, sigwaitinfo, (const sigset_t *s, siginfo_t *i), (s, i))
+BLK_WRAP(int, sigwait, (const sigset_t *s, int *sig), (s, sig))
 BLK_WRAP(int, sigsuspend, (const sigset_t *s), (s))
 BLK_WRAP(int, pause, (void), ())
-BLK_WRAP(int, sem_wait, (sem_t *s), (s))
-BLK_WRAP(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
+BLK_SEM_WRAP(sem_wait, (sem_t *s), (s))
+BLK_SEM_WRAP(sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
+BLK_SEM_WRAP(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
 BLK_WRAP(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f))
 BLK_WRAP(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l),
 	 (fd, b, n, f, a, l))
 BLK_WRAP(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f))
 BLK_WRAP(int, accept, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l))
 BLK_WRAP(int, accept4, (int fd, struct sockaddr *a, socklen_t *l, int f), (fd, a, l, f))
+BLK_WRAP(pid_t, wait, (int *st), (st))
 BLK_WRAP(pid_t, waitpid, (pid_t p, int *st, int o), (p, st, o))
 BLK_WRAP(pid_t, wait4, (pid_t p, int *st, int o, struct rusage *ru), (p, st, o, ru))
+BLK_WRAP(int, waitid, (idtype_t w, id_t id, siginfo_t *i, int o), (w, id, i, o))
 BLK_WRAP(int, pthread_join, (pthread_t th, void **ret), (th, ret))
+BLK_WRAP(int, pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *ts),
+	 (th, ret, ts))
+BLK_WRAP(int, pthread_clockjoin_np,
+	 (pthread_t th, void **ret, clockid_t c, const struct timespec *ts), (th, ret, c, ts))
+BLK_LOCK_WRAP(pthread_mutex_lock, (pthread_mutex_t *m), (m), pthread_mutex_trylock, m)
+BLK_LOCK_WRAP(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), (m, ts),
+	      pthread_mutex_trylock, m)
+BLK_LOCK_WRAP(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const struct timespec *ts),
+	      (m, c, ts), pthread_mutex_trylock, m)
+BLK_LOCK_WRAP(pthread_rwlock_rdlock, (pthread_rwlock_t *l), (l), pthread_rwlock_tryrdlock, l)
+BLK_LOCK_WRAP(pthread_rwlock_wrlock, (pthread_rwlock_t *l), (l), pthread_rwlock_trywrlock, l)
+BLK_LOCK_WRAP(pthread_rwlock_timedrdlock, (pthread_rwlock_t *l, const struct timespec *ts), (l, ts),
+	      pthread_rwlock_tryrdlock, l)
+BLK_LOCK_WRAP(pthread_rwlock_timedwrlock, (pthread_rwlock_t *l, const struct timespec *ts), (l, ts),
+	      pthread_rwlock_trywrlock, l)
+BLK_LOCK_WRAP(pthread_rwlock_clockrdlock,
+	      (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts),
+	      pthread_rwlock_tryrdlock, l)
+BLK_LOCK_WRAP(pthread_rwlock_clockwrlock,
+	      (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts),
+	      pthread_rwlock_trywrlock, l)
+BLK_WRAP(int, pthread_cond_wait, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+BLK_WRAP(int, pthread_cond_timedwait,
+	 (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
+BLK_WRAP(int, pthread_cond_clockwait,
+	 (pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *ts),
+	 (c, m, k, ts))
+BLK_WRAP(int, pthread_barrier_wait, (pthread_barrier_t *b), (b))
+BLK_WRAP(int, sched_yield, (void), ())
 
 static void blk_resolve(void)
 {
@@ -947,16 +1146,36 @@ static void blk_resolve(void)
 	RESOLVE(epoll_pwait);
 	RESOLVE(sigtimedwait);
 	RESOLVE(sigwaitinfo);
+	RESOLVE(sigwait);
 	RESOLVE(sigsuspend);
 	RESOLVE(pause);
 	RESOLVE(sem_wait);
 	RESOLVE(sem_timedwait);
+	RESOLVE(sem_clockwait);
 	RESOLVE(recv);
 	RESOLVE(recvfrom);
 	RESOLVE(recvmsg);
 	RESOLVE(accept);
 	RESOLVE(accept4);
+	RESOLVE(wait);
 	RESOLVE(waitpid);
 	RESOLVE(wait4);
+	RESOLVE(waitid);
 	RESOLVE(pthread_join);
+	RESOLVE(pthread_timedjoin_np);
+	RESOLVE(pthread_clockjoin_np);
+	RESOLVE(pthread_mutex_lock);
+	RESOLVE(pthread_mutex_timedlock);
+	RESOLVE(pthread_mutex_clocklock);
+	RESOLVE(pthread_rwlock_rdlock);
+	RESOLVE(pthread_rwlock_wrlock);
+	RESOLVE(pthread_rwlock_timedrdlock);
+	RESOLVE(pthread_rwlock_timedwrlock);
+	RESOLVE(pthread_rwlock_clockrdlock);
+	RESOLVE(pthread_rwlock_clockwrlock);
+	RESOLVE(pthread_cond_wait);
+	RESOLVE(pthread_cond_timedwait);
+	RESOLVE(pthread_cond_clockwait);
+	RESOLVE(pthread_barrier_wait);
+	RESOLVE(sched_yield);
 }

@@ -30,19 +30,53 @@
 
 #include "writer/writer_int.h"
 
-/* Copies the blocked thread's entry stack if it is inside a call now and
- * the copy is consistent; returns its depth, 0 otherwise. */
+/* Copies the stack of the blocking call the thread is in or last left,
+ * if the copy is consistent; returns its depth, 0 otherwise. pcs[0] is the
+ * libc function it waits in (its entry + 1: frames above the innermost are
+ * looked up one byte back, as return addresses), then the stack where it
+ * called it; pcs holds SD_BLK_MAX + 1. */
 static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs)
 {
-	uint32_t s1 = atomic_load_explicit(&r->blk_seq, memory_order_acquire);
-	if (!(s1 & 1))
+	uint32_t g1 = atomic_load_explicit(&r->blk_gen, memory_order_acquire);
+	if (g1 & 1)
 		return 0;
 	unsigned n = r->blk_depth < SD_BLK_MAX ? r->blk_depth : SD_BLK_MAX;
+	uintptr_t fn = ((volatile uintptr_t *)&r->blk_fn)[0];
 	for (unsigned i = 0; i < n; i++)
-		pcs[i] = ((volatile uint64_t *)r->blk_pcs)[i];
+		pcs[i + 1] = ((volatile uint64_t *)r->blk_pcs)[i];
+	atomic_thread_fence(memory_order_acquire);
+	uint32_t g2 = atomic_load_explicit(&r->blk_gen, memory_order_relaxed);
+	if (g1 != g2 || !n || !fn)
+		return 0;
+	pcs[0] = (uint64_t)fn + 1;
+	return n + 1;
+}
+
+/* The elapsed time the thread spent inside blocking calls since the last
+ * tick: the calls it left (blk_done_ns, less what earlier ticks counted of
+ * the one that was open then) and the part of the one it is in. A call
+ * that begins or ends while this reads is counted at the next tick. */
+static int64_t blocked_wall(struct sd_ring *r, uint64_t now)
+{
+	int64_t d = (int64_t)atomic_exchange_explicit(&r->blk_done_ns, 0, memory_order_relaxed);
+	uint32_t s1 = atomic_load_explicit(&r->blk_seq, memory_order_acquire);
+	uint64_t t0 = ((volatile uint64_t *)&r->blk_t0)[0];
 	atomic_thread_fence(memory_order_acquire);
 	uint32_t s2 = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
-	return s1 == s2 && n ? n : 0;
+	if ((r->blk_wseq & 1) && s1 != r->blk_wseq) {
+		d -= r->blk_wpart; /* that call ended: its whole time is in done */
+		r->blk_wseq = 0;
+		r->blk_wpart = 0;
+	}
+	if ((s1 & 1) && s1 == s2 && now > t0) {
+		int64_t cur = (int64_t)(now - t0);
+		if (s1 != r->blk_wseq)
+			r->blk_wpart = 0;
+		d += cur - r->blk_wpart;
+		r->blk_wseq = s1;
+		r->blk_wpart = cur;
+	}
+	return d;
 }
 
 void sd_offcpu_tick(struct sd_ring *r)
@@ -82,14 +116,32 @@ void sd_offcpu_tick(struct sd_ring *r)
 		return;
 	r->acc_off_ns += elapsed - cpu_d;
 	r->acc_kernel_ns += cpu_d - sampled;
-	uint64_t pcs[SD_BLK_MAX];
+	r->acc_blk_ns += blocked_wall(r, now);
+	uint64_t pcs[SD_BLK_MAX + 1];
 	if (r->acc_off_ns >= (int64_t)period) {
 		uint64_t k = (uint64_t)r->acc_off_ns / period;
 		r->acc_off_ns -= (int64_t)(k * period);
-		unsigned n = blocked_stack(r, pcs);
-		sd_stream_accounted(r, now, (uint8_t)src, pcs, n,
-				    n ? SD_PSEUDO_BLOCKED : SD_PSEUDO_OFFCPU, (uint32_t)k);
+		/* Off-CPU time inside blocking calls goes to where the thread
+		 * waited, the rest (waiting for a CPU, calls sonde does not know)
+		 * to its last sampled stack. */
+		uint64_t kb = r->acc_blk_ns > 0 ? (uint64_t)r->acc_blk_ns / period : 0;
+		if (kb > k)
+			kb = k;
+		unsigned n = kb ? blocked_stack(r, pcs) : 0;
+		if (n) {
+			r->acc_blk_ns -= (int64_t)(kb * period);
+			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_BLOCKED,
+					    (uint32_t)kb);
+			k -= kb;
+		}
+		if (k)
+			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_OFFCPU,
+					    (uint32_t)k);
 	}
+	/* What exceeds the off-CPU time was CPU time inside the calls (a
+	 * spinning lock, sched_yield): it is not carried over. */
+	if (r->acc_blk_ns > r->acc_off_ns + (int64_t)period)
+		r->acc_blk_ns = r->acc_off_ns + (int64_t)period;
 	if (r->acc_kernel_ns >= (int64_t)period) {
 		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
 		r->acc_kernel_ns -= (int64_t)(k * period);

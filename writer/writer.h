@@ -85,14 +85,21 @@ struct sd_ring {
 	uint64_t cpu_ns, user_ns, sys_ns;
 
 	/* wall-time: the periods (weights) of the on-CPU samples its handler
-	 * took, and the stack where the thread entered a blocking call: blk_seq
-	 * is odd while it is inside; blk_pcs is written only while it is even
-	 * (by the thread, ordinary context), read by the writer under an odd
-	 * value that did not change meanwhile. */
+	 * took, and where the thread waits. blk_seq is odd while it is inside
+	 * a blocking call, which it entered at blk_t0 (CLOCK_MONOTONIC);
+	 * blk_done_ns sums the elapsed time of the calls it left since the
+	 * writer last took it. blk_pcs/blk_depth/blk_fn: the stack of the
+	 * current or last call (fn: the libc function's entry), rewritten by
+	 * the thread (ordinary context) between an odd and the next even
+	 * blk_gen, read by the writer under an even blk_gen that did not
+	 * change meanwhile. */
 	_Atomic uint64_t wall_periods;
 	_Atomic uint32_t blk_seq;
+	_Atomic uint32_t blk_gen;
+	uint64_t blk_t0;
+	_Atomic uint64_t blk_done_ns;
 	uint32_t blk_depth;
-	uintptr_t blk_key_ra, blk_key_fp;
+	uintptr_t blk_key_ra, blk_key_fp, blk_fn;
 	uint64_t blk_pcs[SD_BLK_MAX];
 
 	/* Cumulative CPU time not sampled, per enum sd_unsampled (any thread
@@ -116,6 +123,9 @@ struct sd_ring {
 	uint64_t regions_written_ns; /* last collection of `regions` */
 	uint64_t wall_mono, wall_cpu, wall_seen;
 	int64_t acc_off_ns, acc_kernel_ns;
+	int64_t acc_blk_ns;    /* elapsed in blocking calls, not yet charged */
+	uint32_t blk_wseq;     /* the call counted in part at the last tick */
+	int64_t blk_wpart;     /* how much of it */
 	uint64_t last_t_ns;
 	uint64_t drops_sent[SD_DROP_NREASONS];
 	uint32_t prev_depth;   /* last interned stack, for prefix reuse */

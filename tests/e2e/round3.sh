@@ -47,6 +47,10 @@ for c in $cases; do
 		same_as_plain on
 		runs off SONDE_ENABLE=0 -- "$P"
 		same_as_plain off
+		# with wall-time, locks are tried first and blocking calls record
+		# where they wait (issue 18 item 2): still the same outcomes
+		runs wall SONDE_SAMPLE=wall-time@1ms,cpu-time@1ms -- "$P"
+		same_as_plain wall
 		[ -e "$T/off" ] && fail "SONDE_ENABLE=0 wrote $T/off"
 		f=$(ls on/*.sonde 2>/dev/null | head -n 1)
 		[ -n "$f" ] || fail "no stream: $(head -c 600 on.err)"

@@ -52,9 +52,91 @@ static void say(const char *name, const char *fmt, ...)
 	(void)w;
 }
 
+struct cond_pair {
+	pthread_mutex_t *m;
+	pthread_cond_t *c;
+	int *flag;
+};
+
+static void *cond_signaller(void *arg)
+{
+	struct cond_pair *p = arg;
+	pthread_mutex_lock(p->m);
+	*p->flag = 1;
+	pthread_cond_signal(p->c);
+	pthread_mutex_unlock(p->m);
+	return NULL;
+}
+
 static void on_sig(int sig)
 {
 	got = sig;
+}
+
+/* Locks, condition variables and barriers: the free and the busy path (a
+ * lock this thread holds, tried with a deadline already past). */
+static void locks(void)
+{
+	struct timespec past = {0, 0};
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	say("pthread_mutex_lock", "%d", pthread_mutex_lock(&m));
+	say("pthread_mutex_timedlock", "%d", pthread_mutex_timedlock(&m, &past));
+	say("pthread_mutex_clocklock", "%d", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &past));
+	pthread_mutex_unlock(&m);
+	say("pthread_mutex_timedlock.free", "%d", pthread_mutex_timedlock(&m, &past));
+	pthread_mutex_unlock(&m);
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_t em;
+	pthread_mutex_init(&em, &ma);
+	pthread_mutex_lock(&em);
+	say("pthread_mutex_lock.errorcheck_again", "%d", pthread_mutex_lock(&em));
+	pthread_mutex_unlock(&em);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_t rm;
+	pthread_mutex_init(&rm, &ma);
+	pthread_mutex_lock(&rm);
+	say("pthread_mutex_lock.recursive_again", "%d", pthread_mutex_lock(&rm));
+	say("pthread_mutex_unlock.recursive", "%d %d", pthread_mutex_unlock(&rm),
+	    pthread_mutex_unlock(&rm));
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	say("pthread_rwlock_rdlock", "%d", pthread_rwlock_rdlock(&l));
+	say("pthread_rwlock_timedrdlock", "%d", pthread_rwlock_timedrdlock(&l, &past));
+	say("pthread_rwlock_clockrdlock", "%d",
+	    pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, &past));
+	say("pthread_rwlock_timedwrlock", "%d", pthread_rwlock_timedwrlock(&l, &past));
+	say("pthread_rwlock_clockwrlock", "%d",
+	    pthread_rwlock_clockwrlock(&l, CLOCK_MONOTONIC, &past));
+	for (int i = 0; i < 3; i++)
+		pthread_rwlock_unlock(&l);
+	say("pthread_rwlock_wrlock", "%d", pthread_rwlock_wrlock(&l));
+	say("pthread_rwlock_rdlock.own_writer", "%d", pthread_rwlock_rdlock(&l));
+	pthread_rwlock_unlock(&l);
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	pthread_mutex_lock(&m);
+	say("pthread_cond_timedwait", "%d", pthread_cond_timedwait(&c, &m, &past));
+	say("pthread_cond_clockwait", "%d", pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &past));
+	pthread_mutex_unlock(&m);
+	/* pthread_cond_wait returns once signalled: a thread signals until
+	 * the waiter is back */
+	static pthread_mutex_t wm = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t wc = PTHREAD_COND_INITIALIZER;
+	static int flag;
+	flag = 0;
+	pthread_t th;
+	pthread_mutex_lock(&wm);
+	pthread_create(&th, NULL, cond_signaller, &(struct cond_pair){&wm, &wc, &flag});
+	int r = 0;
+	while (!flag && r == 0)
+		r = pthread_cond_wait(&wc, &wm);
+	pthread_mutex_unlock(&wm);
+	pthread_join(th, NULL);
+	say("pthread_cond_wait", "%d %d", r, flag);
+	pthread_barrier_t b;
+	pthread_barrier_init(&b, NULL, 1);
+	say("pthread_barrier_wait", "%d", pthread_barrier_wait(&b) == PTHREAD_BARRIER_SERIAL_THREAD);
+	pthread_barrier_destroy(&b);
 }
 
 static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
@@ -151,6 +233,7 @@ static void sweep(const char *ph)
 	ss.ss_flags = SS_DISABLE;
 	say("sigaltstack.disable", "%d", sigaltstack(&ss, NULL));
 	free(ss.ss_sp);
+	int r;
 	sigset_t set, was;
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -165,9 +248,13 @@ static void sweep(const char *ph)
 	raise(SIGUSR1);
 	say("sigwaitinfo", "%d", sigwaitinfo(&set, NULL));
 	raise(SIGUSR1);
+	int sig = 0;
+	r = sigwait(&set, &sig);
+	say("sigwait", "%d %d", r, sig);
+	raise(SIGUSR1);
 	got = 0;
 	sigemptyset(&set);
-	int r = sigsuspend(&set);
+	r = sigsuspend(&set);
 	say("sigsuspend", "%d %d %d", r, errno == EINTR, got);
 	sigprocmask(SIG_SETMASK, &was, NULL);
 	sigaction(SIGALRM, &sa, NULL);
@@ -209,6 +296,8 @@ static void sweep(const char *ph)
 	say("sem_wait", "%d", sem_wait(&sem));
 	r = sem_timedwait(&sem, &zero);
 	say("sem_timedwait", "%d %d", r, errno == ETIMEDOUT);
+	r = sem_clockwait(&sem, CLOCK_MONOTONIC, &zero);
+	say("sem_clockwait", "%d %d", r, errno == ETIMEDOUT);
 	sem_destroy(&sem);
 	int sp[2];
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp);
@@ -235,9 +324,22 @@ static void sweep(const char *ph)
 	pthread_t th;
 	void *ret = NULL;
 	char base[2];
+	struct timespec far, far_mono;
+	clock_gettime(CLOCK_REALTIME, &far);
+	clock_gettime(CLOCK_MONOTONIC, &far_mono);
+	far.tv_sec += 10;
+	far_mono.tv_sec += 10;
 	say("pthread_create", "%d", pthread_create(&th, NULL, thread_fn, base));
 	r = pthread_join(th, &ret);
 	say("pthread_join", "%d %d", r, ret == base + 1);
+	say("pthread_create", "%d", pthread_create(&th, NULL, thread_fn, base));
+	r = pthread_timedjoin_np(th, &ret, &far);
+	say("pthread_timedjoin_np", "%d %d", r, ret == base + 1);
+	say("pthread_create", "%d", pthread_create(&th, NULL, thread_fn, base));
+	r = pthread_clockjoin_np(th, &ret, CLOCK_MONOTONIC, &far_mono);
+	say("pthread_clockjoin_np", "%d %d", r, ret == base + 1);
+	locks();
+	say("sched_yield", "%d", sched_yield());
 	int objs = 0;
 	r = dl_iterate_phdr(count_objects, &objs);
 	say("dl_iterate_phdr", "%d %d", r, objs > 0);
@@ -266,6 +368,17 @@ static void sweep(const char *ph)
 		_exit(4);
 	r = waitpid(pid, &st, 0) == pid;
 	say("waitpid", "%d %d", r, WEXITSTATUS(st));
+	pid = fork();
+	if (pid == 0)
+		_exit(5);
+	r = wait(&st) == pid;
+	say("wait", "%d %d", r, WEXITSTATUS(st));
+	pid = fork();
+	if (pid == 0)
+		_exit(6);
+	siginfo_t si;
+	r = waitid(P_PID, (id_t)pid, &si, WEXITED);
+	say("waitid", "%d %d", r, si.si_status);
 }
 
 void ctorwrap_sweep(const char *ph)
