@@ -152,7 +152,7 @@ static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s%s %.3f ms%s", i ? ", " : "", g[i].name, g[i].ns / 1e6,
 			why && !strcmp(g[i].name, "kernel mode") ? " (sys time: cpu-time samples "
-			"user mode only)" : "");
+			"user mode only; wall-time puts it under the calls that spent it)" : "");
 	if (c->unexplained_ns >= 0)
 		fprintf(out, "%sunexplained %.3f ms", n ? ", " : "", c->unexplained_ns / 1e6);
 	else

@@ -558,7 +558,11 @@ SONDE_API ssize_t write(int fd, const void *buf, size_t n)
 		return -1;
 	}
 	RESOLVE(write);
-	return REAL(write)(fd, buf, n);
+	int on = blk_enter(__builtin_return_address(0), __builtin_frame_address(0),
+			   (void *)REAL(write));
+	ssize_t r = REAL(write)(fd, buf, n);
+	blk_leave(on);
+	return r;
 }
 
 /* The libc syscall() function: closes reach the wrappers above (a program

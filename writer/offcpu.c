@@ -16,12 +16,14 @@
  *   kernel   = cpu - sampled           (on CPU in kernel mode, never signalled)
  *
  * Each is carried over in an accumulator and written as accounted samples
- * (flag SD_FLAG_ACCOUNTED) of whole periods. Off-CPU time is charged to the
- * stack where the thread entered the blocking call it is in (captured by the
- * interposed call, seqcount-checked), under [blocked]; when it is in no call
- * sonde knows, to its last sampled stack under [off-cpu]. Kernel time goes to
- * the last sampled stack under [kernel]. The totals are exact to a period per
- * thread; attribution is exact for the calls sonde wraps and approximate
+ * (flag SD_FLAG_ACCOUNTED) of whole periods. The interposed calls that wait
+ * (sampler/interpose.c) add up the elapsed time the thread spends inside
+ * them and keep the stack of the last one (seqcount-checked). Off-CPU time,
+ * up to that time in calls, is charged under [blocked] to that stack; kernel
+ * time, up to what is left of it, under [kernel] to the same stack (the
+ * system call's work); the rest of each goes to the last sampled stack
+ * under [off-cpu] and [kernel]. The totals are exact to a period per
+ * thread; attribution is exact for the calls sonde notes and approximate
  * (last known stack) for the others (docs/ENV.md).
  */
 #define _GNU_SOURCE
@@ -138,13 +140,31 @@ void sd_offcpu_tick(struct sd_ring *r)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_OFFCPU,
 					    (uint32_t)k);
 	}
-	/* What exceeds the off-CPU time was CPU time inside the calls (a
-	 * spinning lock, sched_yield): it is not carried over. */
-	if (r->acc_blk_ns > r->acc_off_ns + (int64_t)period)
-		r->acc_blk_ns = r->acc_off_ns + (int64_t)period;
 	if (r->acc_kernel_ns >= (int64_t)period) {
 		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
 		r->acc_kernel_ns -= (int64_t)(k * period);
-		sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL, (uint32_t)k);
+		/* Time inside the calls that was not off CPU was on CPU, in the
+		 * kernel (the system call's work: a read of /dev/zero) or in a
+		 * lock's spin: kernel time up to it goes under the call, the
+		 * rest to the last sampled stack. */
+		uint64_t kc = r->acc_blk_ns > 0 ? (uint64_t)r->acc_blk_ns / period : 0;
+		if (kc > k)
+			kc = k;
+		unsigned n = kc ? blocked_stack(r, pcs) : 0;
+		if (n) {
+			r->acc_blk_ns -= (int64_t)(kc * period);
+			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_KERNEL,
+					    (uint32_t)kc);
+			k -= kc;
+		}
+		if (k)
+			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL,
+					    (uint32_t)k);
 	}
+	/* What is left of the time inside calls beyond a period was user time
+	 * there (a spinning lock, sched_yield), sampled where it ran: not
+	 * carried over. */
+	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
+	if (r->acc_blk_ns > keep)
+		r->acc_blk_ns = keep;
 }

@@ -3,6 +3,9 @@
  * mutex another thread holds, a condition variable, a barrier, a reader-writer
  * lock, a raw futex wait and a raw nanosleep through syscall(), each about
  * WAIT_MS (argument 1, default 300). Another thread makes each wait end.
+ * Then it reads /dev/zero in large blocks for about WAIT_MS, mostly kernel
+ * time (issue 18 item 4), and prints `read_zero.sys MS`, its system time
+ * (getrusage RUSAGE_THREAD).
  *
  * Prints one line per phase, `NAME WALL_MS`, from CLOCK_MONOTONIC around the
  * call, so a test can compare sonde's wall-time per function with the
@@ -15,6 +18,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +98,29 @@ NOINLINE static void wait_raw_sleep(void)
 	syscall(SYS_nanosleep, &ts, NULL);
 }
 
+static double sys_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+}
+
+static double read_zero_sys;
+
+NOINLINE static void read_zero(void)
+{
+	static char buf[1 << 20];
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		exit(1);
+	double s0 = sys_ms(), t0 = now_ms();
+	while (now_ms() - t0 < wait_ms)
+		if (read(fd, buf, sizeof buf) <= 0)
+			exit(1);
+	read_zero_sys = sys_ms() - s0;
+	close(fd);
+}
+
 /* The helper: holds each resource for wait_ms once the main thread is about
  * to wait on it, then lets it go. */
 static void *helper(void *arg)
@@ -165,5 +193,7 @@ int main(int argc, char **argv)
 	PHASE("wait_futex", wait_futex());
 	PHASE("wait_raw_sleep", wait_raw_sleep());
 	pthread_join(h, NULL);
+	PHASE("read_zero", read_zero());
+	printf("read_zero.sys %.3f\n", read_zero_sys);
 	return 0;
 }

@@ -8,7 +8,7 @@
 	grep '^coverage\|^  thread\|^  [0-9]* more' "$T/out" >cov.txt
 	expect_file cov.txt <<'EOF'
 coverage: cpu 547.500 ms measured by the kernel in 4 threads, sampled 360.000 ms by cpu-time@1ms: 65.75% of cpu time
-coverage gaps: signals_blocked 100.000 ms, not sampled 50.000 ms, kernel mode 12.500 ms (sys time: cpu-time samples user mode only), ring_full 4.000 ms, throttled 3.000 ms, stopped 2.000 ms, busy 1.000 ms, unexplained 15.000 ms
+coverage gaps: signals_blocked 100.000 ms, not sampled 50.000 ms, kernel mode 12.500 ms (sys time: cpu-time samples user mode only; wall-time puts it under the calls that spent it), ring_full 4.000 ms, throttled 3.000 ms, stopped 2.000 ms, busy 1.000 ms, unexplained 15.000 ms
 coverage: the CPU time of 1 thread is known up to the last flush only (no THREAD_END: the process was killed, data after the last flush is lost; 10.000 ms sampled after it are not counted)
 coverage: 1 thread with no CPU time recorded left out (7.000 ms sampled)
 coverage: drops are not split by source: all are counted at the cpu-time period (cpu-time@1ms)
