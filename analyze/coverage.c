@@ -87,9 +87,11 @@ static void cov_total(const struct sd_profile *p, struct cov_sum *s)
 		for (int k = 0; k < SD_COV_NDROP; k++)
 			t->drops_ns[k] += c->drops_ns[k];
 		t->kernel_ns += c->kernel_ns;
+		t->as_user_ns += c->as_user_ns;
+		t->switches += c->switches;
 		t->not_sampled_ns += c->not_sampled_ns;
 	}
-	double gaps = t->kernel_ns + t->not_sampled_ns;
+	double gaps = t->kernel_ns + t->as_user_ns + t->not_sampled_ns;
 	for (int k = 0; k < SD_COV_NDROP; k++) {
 		t->drops_ns[k] += p->cov.procwide_ns[k];
 		gaps += t->drops_ns[k];
@@ -133,6 +135,8 @@ static size_t gaps_of(const struct sd_cov_row *c, struct gap *g)
 			g[n++] = (struct gap){ sd_cov_drop_names[k], c->drops_ns[k] };
 	if (c->kernel_ns > 0)
 		g[n++] = (struct gap){ "kernel mode", c->kernel_ns };
+	if (c->as_user_ns > 0)
+		g[n++] = (struct gap){ "kernel counted as user", c->as_user_ns };
 	if (c->not_sampled_ns > 0)
 		g[n++] = (struct gap){ "not sampled", c->not_sampled_ns };
 	for (size_t i = 1; i < n; i++) /* insertion sort: a dozen at most */
@@ -146,13 +150,18 @@ static size_t gaps_of(const struct sd_cov_row *c, struct gap *g)
 
 static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
 {
-	struct gap g[SD_COV_NDROP + 2];
+	struct gap g[SD_COV_NDROP + 3];
 	size_t n = gaps_of(c, g);
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "%s%s %.3f ms%s", i ? ", " : "", g[i].name, g[i].ns / 1e6,
 			why && !strcmp(g[i].name, "kernel mode") ? " (sys time: cpu-time samples "
 			"user mode only; wall-time puts it under the calls that spent it)" : "");
+		if (why && g[i].ns == c->as_user_ns && !strcmp(g[i].name, "kernel counted as user"))
+			fprintf(out, " (around %.0f context switches, %.1f us each: the kernel's "
+				"tick-based user/sys split counts it as user time)", c->switches,
+				c->as_user_ns / c->switches / 1e3);
+	}
 	if (c->unexplained_ns >= 0)
 		fprintf(out, "%sunexplained %.3f ms", n ? ", " : "", c->unexplained_ns / 1e6);
 	else
@@ -316,9 +325,11 @@ static void json_row(FILE *out, const struct sd_cov_row *c, int total)
 	}
 	fputs("\"kernel\":", out);
 	json_ms(out, c->kernel_ns, known);
+	fputs(",\"kernel_as_user\":", out);
+	json_ms(out, c->as_user_ns, known);
 	fputs(",\"not_sampled\":", out);
 	json_ms(out, c->not_sampled_ns, known);
-	fputs("},\"unexplained_ms\":", out);
+	fprintf(out, "},\"context_switches\":%.0f,\"unexplained_ms\":", c->switches);
 	json_ms(out, c->unexplained_ns, known);
 	fputs(",\"after_flush_ms\":", out);
 	json_ms(out, c->after_ns, c->computed);
@@ -377,7 +388,7 @@ static int pidtid_cmp(const void *a, const void *b)
 /* The columns of the text and csv rows (json: json_row). Text keeps the printf widths it
  * had (fixed); its name and named gaps are one unaligned column, because the name is padded
  * only when gaps follow it. The csv drop columns, "<reason>_ms", go between the two parts. */
-enum { TXT = SD_IN_TEXT, CSV = SD_IN_CSV, NHEAD = 14, NTAIL = 5,
+enum { TXT = SD_IN_TEXT, CSV = SD_IN_CSV, NHEAD = 14, NTAIL = 6,
        NCOLS = NHEAD + SD_COV_NDROP + NTAIL };
 static const struct sd_col head_cols[NHEAD] = {
 	{ .name = "pid", .in = TXT, .width = 8, .fixed = 1 },
@@ -391,7 +402,8 @@ static const struct sd_col head_cols[NHEAD] = {
 	{ .name = "coverage_pct", .in = CSV }, { .name = "coverage_of", .in = CSV },
 };
 static const struct sd_col tail_cols[NTAIL] = {
-	{ .name = "kernel_ms", .in = CSV }, { .name = "not_sampled_ms", .in = CSV },
+	{ .name = "kernel_ms", .in = CSV }, { .name = "kernel_as_user_ms", .in = CSV },
+	{ .name = "not_sampled_ms", .in = CSV },
 	{ .name = "unexplained_ms", .in = TXT | CSV, .width = 14, .gap = " ", .fixed = 1 },
 	{ .name = "after_flush_ms", .in = CSV },
 	{ .name = "gaps", .text = "name             gaps_ms", .in = TXT, .left = 1 },
@@ -422,7 +434,7 @@ static int name_gaps_cell(struct sd_table *t, const struct sd_cov_row *c, int to
 	if (!known)
 		snprintf(g, cap, "%s", !c->computed ? "(no cpu-time source in its stream)"
 						    : "(no CPU time recorded)");
-	struct gap gp[SD_COV_NDROP + 2];
+	struct gap gp[SD_COV_NDROP + 3];
 	size_t n = known ? gaps_of(c, gp) : 0;
 	for (size_t i = 0; i < n && gl < cap; i++)
 		gl += (size_t)snprintf(g + gl, cap - gl, "%s%s %.3f", i ? ", " : "", gp[i].name,
@@ -474,6 +486,7 @@ static int cov_cells(struct sd_table *t, const struct sd_cov_row *c, int total, 
 	for (int k = 0; k < SD_COV_NDROP; k++)
 		ms_cell(t, c->drops_ns[k], c->computed);
 	ms_cell(t, c->kernel_ns, known);
+	ms_cell(t, c->as_user_ns, known);
 	ms_cell(t, c->not_sampled_ns, known);
 	ms_cell(t, c->unexplained_ns, known);
 	ms_cell(t, c->after_ns, c->computed);

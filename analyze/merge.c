@@ -220,12 +220,29 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		for (int k = 0; k < SD_COV_NDROP; k++)
 			cv->procwide_ns[k] += (double)drops[k] * period;
 	}
+	/* each thread's context switches (counters of the group context-switches) */
+	double *sw = calloc(st->nthreads, sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	for (size_t k = 0; k < st->nctrs; k++) {
+		const char *group = p->counters[st->ctrs[k].gid].group; /* moved there */
+		if (!group || strcmp(group, "context-switches"))
+			continue;
+		for (size_t i = 0; i < st->naggs; i++)
+			if (st->aggs[i].thread < st->nthreads)
+				sw[st->aggs[i].thread] += (double)st->aggcnt[i * st->nctrs + k];
+		for (size_t i = 1; i < st->nthreads; i++)
+			if (st->threads[i].endcnt)
+				sw[i] += (double)st->threads[i].endcnt[k];
+	}
 	for (size_t i = 1; i < st->nthreads; i++) {
 		const struct sthread *t = &st->threads[i];
 		if (!t->defined)
 			continue;
-		if (sd_grow(&cv->rows, &cv->cap, cv->n + 1, sizeof(*cv->rows)))
+		if (sd_grow(&cv->rows, &cv->cap, cv->n + 1, sizeof(*cv->rows))) {
+			free(sw);
 			return -ENOMEM;
+		}
 		struct sd_cov_row *c = &cv->rows[cv->n++];
 		const struct sd_thread_row *tr = &p->threads[t->row];
 		memset(c, 0, sizeof(*c));
@@ -293,7 +310,19 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 		else /* the part the runtime knows it missed (UNSAMPLED) */
 			c->not_sampled_ns = (double)(t->un_fd_closed + t->un_not_sampled);
 		c->unexplained_ns = c->cpu_ns - c->sampled_ns - gaps - c->not_sampled_ns;
+		/* The kernel splits a thread's CPU time into user and sys by what its
+		 * scheduler ticks (250 Hz) find: the kernel work around a context
+		 * switch is rarely under a tick and is counted as user time. Samples
+		 * find it in kernel mode (perf's user-mode samples agree). Up to a
+		 * bound per switch, the rest is that, named; beyond it, unexplained. */
+		c->switches = sw[i];
+		if (c->split && c->unexplained_ns > 0 && sw[i] > 0) {
+			double most = sw[i] * SD_COV_SWITCH_KERNEL_NS;
+			c->as_user_ns = c->unexplained_ns < most ? c->unexplained_ns : most;
+			c->unexplained_ns -= c->as_user_ns;
+		}
 	}
+	free(sw);
 	return 0;
 }
 

@@ -24,13 +24,13 @@ EOF
 	run "$SONDE" report --view coverage --format csv c.sonde
 	expect_rc 0 "coverage csv"
 	expect_file "$T/out" <<'EOF'
-pid,tid,name,cpu_ms,cpu_from,user_ms,sys_ms,sampled_ms,coverage_pct,coverage_of,ring_full_ms,busy_ms,in_dl_ms,no_thread_ms,stopped_ms,fd_stolen_ms,stack_ms,throttled_ms,queue_overflow_ms,signals_blocked_ms,other_drops_ms,kernel_ms,not_sampled_ms,unexplained_ms,after_flush_ms
-100,100,main,350.000,thread_end,340.000,10.000,320.000,94.12,user,4.000,1.000,0.000,0.000,0.000,0.000,0.000,3.000,0.000,0.000,0.000,10.000,0.000,12.000,0.000
-100,101,worker,50.000,thread_end,,,0.000,0.00,cpu,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,50.000,0.000,0.000
-100,102,blocked,102.500,thread_end,100.000,2.500,0.000,0.00,user,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,100.000,0.000,2.500,0.000,0.000,0.000
-100,103,flushed,45.000,last_flush,,,40.000,88.89,cpu,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,5.000,10.000
-100,104,old,,,,,7.000,,,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,0.000
-,,total,547.500,last_flush,,,360.000,65.75,cpu,4.000,1.000,0.000,0.000,2.000,0.000,0.000,3.000,0.000,100.000,0.000,12.500,50.000,15.000,10.000
+pid,tid,name,cpu_ms,cpu_from,user_ms,sys_ms,sampled_ms,coverage_pct,coverage_of,ring_full_ms,busy_ms,in_dl_ms,no_thread_ms,stopped_ms,fd_stolen_ms,stack_ms,throttled_ms,queue_overflow_ms,signals_blocked_ms,other_drops_ms,kernel_ms,kernel_as_user_ms,not_sampled_ms,unexplained_ms,after_flush_ms
+100,100,main,350.000,thread_end,340.000,10.000,320.000,94.12,user,4.000,1.000,0.000,0.000,0.000,0.000,0.000,3.000,0.000,0.000,0.000,10.000,0.000,0.000,12.000,0.000
+100,101,worker,50.000,thread_end,,,0.000,0.00,cpu,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,50.000,0.000,0.000
+100,102,blocked,102.500,thread_end,100.000,2.500,0.000,0.00,user,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,100.000,0.000,2.500,0.000,0.000,0.000,0.000
+100,103,flushed,45.000,last_flush,,,40.000,88.89,cpu,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,5.000,10.000
+100,104,old,,,,,7.000,,,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,,0.000
+,,total,547.500,last_flush,,,360.000,65.75,cpu,4.000,1.000,0.000,0.000,2.000,0.000,0.000,3.000,0.000,100.000,0.000,12.500,0.000,50.000,15.000,10.000
 EOF
 	# every view's json has the total; --view coverage also every thread; the account adds up
 	for args in "--format json" "--view threads --format json" "--group-by thread --format json" \
@@ -91,7 +91,7 @@ EOF
 	run "$SONDE" report --view coverage --format csv a.sonde
 	expect_rc 0 "old stream coverage"
 	expect_err_line "sonde: coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)"
-	sed -n 2p "$T/out" | grep -qx '4242,4242,main,,,,,70.000,,,3.000,1.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,0.000' || fail "old stream row: $(cat "$T/out")"
+	sed -n 2p "$T/out" | grep -qx '4242,4242,main,,,,,70.000,,,3.000,1.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,0.000,,,,,0.000' || fail "old stream row: $(cat "$T/out")"
 	mk papi p.sonde
 	run "$SONDE" report p.sonde
 	grep -qx 'coverage: not computed: no cpu-time source was recorded: the other sources do not measure CPU time (sample with SONDE_SAMPLE=cpu-time@1ms for an account)' "$T/out" || fail "papi: not computed"
