@@ -136,9 +136,11 @@ enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALL
 #define SD_PSEUDO_KERNEL 3u          /* on CPU in kernel mode */
 #define SD_PSEUDO_SIGNALS_BLOCKED 4u /* samples delivered late, when unblocked */
 #define SD_PSEUDO_DL 5u              /* inside dlopen/dlclose */
+#define SD_PSEUDO_SONDE 6u           /* sonde's own signal handler (alone: no stack) */
 #define SD_PSEUDO_LIMIT 4096u
 #define SD_PSEUDO_NAMES \
-	{ "", "[blocked]", "[off-cpu]", "[kernel]", "[signals blocked]", "[dlopen/dlclose]" }
+	{ "", "[blocked]", "[off-cpu]", "[kernel]", "[signals blocked]", "[dlopen/dlclose]", \
+	  "[sonde]" }
 
 /* REGION events. */
 enum sd_region_event { SD_REGION_END = 0, SD_REGION_BEGIN = 1, SD_REGION_FORCED_END = 2 };

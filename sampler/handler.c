@@ -392,7 +392,7 @@ static int signal_queued_sigsafe(int sig)
  * least cost of the window's samples that were behind (the least, because
  * preemption and cold caches only inflate costs). (Whether a signal is queued at return is not itself a sign: two
  * sources of one period overflow together.) */
-static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
+static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns, uint64_t end)
 {
 	const struct sd_source *s = &sd_rt.cfg.sources[src];
 	if (t->queued_at_exit && t0_ns > t->exit_ns) {
@@ -400,7 +400,6 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns)
 		if (!t->trip_ns || gap < t->trip_ns)
 			t->trip_ns = gap;
 	}
-	uint64_t end = sd_now_ns_sigsafe();
 	uint64_t spent = end - t0_ns;
 	uint64_t period = s->period_ns * t->mult[src];
 	t->exit_ns = end;
@@ -511,6 +510,27 @@ static int stack_room_sigsafe(const struct sd_thread *t)
 	return sp > lo && sp - lo >= SD_SAMPLE_STACK_NEED;
 }
 
+/* Once the program uses alternate stacks, its SA_ONSTACK handlers are
+ * installed with the flag (interpose.c): in a thread that has sonde's stack
+ * and none of the program's, they would run on sonde's. Such a thread
+ * switches sonde's off at its next sample, through the context sigreturn
+ * restores (uc_stack), unless the sample interrupted code on that very
+ * stack (sigreturn would fail). Threads begun later get none. async-signal-safe. */
+static void altstack_off_sigsafe(struct sd_thread *t, void *ucv)
+{
+	if (!t->alt_lo || t->alt_off || t->prog_alt ||
+	    !atomic_load_explicit(&sd_rt.prog_alt_any, memory_order_acquire))
+		return;
+	ucontext_t *uc = ucv;
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (sp >= t->alt_lo && sp < t->alt_lo + t->alt_bytes)
+		return;
+	uc->uc_stack.ss_sp = NULL;
+	uc->uc_stack.ss_size = 0;
+	uc->uc_stack.ss_flags = SS_DISABLE;
+	t->alt_off = 1;
+}
+
 /* The sampling signal's handler. async-signal-safe. */
 void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 {
@@ -561,9 +581,31 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	int first = t->phase[src];
 	if (first)
 		sd_handler_phase_done_sigsafe(t, src);
-	sd_handler_take_sigsafe(t, src, weight, uc);
+	/* sonde's own time: the thread's clock counts the handler's time as
+	 * the program's, and the next overflow lands in the program's code.
+	 * Once the handler has used the time this sample stands for, the
+	 * sample is charged to [sonde] instead (not unwound): the program's
+	 * samples then stand for the program's time, sonde's for its own. */
+	const struct sd_source *so = &sd_rt.cfg.sources[src];
+	uint64_t stands = so->kind == SD_SRC_PAPI ? 0 : (uint64_t)weight * so->period_ns;
+	if (stands && t->self_ns >= stands) {
+		t->self_ns -= stands;
+		sd_handler_take_self_sigsafe(t, src, weight);
+	} else {
+		sd_handler_take_sigsafe(t, src, weight, uc);
+	}
+	uint64_t end = sd_now_ns_sigsafe();
+	if (end > t0 && stands) {
+		/* Elapsed, not CPU, time: a handler preempted on a busy machine
+		 * reads long. Each counts at most 16 times the least seen. */
+		uint64_t d = end - t0;
+		if (!t->self_min || d < t->self_min)
+			t->self_min = d;
+		t->self_ns += d < 16 * t->self_min ? d : 16 * t->self_min;
+	}
 	if (!first && !t->busy)
-		throttle_check_sigsafe(t, src, t0);
+		throttle_check_sigsafe(t, src, t0, end);
+	altstack_off_sigsafe(t, ucv);
 out:
 	errno = saved_errno;
 }
@@ -622,7 +664,22 @@ static void derive_sigsafe(struct sd_thread *t, const struct sd_rec *rec, uint32
 /* Takes one sample of source `src` on thread t, interrupted at context uc.
  * Called by sonde's own signal handler and by PAPI's overflow dispatch.
  * async-signal-safe. */
+static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc,
+			 int self);
+
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc)
+{
+	take_sigsafe(t, src, weight, uc, 0);
+}
+
+void sd_handler_take_self_sigsafe(struct sd_thread *t, int src, uint32_t weight)
+{
+	take_sigsafe(t, src, weight, NULL, 1);
+}
+
+/* self: a sample of sonde's own time, [sonde] alone. */
+static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc,
+			 int self)
 {
 	int saved_errno = errno;
 	if (atomic_load_explicit(&sd_rt.state, memory_order_relaxed) != SD_RUNNING) {
@@ -651,6 +708,11 @@ void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, cons
 	}
 
 	unsigned max = sd_rt.cfg.max_depth;
+	if (self) {
+		rec->pcs[0] = SD_PSEUDO_SONDE;
+		rec->depth = 1;
+		goto counters;
+	}
 	if (t->ovr) {
 		/* Not unwound: charged to the pseudo-frame under the stack taken
 		 * where the override began (dlopen's caller, the unblocking call). */

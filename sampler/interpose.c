@@ -676,6 +676,54 @@ int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	return REAL(sigaction)(sig, act, old);
 }
 
+/* A handler of the program's with SA_ONSTACK runs on the alternate stack of
+ * the thread it interrupts, and on the thread's own stack where there is
+ * none. sonde gives every thread one: until the program sets one itself (in
+ * any thread), its handlers are installed without SA_ONSTACK, and the
+ * program is told the flag it asked for. A 200 KiB handler then ran on
+ * sonde's 64 KiB stack and died; a SIGSEGV handler meant to fail on stack
+ * overflow ran. */
+static int onstack_install(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int held = sig > 0 && sig < 65 &&
+		   atomic_load_explicit(&sd_rt.onstack_held[sig], memory_order_relaxed);
+	if (!act || !(act->sa_flags & SA_ONSTACK) || sig <= 0 || sig >= 65 ||
+	    atomic_load_explicit(&sd_rt.prog_alt_any, memory_order_acquire) || !our_process()) {
+		int r = sd_real_sigaction(sig, act, old);
+		if (r == 0 && act && held)
+			atomic_store_explicit(&sd_rt.onstack_held[sig], 0, memory_order_relaxed);
+		if (r == 0 && old && held)
+			old->sa_flags |= SA_ONSTACK;
+		return r;
+	}
+	struct sigaction a = *act;
+	a.sa_flags &= ~SA_ONSTACK;
+	int r = sd_real_sigaction(sig, &a, old);
+	if (r != 0)
+		return r;
+	atomic_store_explicit(&sd_rt.onstack_held[sig], 1, memory_order_relaxed);
+	if (old && held)
+		old->sa_flags |= SA_ONSTACK;
+	return 0;
+}
+
+/* The program sets its first alternate stack: its handlers get SA_ONSTACK
+ * back, and threads begun from now on get no stack of sonde's. */
+static void onstack_release(void)
+{
+	if (atomic_exchange_explicit(&sd_rt.prog_alt_any, 1, memory_order_acq_rel))
+		return;
+	for (int sig = 1; sig < 65; sig++) {
+		if (!atomic_exchange_explicit(&sd_rt.onstack_held[sig], 0, memory_order_relaxed))
+			continue;
+		struct sigaction cur;
+		if (sd_real_sigaction(sig, NULL, &cur) != 0)
+			continue;
+		cur.sa_flags |= SA_ONSTACK;
+		sd_real_sigaction(sig, &cur, NULL);
+	}
+}
+
 SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	sd_handler_entry_note(sig, act);
@@ -683,7 +731,7 @@ SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		      (sig == sd_rt.cfg.signo || sd_rt.sigterm_installed[sig] ||
 		       (sig == SIGIO && sd_rt.sigio_installed));
 	if (!managed)
-		return sd_real_sigaction(sig, act, old);
+		return onstack_install(sig, act, old);
 	struct sigaction prev;
 	if (sd_rt.app_action_set[sig]) {
 		prev = sd_rt.app_action[sig];
@@ -697,7 +745,7 @@ SONDE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *
 			 * send to this action (handler.c). */
 		} else if (act->sa_handler != SIG_DFL || (act->sa_flags & SA_SIGINFO)) {
 			/* The program takes over SIGTERM/...: its handler, its rules. */
-			int r = sd_real_sigaction(sig, act, NULL);
+			int r = onstack_install(sig, act, NULL);
 			if (r != 0)
 				return r;
 			sd_rt.sigterm_installed[sig] = 0;
@@ -724,7 +772,9 @@ int sd_real_sigaltstack(const stack_t *ss, stack_t *old)
 SONDE_API int sigaltstack(const stack_t *ss, stack_t *old)
 {
 	struct sd_thread *t = sd_tls_thread;
-	if (!t || !t->alt_lo || !our_process())
+	if (ss && !(ss->ss_flags & SS_DISABLE))
+		onstack_release();
+	if (!t || !t->alt_lo || t->alt_off || !our_process())
 		return sd_real_sigaltstack(ss, old);
 	stack_t prev;
 	if (t->prog_alt) {

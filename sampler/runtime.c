@@ -312,11 +312,18 @@ static int alt_pool_put(char *m)
 static void altstack_open(struct sd_thread *t)
 {
 	stack_t cur = {.ss_flags = SS_DISABLE};
+	/* A program that uses alternate stacks: its SA_ONSTACK handlers are
+	 * installed with the flag, and would run on sonde's stack in a thread
+	 * where it set none. Samples run on the thread's stack (they check the
+	 * room left) or on the program's alternate stack. */
+	if (atomic_load_explicit(&sd_rt.prog_alt_any, memory_order_acquire))
+		return;
 	/* A thread the program just created has none (the kernel clears it on
 	 * clone); the first thread may have inherited one across fork or exec. */
 	int fresh = t->tid != sd_rt.pid && !t->adopted;
 	if ((!fresh && sd_real_sigaltstack(NULL, &cur) != 0) || !(cur.ss_flags & SS_DISABLE)) {
 		if (cur.ss_size && !(cur.ss_flags & SS_DISABLE)) {
+			atomic_store_explicit(&sd_rt.prog_alt_any, 1, memory_order_release);
 			t->prog_alt = 1; /* inherited across fork, or set before us */
 			t->prog_alt_lo = (uintptr_t)cur.ss_sp;
 			t->prog_alt_hi = (uintptr_t)cur.ss_sp + cur.ss_size;

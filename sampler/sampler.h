@@ -114,6 +114,8 @@ struct sd_thread {
 	uintptr_t alt_lo;              /* sonde's alternate signal stack, 0 if none */
 	size_t alt_bytes;              /* its usable size (a guard page lies below) */
 	int prog_alt;                  /* the program set its own sigaltstack */
+	volatile sig_atomic_t alt_off; /* sonde's stack was switched off (the program
+					* uses alternate stacks; interpose.c) */
 	uintptr_t prog_alt_lo, prog_alt_hi;
 	uint32_t mult[SD_MAX_SOURCES]; /* throttling: effective period = period x mult */
 	uint16_t win_n[SD_MAX_SOURCES], win_bad[SD_MAX_SOURCES];
@@ -123,6 +125,9 @@ struct sd_thread {
 	uint8_t queued_at_exit;        /* a signal of ours was queued at the last return */
 	uint64_t exit_ns;              /* when the last sample handler returned */
 	uint64_t trip_ns;              /* least signal round trip seen, 0: none yet */
+	uint64_t self_ns;              /* time in the sample handler not yet charged to
+					* [sonde] (the clock counted it as the program's) */
+	uint64_t self_min;             /* the least time a sample handler took */
 	uint8_t warm;                  /* samples seen, up to 4 (not judged) */
 	uint64_t derived_acc_ns;       /* primary time not yet a derived sample */
 	/* While ovr is set (a pseudo-frame, writer.h SD_PSEUDO_*), samples are
@@ -203,6 +208,12 @@ struct sd_runtime {
 	int primary_src, derived_src;
 	struct sigaction app_action[65]; /* what the program asked for */
 	int app_action_set[65];
+	/* SA_ONSTACK: until the program sets an alternate stack in any thread,
+	 * its handlers are installed without SA_ONSTACK (they would run on the
+	 * thread's stack, never on sonde's); onstack_held marks those, put back
+	 * with the flag when it first does (interpose.c). */
+	_Atomic int prog_alt_any;
+	_Atomic int onstack_held[65];
 	/* The first instruction of every signal handler installed in the
 	 * process (sonde's, the program's, PAPI's), by signal: a sample whose
 	 * interrupted PC is one of them, right above a signal frame, came in
@@ -301,6 +312,9 @@ void sd_say_refused_sigsafe(int src, int err);
 void sd_handler_phase_done_sigsafe(struct sd_thread *t, int src);
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
+/* A sample of sonde's own time (the handler's, counted by the thread's clock
+ * as the program's): charged to [sonde] alone, not unwound. async-signal-safe. */
+void sd_handler_take_self_sigsafe(struct sd_thread *t, int src, uint32_t weight);
 /* libunwind's process-wide lazy state, made on the first thread (loader.c). */
 void sd_unwind_warmup(struct sd_thread *t);
 /* The calling thread's stack here, innermost first, at most max frames (0

@@ -86,6 +86,21 @@ for c in $cases; do
 		done
 		[ -n "$py" ] || echo "note: no python3.13 here; python3 $(python3 -V 2>&1) checked"
 		;;
+	onstack)
+		# Item 1: sonde's alternate signal stack became the program's: an
+		# SA_ONSTACK handler without sigaltstack ran on sonde's 64 KiB stack
+		# (a handler using 200 KiB died by SIGSEGV; a SIGSEGV handler meant
+		# to fail on stack overflow ran and exited 42 instead of the kill).
+		P="$B/onstack"
+		for m in big overflow later; do
+			runs plain -- "$P" $m
+			for spec in cpu-time@1ms "cpu-time@1ms,wall-time@1ms"; do
+				runs on SONDE_SAMPLE=$spec -- "$P" $m
+				same_as_plain on
+			done
+		done
+		pass "SA_ONSTACK handlers run where they would without sonde (200 KiB handler: ok; SIGSEGV on overflow: status $(cat plain.rc) for the overflow case; later sigaltstack honoured)"
+		;;
 	badsignal)
 		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
 		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is

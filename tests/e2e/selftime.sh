@@ -1,0 +1,46 @@
+# sonde's own time is shown as its own (issue 18 item 7): the thread's clock
+# counts the signal handler's time as the program's, and the next sample lands
+# in the program's code. Now, each time the handlers of a thread have used the
+# time one sample stands for, that sample is charged to [sonde] (alone, at the
+# root of its path) instead: the program's functions stand for the program's
+# time. Before, [sonde] did not exist and the handler's time was spread over
+# the program's functions.
+#
+# Ground truth where perf works: perf record -e task-clock:u on the same run;
+# its user-mode samples in sonde's handler code (libsonde.so, libunwind, the
+# vDSO clock reads, libc) are a share of all its user-mode samples that
+# [sonde]'s share of sonde's time must match within a factor of 3 (both are
+# counts of a few dozen samples: the noise of each is 15-20 %; perf's libc
+# share also holds the program's own libc calls).
+. "$(dirname "$0")/lib.sh"
+W="$B/wl_split"
+use_perf=0
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -e task-clock:u -c 100000 -o probe.perf -- true >/dev/null 2>&1; then
+	use_perf=1
+fi
+run() {
+	if [ $use_perf = 1 ]; then
+		perf record -q -e task-clock:u -c 100000 -o w.perf -- \
+			env LD_PRELOAD="$LIB" SONDE_OUTPUT=p SONDE_SAMPLE=cpu-time@100us WL_CPU=1 "$W" 1.0 \
+			>p.out 2>p.err || fail "perf record + sonde: exit $?: $(tail -3 p.err)"
+	else
+		SONDE_SAMPLE=cpu-time@100us WL_CPU=1 profile p "$W" 1.0 || fail "wl_split: exit $?: $(tail -3 p.err)"
+	fi
+}
+run
+"$SONDE" report --metric time --format csv p >flat.csv 2>flat.err || fail "report: $(cat flat.err)"
+"$SONDE" report --format folded p >f.txt 2>/dev/null || fail "report folded"
+grep -q '^\[sonde\] [0-9]*$' f.txt || fail "no [sonde] path at the root: $(grep sonde f.txt | head -3)"
+grep -q ';\[sonde\]' f.txt && fail "[sonde] under a stack: $(grep ';\[sonde\]' f.txt | head -3)"
+s=$(awk -F, '$1 == "[sonde]" { print $3 }' flat.csv)
+[ -n "$s" ] || fail "no [sonde] row: $(head -5 flat.csv)"
+msg="[sonde] ${s} % of the sampled time at cpu-time@100us"
+if [ $use_perf = 1 ]; then
+	p=$(perf report -i w.perf --stdio --sort dso 2>/dev/null |
+		awk '$2 ~ /^(libsonde\.so|libunwind.*|\[vdso\]|libc\.so.*)$/ { sub("%", "", $1); s += $1 } END { printf "%.2f", s }')
+	awk -v s="$s" -v p="$p" 'BEGIN { exit !(p > 0 && s >= p / 3 && s <= p * 3) }' ||
+		fail "[sonde] ${s} % of sonde's samples; perf's user-mode samples in sonde's handler code: ${p} %"
+	msg="$msg; perf: ${p} % of user-mode samples in libsonde, libunwind, vdso and libc"
+fi
+pass "$msg"
