@@ -51,7 +51,7 @@ static unsigned unwind_sigsafe(struct sd_foreign *f, const ucontext_t *uc, uint6
 		*flags |= SD_FLAG_PARTIAL;
 		return 1;
 	}
-	return sd_unwind_fp_sigsafe(uc, lo, hi, pcs, max, flags);
+	return sd_unwind_fp_sigsafe(uc, lo, hi, 0, pcs, max, flags);
 }
 
 int sd_foreign_sample_sigsafe(const siginfo_t *si, void *ucv)

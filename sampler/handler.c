@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -78,22 +79,48 @@ static pid_t gettid_sigsafe(void)
 	return (pid_t)sd_syscall(SYS_gettid);
 }
 
-/* Frame-pointer walk from an interrupted context, every read inside [lo, hi)
- * (lo 0: only above the interrupted sp) so that none can fault. Also used for
- * threads sonde found without pthread_create (foreign.c). async-signal-safe. */
-unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *pcs,
-			      unsigned max, uint8_t *flags)
+/* The two words of a frame at fp (the caller's fp, the return address),
+ * read without a fault: directly inside [lo, hi), known to be readable;
+ * elsewhere through the kernel (process_vm_readv on this process fails on
+ * memory it cannot read: unmapped, PROT_NONE), at most *budget times. */
+static int frame_read_sigsafe(uintptr_t fp, uintptr_t lo, uintptr_t hi, int *budget,
+			      uintptr_t w[2])
+{
+	if (fp >= lo && fp + 16 <= hi && fp + 16 > fp) {
+		w[0] = ((const uintptr_t *)fp)[0];
+		w[1] = ((const uintptr_t *)fp)[1];
+		return 0;
+	}
+	if (*budget <= 0)
+		return -1;
+	(*budget)--;
+	struct iovec local = {.iov_base = w, .iov_len = 16};
+	struct iovec remote = {.iov_base = (void *)fp, .iov_len = 16};
+	return sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 16
+		       ? 0 : -1;
+}
+
+/* Frame-pointer walk from an interrupted context. Frames inside [lo, hi)
+ * (the stack that holds the interrupted sp, from sp up: mapped) are read
+ * directly; a frame pointer anywhere else (JIT code using rbp as a
+ * register, a coroutine's stale first frame, a stack sonde does not know)
+ * is read through the kernel, a few times per walk: no read can fault. Also
+ * used for threads sonde found without pthread_create (foreign.c), with
+ * probe 0 (no reads outside [lo, hi)). async-signal-safe. */
+unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int probe,
+			      uint64_t *pcs, unsigned max, uint8_t *flags)
 {
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	int budget = probe ? SD_FP_PROBES : 0;
 	unsigned n = 0;
 	pcs[n++] = pc;
 	while (n < max) {
-		if (fp < sp || fp < lo || fp + 16 > hi || (fp & 7))
+		uintptr_t w[2];
+		if (fp < sp || (fp & 7) || frame_read_sigsafe(fp, lo, hi, &budget, w) != 0)
 			break;
-		uintptr_t next_fp = ((uintptr_t *)fp)[0];
-		uintptr_t ret = ((uintptr_t *)fp)[1];
+		uintptr_t next_fp = w[0], ret = w[1];
 		if (ret < 4096)
 			break;
 		pcs[n++] = ret;
@@ -105,6 +132,23 @@ unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, 
 	if (n == max)
 		*flags |= SD_FLAG_TRUNCATED;
 	return n;
+}
+
+/* The part of a known stack of the thread that holds sp, from sp up, into
+ * [*lo, *hi): its own stack, the program's alternate stack or sonde's; 0:
+ * none (a coroutine's stack, say). async-signal-safe. */
+static int stack_of_sigsafe(const struct sd_thread *t, uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = sp;
+	if (sp >= t->stack_lo && sp < t->stack_hi)
+		*hi = t->stack_hi;
+	else if (t->prog_alt && sp >= t->prog_alt_lo && sp < t->prog_alt_hi)
+		*hi = t->prog_alt_hi;
+	else if (t->alt_lo && sp >= t->alt_lo && sp < t->alt_lo + t->alt_bytes)
+		*hi = t->alt_lo + t->alt_bytes;
+	else
+		return 0;
+	return 1;
 }
 
 /* Is pc the first instruction of an installed signal handler? (Called only
@@ -728,10 +772,12 @@ static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const uc
 		rec->depth = (uint16_t)unwind_libunwind_sigsafe(t, uc, rec->pcs, max, &rec->flags);
 		t->in_handler = 0;
 		break;
-	case SD_UNWIND_FP:
-		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, 0, t->stack_hi, rec->pcs, max,
-							     &rec->flags);
+	case SD_UNWIND_FP: {
+		uintptr_t lo = 0, hi = 0;
+		stack_of_sigsafe(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &lo, &hi);
+		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, lo, hi, 1, rec->pcs, max, &rec->flags);
 		break;
+	}
 	default:
 		rec->pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 		rec->depth = 1;

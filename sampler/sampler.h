@@ -320,10 +320,12 @@ void sd_unwind_warmup(struct sd_thread *t);
 /* The calling thread's stack here, innermost first, at most max frames (0
  * without libunwind). Ordinary context; the caller holds t->busy. */
 unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max);
-/* Frame-pointer walk of an interrupted context within [lo, hi).
- * async-signal-safe. */
-unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, uint64_t *pcs,
-			      unsigned max, uint8_t *flags);
+/* Frame-pointer walk of an interrupted context: reads inside [lo, hi)
+ * directly, outside it through the kernel (probe 1; at most SD_FP_PROBES
+ * reads a walk, ~1 us each) or not at all (probe 0). async-signal-safe. */
+#define SD_FP_PROBES 16
+unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int probe,
+			      uint64_t *pcs, unsigned max, uint8_t *flags);
 /* Charges the calling thread's samples to pseudo-frame `pseudo` under its
  * current stack (unwound here, ordinary context) until sd_handler_ovr_end().
  * Returns 0 when an override was already in place (nothing to end). */

@@ -101,6 +101,29 @@ for c in $cases; do
 		done
 		pass "SA_ONSTACK handlers run where they would without sonde (200 KiB handler: ok; SIGSEGV on overflow: status $(cat plain.rc) for the overflow case; later sigaltstack honoured)"
 		;;
+	fpwalk)
+		# Item 3: SONDE_UNWIND=fp followed frame pointers into memory it
+		# could not read: JIT-style code keeping rbp in a PROT_NONE page, and
+		# coroutines whose first frame holds a stale rbp into a stack since
+		# unmapped (both on coroutine stacks, below a PROT_NONE page): killed
+		# by SIGSEGV (139). Each frame outside the stack that holds the
+		# interrupted sp is now read through the kernel, which fails instead.
+		P="$B/fpwalk"
+		for m in jit coro; do
+			runs plain -- "$P" $m
+			[ "$(cat plain.rc)" = 0 ] || fail "fpwalk $m fails on its own: $(cat plain.err)"
+			for p in 1ms 100us; do
+				runs on SONDE_UNWIND=fp SONDE_SAMPLE=cpu-time@$p -- "$P" $m
+				same_as_plain on
+				f=$(ls on/*.sonde | head -n 1)
+				valid_stream "$f"
+				n=$(grep -c '"kind":"SAMPLE"' "$T/dump.json")
+				[ "$n" -gt 10 ] || fail "fpwalk $m at $p: $n samples"
+				rm -rf on
+			done
+		done
+		pass "SONDE_UNWIND=fp: JIT frame pointer into PROT_NONE and stale coroutine frames: same output and status as plain, sampled"
+		;;
 	badsignal)
 		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
 		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is
