@@ -454,6 +454,8 @@ struct sd_region_row {
 	uint64_t pid, tid;
 	const char *tname;
 	uint64_t calls, incl_ns, excl_ns, min_ns, max_ns, forced;
+	uint64_t open_end;          /* calls open at the end of the stream (in calls, forced) */
+	uint64_t left_out;          /* calls left out: a begin or end lost (not in calls) */
 	double sumsq;               /* of the calls' inclusive times, ns^2 */
 	uint32_t stream;            /* index into sd_profile.sinfo */
 	uint64_t *counts;           /* inclusive counter deltas (REGION counts), by

@@ -420,8 +420,6 @@ found:;
 	return 0;
 }
 
-/* Close the innermost open region of thread ti at time `end`, with the thread's counter
- * totals `cnt` at that time (nctrs values, or NULL if unknown). */
 /* The timing of (thread ti, context node), made empty if new. NULL on ENOMEM. */
 static struct sreg *reg_of(struct sstate *st, uint32_t ti, uint32_t node)
 {
@@ -444,7 +442,23 @@ static struct sreg *reg_of(struct sstate *st, uint32_t ti, uint32_t node)
 	return &st->regs[idx];
 }
 
-static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced,
+/* One call of g of `dur` ns added to its timing. */
+static void reg_call(struct sreg *g, uint64_t dur)
+{
+	g->calls++;
+	g->sumsq += (double)dur * (double)dur;
+	g->incl += dur;
+	if (dur < g->min)
+		g->min = dur;
+	if (dur > g->max)
+		g->max = dur;
+}
+
+/* Close the innermost open region of thread ti at time `end`, with the thread's counter
+ * totals `cnt` at that time (nctrs values, or NULL if unknown); how: 0 ended, 1 forced,
+ * 2 open at the end of the stream. One whose events may be lost (sopen.lost) is left
+ * out of the timing and counted; its time still counts as its parent's children's. */
+static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int how,
 			const uint64_t *cnt)
 {
 	struct sthread *t = &st->threads[ti];
@@ -455,15 +469,17 @@ static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced
 		free(o.cnt);
 		return -ENOMEM;
 	}
-	g->calls++;
-	g->sumsq += (double)dur * (double)dur;
-	g->incl += dur;
+	if (t->nopen)
+		t->open[t->nopen - 1].child_ns += dur;
+	if (o.lost) {
+		g->left_out++;
+		free(o.cnt);
+		return 0;
+	}
+	reg_call(g, dur);
 	g->excl += dur > o.child_ns ? dur - o.child_ns : 0;
-	if (dur < g->min)
-		g->min = dur;
-	if (dur > g->max)
-		g->max = dur;
-	g->forced += forced != 0;
+	g->forced += how != 0;
+	g->open_end += how == 2;
 	if (o.cnt && cnt) {
 		if (!g->cnt && !(g->cnt = calloc(st->nctrs, sizeof(*g->cnt)))) {
 			free(o.cnt);
@@ -473,13 +489,34 @@ static int region_close(struct sstate *st, uint32_t ti, uint64_t end, int forced
 			g->cnt[k] += cnt[k] > o.cnt[k] ? cnt[k] - o.cnt[k] : 0;
 	}
 	free(o.cnt);
-	if (t->nopen)
-		t->open[t->nopen - 1].child_ns += dur;
+	return 0;
+}
+
+/* Is context node a an ancestor of node n (or n itself)? */
+static int ctx_within(const struct sstate *st, uint32_t a, uint32_t n)
+{
+	for (; n; n = st->ctxs[n].parent)
+		if (n == a)
+			return 1;
+	return a == 0;
+}
+
+/* A call of thread ti left out without being open (its begin was lost). */
+static int left_out(struct sstate *st, uint32_t ti, uint32_t node)
+{
+	struct sreg *g = reg_of(st, ti, node);
+	if (!g)
+		return -ENOMEM;
+	g->left_out++;
 	return 0;
 }
 
 /* Replay one REGION event of a defined thread and context node; `counts` is its checked
- * counts array (nctrs unsigned integers) or NULL. */
+ * counts array (nctrs unsigned integers) or NULL. A node is a path: a begin of N says
+ * the thread was in N's parent, an end of N that it was in N. Where the open regions
+ * disagree, events were lost (a full ring; the runtime also says so, event 3): the
+ * regions whose begin or end is missing, and those open across the loss, are left out
+ * (counted, sreg.left_out), never paired with another call's event. */
 static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t node, uint64_t ev,
 			const msgpack_object *counts)
 {
@@ -489,6 +526,11 @@ static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t nod
 
 	if (t > th->last_t)
 		th->last_t = t;
+	if (ev == SD_REGION_LOST) { /* events lost just before: no open region is sure */
+		for (size_t i = 0; i < th->nopen; i++)
+			th->open[i].lost = 1;
+		return 0;
+	}
 	if (counts && st->nctrs) {
 		if (!th->lastcnt && !(th->lastcnt = calloc(st->nctrs, sizeof(*th->lastcnt))))
 			return -ENOMEM;
@@ -496,7 +538,14 @@ static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t nod
 			th->lastcnt[k] = counts->via.array.ptr[k].via.u64;
 		cnt = th->lastcnt;
 	}
-	if (ev == 1) {
+	if (ev == SD_REGION_BEGIN) {
+		uint32_t parent = st->ctxs[node].parent;
+		/* open regions not around N: their ends were lost */
+		while (th->nopen && !ctx_within(st, th->open[th->nopen - 1].node, parent)) {
+			th->open[th->nopen - 1].lost = 1;
+			if ((err = region_close(st, ti, t, 1, cnt)))
+				return err;
+		}
 		uint64_t *copy = NULL;
 		if (sd_grow(&th->open, &th->capopen, th->nopen + 1, sizeof(*th->open)))
 			return -ENOMEM;
@@ -505,31 +554,90 @@ static int region_event(struct sstate *st, uint32_t ti, uint64_t t, uint32_t nod
 				return -ENOMEM;
 			memcpy(copy, cnt, st->nctrs * sizeof(*copy));
 		}
-		th->open[th->nopen++] = (struct sopen){ node, t, 0, copy };
+		const struct sopen *up = th->nopen ? &th->open[th->nopen - 1] : NULL;
+		/* inside a region whose begin was lost (or a left-out one): left out too */
+		int lost = (up ? up->node : 0) != parent || (up && up->lost);
+		th->open[th->nopen++] = (struct sopen){ node, t, 0, copy, lost };
 		return 0;
 	}
 	size_t k = th->nopen;
 	while (k && th->open[k - 1].node != node)
 		k--;
-	if (!k)
-		return 0; /* not open: nothing to time */
+	if (!k) { /* not open: its begin was lost; so were the ends of those inside it */
+		while (th->nopen && ctx_within(st, node, th->open[th->nopen - 1].node)) {
+			th->open[th->nopen - 1].lost = 1;
+			if ((err = region_close(st, ti, t, 1, cnt)))
+				return err;
+		}
+		return left_out(st, ti, node);
+	}
 	while (th->nopen > k) /* misnested: inner regions end with it, forced */
 		if ((err = region_close(st, ti, t, 1, cnt)))
 			return err;
-	return region_close(st, ti, t, ev == 2, cnt);
+	return region_close(st, ti, t, ev == SD_REGION_FORCED_END, cnt);
 }
 
-/* Regions still open at the end of the stream: closed at their thread's last known
- * time, forced. */
+/* The call of g still open at the end of the stream (REGION_OPEN), closed at `end`. */
+static void stats_close_open(struct sreg *g, uint64_t end)
+{
+	reg_call(g, end > g->open_t ? end - g->open_t : 0);
+	g->forced++;
+	g->open_end++;
+}
+
+/* Did thread ti drop region events (DROPS reasons "region_*")? */
+static int region_drops(const struct sstate *st, size_t ti)
+{
+	for (size_t i = 0; i < st->ndrops; i++)
+		if (st->dropt[i] == ti && st->dropv[i] &&
+		    !strncmp(st->dropr[i], SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1))
+			return 1;
+	return 0;
+}
+
+/* Regions still open at the end of the stream: those of a thread that ended closed at
+ * its end (forced), the others at the stream's last timestamp (forced, open_end); left
+ * out when their thread dropped region events (their end may be one of them: no later
+ * event says it was not). */
 int sd_decode_end(struct sstate *st)
 {
-	for (size_t i = 1; i < st->nthreads; i++)
-		while (st->threads[i].nopen) {
-			int err = region_close(st, (uint32_t)i, st->threads[i].last_t, 1,
-					       st->threads[i].lastcnt);
+	uint64_t end = st->max_t;
+	for (size_t i = 1; i < st->nthreads; i++) {
+		struct sthread *th = &st->threads[i];
+		if (th->nopen && region_drops(st, i))
+			for (size_t k = 0; k < th->nopen; k++)
+				th->open[k].lost = 1;
+		while (th->nopen) {
+			int err = region_close(st, (uint32_t)i, th->ended || end < th->last_t ?
+					       th->last_t : end, th->ended ? 1 : 2, th->lastcnt);
 			if (err)
 				return err;
 		}
+	}
+	int any = 0;
+	for (size_t i = 0; i < st->nregs; i++)
+		if (st->regs[i].open) {
+			stats_close_open(&st->regs[i], end);
+			any = 1;
+		}
+	if (!any)
+		return 0;
+	/* excl = incl - the children's incl, for the nodes that had a call open: the
+	 * children's totals hold their calls inside the open one, which the runtime had
+	 * not yet taken from its exclusive time */
+	for (size_t i = 0; i < st->nregs; i++) {
+		struct sreg *g = &st->regs[i];
+		if (!g->open)
+			continue;
+		uint64_t child = 0;
+		for (size_t j = 0; j < st->nregs; j++)
+			if (st->regs[j].thread == g->thread &&
+			    st->ctxs[st->regs[j].node].parent == g->node)
+				child += st->regs[j].incl;
+		g->excl = g->incl > child ? g->incl - child : 0;
+	}
+	for (size_t i = 0; i < st->nregs; i++)
+		st->regs[i].open = 0;
 	return 0;
 }
 
@@ -604,6 +712,7 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 		[SD_K_REGION_STATS] = { "thread:u", "t:u", "node:u", "calls:u", "incl_ns:u",
 					"excl_ns:u", "min_ns:u", "max_ns:u", "sumsq_ns2:f",
 					"forced:u", "site:u" },
+		[SD_K_REGION_OPEN] = { "thread:u", "t:u", "node:u", "begin_t:u" },
 	};
 	static const char *const kinds[SD_K_LAST + 1] = SD_KIND_NAMES;
 
@@ -801,6 +910,7 @@ static int rec_thread_end(struct rec_ctx *c)
 	}
 	if (!sd_rec_u64(r, SD_F_THREAD_END_T, &v) && v > t->last_t)
 		t->last_t = v;
+	t->ended = 1;
 	if (r->n > SD_F_THREAD_END_NAME && r->v[SD_F_THREAD_END_NAME].type == MSGPACK_OBJECT_STR) {
 		char *n = sd_obj_strdup(&r->v[SD_F_THREAD_END_NAME]);
 		if (!n)
@@ -1000,9 +1110,9 @@ static int rec_region(struct rec_ctx *c)
 		return REC_BAD;
 	st->nregion_records++;
 	st->nregion_counts += cn != NULL;
-	if (event > SD_REGION_FORCED_END)
+	if (event > SD_REGION_LOST)
 		return 0; /* an event of a later format: ignored */
-	if (c->p->timeline) {
+	if (c->p->timeline && event != SD_REGION_LOST) {
 		int err = sd_tl_stream_region(st, (uint32_t)thread, t, (uint32_t)node,
 					      (uint32_t)event);
 		if (err)
@@ -1042,6 +1152,7 @@ static int rec_region_stats(struct rec_ctx *c)
 	if (!g)
 		return -ENOMEM;
 	g->calls = calls, g->incl = incl, g->excl = excl, g->forced = forced, g->sumsq = sumsq;
+	g->open = 0; /* a later REGION_OPEN says if a call is open again */
 	g->min = calls ? mn : UINT64_MAX, g->max = mx;
 	if (cn) {
 		if (!g->cnt && !(g->cnt = calloc(st->nctrs, sizeof(*g->cnt))))
@@ -1052,6 +1163,33 @@ static int rec_region_stats(struct rec_ctx *c)
 	st->nregion_stats++;
 	st->nregion_counts += cn != NULL;
 	st->threads[thread].last_t = t > st->threads[thread].last_t ? t : st->threads[thread].last_t;
+	return 0;
+}
+
+/* REGION_OPEN: a call of (thread, node) open when its totals were read (SONDE_REGIONS=on);
+ * a later REGION_STATS of the same (thread, node) closed it. */
+static int rec_region_open(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t thread, t, node, begin;
+	if (sd_rec_u64(r, SD_F_ROPEN_THREAD, &thread) || sd_rec_u64(r, SD_F_ROPEN_T, &t) ||
+	    sd_rec_u64(r, SD_F_ROPEN_NODE, &node) || sd_rec_u64(r, SD_F_ROPEN_BEGIN, &begin))
+		return REC_BAD;
+	if (!known_thread(c, thread, "REGION_OPEN names a thread that no THREAD record defined "
+			  "before it"))
+		return REC_BAD;
+	c->why = "REGION_OPEN names a CONTEXT node that no CONTEXT record defined before it";
+	if (node == 0 || node >= st->nctxs)
+		return REC_BAD;
+	c->why = "REGION_OPEN begins after it was written (begin_t > t)";
+	if (begin > t)
+		return REC_BAD;
+	struct sreg *g = reg_of(st, (uint32_t)thread, (uint32_t)node);
+	if (!g)
+		return -ENOMEM;
+	g->open = 1;
+	g->open_t = begin;
 	return 0;
 }
 
@@ -1191,6 +1329,7 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_CONTEXT] = rec_context, [SD_K_REGION] = rec_region,
 		[SD_K_THREAD_CPU] = rec_thread_cpu, [SD_K_UNSAMPLED] = rec_unsampled,
 		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end, [SD_K_REGION_STATS] = rec_region_stats,
+		[SD_K_REGION_OPEN] = rec_region_open,
 	};
 	/* where `t` is in the records that have one (SAMPLE: its thread's time) */
 	static const uint8_t t_index[SD_K_LAST + 1] = {
@@ -1198,7 +1337,7 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_THREAD] = SD_F_THREAD_T, [SD_K_THREAD_END] = SD_F_THREAD_END_T,
 		[SD_K_END] = SD_F_END_T, [SD_K_NOTE] = SD_F_NOTE_T, [SD_K_REGION] = SD_F_REGION_T,
 		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T,
-		[SD_K_REGION_STATS] = SD_F_RSTATS_T };
+		[SD_K_REGION_STATS] = SD_F_RSTATS_T, [SD_K_REGION_OPEN] = SD_F_ROPEN_T };
 	uint64_t t;
 
 	if (r->kind > SD_K_LAST)

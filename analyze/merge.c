@@ -634,6 +634,7 @@ static int merge_regions(struct sd_profile *p, const struct sstate *st)
 			.ctx = gnode, .pid = tr->pid, .tid = tr->tid, .tname = tr->name,
 			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
 			.max_ns = g->max, .forced = g->forced, .sumsq = g->sumsq,
+			.open_end = g->open_end, .left_out = g->left_out,
 			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
 	return 0;

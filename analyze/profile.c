@@ -13,7 +13,11 @@
  *
  * REGION records are replayed per thread while reading (a stack of open context nodes):
  * each closed region adds to the timing of its (thread, node); regions still open at the
- * end of the stream are closed at the thread's last known time and flagged as forced.
+ * end of the stream are closed at their thread's end, or at the stream's last timestamp,
+ * and flagged as forced. Where events were lost (REGION event 3, or a begin or end the
+ * open regions contradict), the calls concerned are left out and counted, never paired
+ * with another call's event (decode.c, region_event). With SONDE_REGIONS=on, REGION_OPEN
+ * says which calls were open when the totals were read; sd_decode_end closes them too.
  *
  * Counters (HEADER `counters`): every SAMPLE's `deltas` (one per counter, header order)
  * add to its key's counter sums (struct sagg, a stride of ncounters in aggcnt), so the

@@ -13,8 +13,11 @@
 
 struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; double weight;
 	       uint32_t cnode; int used; uint32_t file, line; /* innermost frame's source */ };
-struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */ };
+struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */
+	       int lost; /* its end, a child's events or its begin's context may be lost:
+			  * left out when it closes */ };
 struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
+		 int ended; /* a THREAD_END was read */
 		 struct sopen *open; size_t nopen, capopen; uint32_t row;
 		 uint64_t *lastcnt; /* counts of its last REGION that had them */
 		 uint64_t *endcnt;  /* its THREAD_END deltas, summed (NULL: none) */
@@ -36,6 +39,9 @@ struct sctx { uint32_t parent, attr, gnode; char *value; int used;
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
 	      double weight; uint64_t nocnt; };
 struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;
+	      uint64_t open_end;  /* calls open at the end of the stream (in calls, forced) */
+	      uint64_t left_out;  /* calls left out: a begin or end of theirs was lost */
+	      uint64_t open_t; int open; /* REGION_OPEN: a call open since open_t */
 	      double sumsq; /* of the inclusive times, ns^2 */
 	      uint64_t *cnt; /* inclusive counter deltas, NULL until the first */ };
 struct scounter { char *name, *group, *unit, *source; uint32_t gid; };
@@ -101,7 +107,8 @@ struct sd_load {
 /* decode.c: the stream's HEADER into st: 0, or SD_ERR_CORRUPT with s->err_off and
  * s->err_why set, or -ENOMEM. (The records after it: sd_profile_parse, analyze.h.) */
 int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_stream *s);
-/* After the last record read: close the regions still open (forced). 0 or -ENOMEM. */
+/* After the last record read: close the regions still open at the stream's last
+ * timestamp (forced, open_end; those whose events were lost are left out). 0 or -ENOMEM. */
 int sd_decode_end(struct sstate *st);
 /* The drops of thread `thr` of st by coverage reason (sd_cov_drop_index). */
 void sd_decode_thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP]);

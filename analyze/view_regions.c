@@ -11,7 +11,8 @@
  * deltas are those of its kept levels; its exclusive time is theirs plus that of the
  * levels folded into them. --where was applied while loading; rows sort by path with
  * numbers in values as numbers (iteration=2 before iteration=10). The text ends with
- * what the numbers miss: ends forced by sonde and region events dropped.
+ * what the numbers miss: ends forced by sonde (calls open at the end of a stream among
+ * them), calls left out because their events were dropped, and region events dropped.
  */
 #include "analyze/analyze.h"
 #include "common/common.h"
@@ -129,6 +130,7 @@ static long row_of(struct sd_strmap *map, struct rrow *rows, size_t *n, const ch
 		memset(r, 0, sizeof(*r));
 		r->r = *g; /* pid, tid, tname, stream */
 		r->r.calls = r->r.incl_ns = r->r.excl_ns = r->r.max_ns = r->r.forced = 0;
+		r->r.open_end = r->r.left_out = 0;
 		r->r.min_ns = UINT64_MAX;
 		r->r.counts = nc ? calloc(nc, sizeof(uint64_t)) : NULL;
 		r->r.ncounts = (uint32_t)nc;
@@ -172,6 +174,8 @@ static int region_rows(const struct sd_profile *p, const struct sd_report_opts *
 		r->r.calls += g->calls;
 		r->r.incl_ns += g->incl_ns;
 		r->r.forced += g->forced;
+		r->r.open_end += g->open_end;
+		r->r.left_out += g->left_out;
 		r->sumsq += g->sumsq;
 		if (g->calls && g->min_ns < r->r.min_ns)
 			r->r.min_ns = g->min_ns;
@@ -236,21 +240,32 @@ static void row_cells(struct sd_table *t, const struct sd_report_opts *o, const 
 		sd_table_u64(t, r->counts[c]);
 }
 
-/* What the rows miss, after them in text and as keys of the JSON object. */
+/* What the rows miss, after them in text and as keys of the JSON object: the forced
+ * ends (the calls open at the end of a stream among them) and the calls left out. */
 static void region_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
-			 uint64_t forced)
+			 const uint64_t tot[3])
 {
+	uint64_t forced = tot[0], open = tot[1], lost = tot[2];
 	if (o->format == SD_FMT_JSON) {
-		fprintf(out, "\"forced\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",", forced,
+		fprintf(out, "\"forced\":%" PRIu64 ",\"open_at_end\":%" PRIu64 ",\"left_out\":%"
+			PRIu64 ",\"dropped_region_events\":%" PRIu64 ",", forced, open, lost,
 			p->dropped_regions);
 		return;
 	}
 	if (o->format != SD_FMT_TEXT)
 		return;
-	if (forced)
+	if (forced > open)
 		fprintf(out, "forced: %" PRIu64 " call%s ended by sonde (open when its thread ended, "
-			"or closed by a misnested end; timed up to that point)\n", forced,
-			forced == 1 ? "" : "s");
+			"or closed by a misnested end; timed up to that point)\n", forced - open,
+			forced - open == 1 ? "" : "s");
+	if (open)
+		fprintf(out, "open: %" PRIu64 " call%s still open at the end of the stream (the "
+			"process was killed or is still running), timed up to its last timestamp "
+			"and counted in forced\n", open, open == 1 ? "" : "s");
+	if (lost)
+		fprintf(out, "left out: %" PRIu64 " call%s whose begin or end was dropped, or that "
+			"ran inside such a call (in no row; raise SONDE_BUFFER_KB, or use "
+			"SONDE_REGIONS=on)\n", lost, lost == 1 ? "" : "s");
 	if (p->dropped_regions)
 		fprintf(out, "dropped: %" PRIu64 " region event%s lost to a full ring (the rows "
 			"miss them; raise SONDE_BUFFER_KB, or use SONDE_REGIONS=on)\n",
@@ -263,7 +278,7 @@ static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_
 	struct sd_col *cols = calloc(R_NCOLS + nc, sizeof(*cols));
 	size_t skip = o->by_thread ? 0 : R_BT;
 	struct sd_table *t = NULL;
-	uint64_t forced = 0;
+	uint64_t tot[3] = { 0 }; /* forced, open at the end, left out */
 	int err = -ENOMEM;
 
 	if (!cols)
@@ -273,17 +288,20 @@ static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_
 		cols[R_NCOLS + c] = (struct sd_col){ .name = p->counters[c].name, .width = 8 };
 	if (!(t = sd_table_new(o, cols + skip, R_NCOLS + nc - skip)))
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		forced += rows[i].r.forced;
+	for (size_t i = 0; i < n; i++) {
+		tot[0] += rows[i].r.forced;
+		tot[1] += rows[i].r.open_end;
+		tot[2] += rows[i].r.left_out;
+	}
 	for (size_t i = 0; i < shown; i++)
 		row_cells(t, o, &rows[i], nc);
 	if (o->format == SD_FMT_JSON) {
 		putc('{', out);
-		region_notes(out, p, o, forced);
+		region_notes(out, p, o, tot);
 	}
 	err = sd_table_print_view(out, t, "regions", 1);
 	if (o->format == SD_FMT_TEXT)
-		region_notes(out, p, o, forced);
+		region_notes(out, p, o, tot);
 out:
 	sd_table_free(t);
 	free(cols);

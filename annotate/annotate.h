@@ -54,14 +54,17 @@ struct sd_region_stat {
 	uintptr_t site; /* where the node was first opened (the caller's return address) */
 	uint64_t calls, forced, incl_ns, excl_ns, min_ns, max_ns;
 	double sumsq_ns2; /* sum of the squared inclusive times */
+	int changed;            /* collect: calls or forced changed since the last one */
+	uint64_t open_begin_ns; /* a call still open began then (CLOCK_MONOTONIC); 0: none */
 	unsigned ncounts;
 	uint64_t counts[SD_REGION_COUNTERS_MAX];
 };
 struct sd_rtable;
 
 /* Calls fn with each entry of t that changed since the last collection (calls
- * or forced ends). Writer thread; the table's thread may run on. Returns how
- * many. */
+ * or forced ends: s->changed) or whose open call did (one began, or it is open
+ * and its totals changed: s->open_begin_ns). Writer thread; the table's thread
+ * may run on. Returns how many. */
 int sd_annotate_rtable_collect(struct sd_rtable *t,
 			       void (*fn)(void *arg, const struct sd_region_stat *s), void *arg);
 /* Frees a table whose thread has ended and that was collected a last time

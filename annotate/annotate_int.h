@@ -41,10 +41,14 @@ struct sd_rstat {
 	_Atomic uint32_t seq;
 	uint32_t node;
 	uintptr_t site;
+	/* the begin (ticks) of its call still open, 0 if none: set at begin outside
+	 * seq (a begin changes no total), cleared with the totals at the end; kept
+	 * across fork (the call goes on in the child) */
+	_Atomic uint64_t open_t0;
 	uint64_t calls, forced, incl, excl, min, max;
 	double sumsq;
 	uint64_t counts[SD_REGION_COUNTERS_MAX];
-	uint64_t written_calls, written_forced; /* what the collector wrote last */
+	uint64_t written_calls, written_forced, written_open; /* what the collector wrote last */
 };
 
 /* regions.c: the clock (TSC ticks when sd_rclock_tsc, else ns) and tables. */

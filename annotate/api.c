@@ -287,6 +287,8 @@ static inline void agg_begin(struct ann_thread *t, struct entry *e)
 	if (hooks.ncounters && e->rs && hooks.read_counters(e->c0) != 0)
 		e->rs = NULL; /* counters unreadable: not timed rather than wrong */
 	e->t0 = rclock();
+	if (e->rs) /* the writer states it if the stream ends before the call does */
+		atomic_store_explicit(&e->rs->open_t0, e->t0, memory_order_relaxed);
 }
 
 /* Entry j of st (popped, or being cut) ends now. */
@@ -316,6 +318,7 @@ static inline void agg_end(struct stack *st, unsigned j, int forced)
 	s->incl += incl;
 	s->excl += excl;
 	s->sumsq += (double)incl * (double)incl;
+	atomic_store_explicit(&s->open_t0, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < nc; i++)
 		s->counts[i] += c[i] - e->c0[i];
 	atomic_store_explicit(&s->seq, q + 2, memory_order_release);

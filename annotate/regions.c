@@ -207,9 +207,21 @@ struct sd_rstat *sd_rtable_entry(struct sd_rtable *t, uint32_t node)
 	}
 }
 
-/* A consistent copy of s, converted to ns (f: ns per tick). 0, or -1 when its
- * thread kept writing it. */
-static int entry_read(const struct sd_rstat *s, unsigned nc, double f, struct sd_region_stat *o)
+/* CLOCK_MONOTONIC ns of a clock tick (f: ns per tick); never 0. */
+static uint64_t mono_of(uint64_t ticks, double f)
+{
+	if (!sd_rclock_tsc)
+		return ticks;
+	double d = ((double)ticks - (double)tsc0) * f;
+	uint64_t m = d < 0 && -d >= (double)mono0 ? 1 : (uint64_t)((double)mono0 + d);
+	return m ? m : 1;
+}
+
+/* A consistent copy of s, converted to ns (f: ns per tick), and the ticks of
+ * its open call's begin in *t0 (0: none). 0, or -1 when its thread kept
+ * writing it. */
+static int entry_read(const struct sd_rstat *s, unsigned nc, double f, struct sd_region_stat *o,
+		      uint64_t *t0)
 {
 	for (int tries = 0; tries < 1000; tries++) {
 		uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
@@ -224,6 +236,8 @@ static int entry_read(const struct sd_rstat *s, unsigned nc, double f, struct sd
 		o->max_ns = (uint64_t)((double)s->max * f);
 		o->sumsq_ns2 = s->sumsq * f * f;
 		o->site = s->site;
+		*t0 = atomic_load_explicit(&s->open_t0, memory_order_relaxed);
+		o->open_begin_ns = *t0 ? mono_of(*t0, f) : 0;
 		o->ncounts = nc;
 		for (unsigned i = 0; i < nc; i++)
 			o->counts[i] = s->counts[i];
@@ -243,14 +257,20 @@ int sd_annotate_rtable_collect(struct sd_rtable *t,
 		uint32_t k = atomic_load_explicit(&c->n, memory_order_acquire);
 		for (uint32_t i = 0; i < k; i++) {
 			struct sd_rstat *s = &c->e[i];
-			if (s->calls == s->written_calls && s->forced == s->written_forced)
+			uint64_t t0 = atomic_load_explicit(&s->open_t0, memory_order_relaxed);
+			if (s->calls == s->written_calls && s->forced == s->written_forced &&
+			    t0 == s->written_open)
 				continue; /* a racy first look: a change is seen next time */
 			struct sd_region_stat st;
-			if (entry_read(s, t->ncounters, f, &st) != 0)
+			if (entry_read(s, t->ncounters, f, &st, &t0) != 0)
+				continue;
+			st.changed = st.calls != s->written_calls || st.forced != s->written_forced;
+			if (!st.changed && t0 == s->written_open)
 				continue;
 			fn(arg, &st);
 			s->written_calls = st.calls;
 			s->written_forced = st.forced;
+			s->written_open = t0;
 			n++;
 		}
 	}
@@ -316,8 +336,9 @@ static void query_table(struct sd_rtable *t, uint16_t attr, const struct sd_valu
 		uint32_t k = atomic_load_explicit(&c->n, memory_order_acquire);
 		for (uint32_t i = 0; i < k; i++) {
 			struct sd_region_stat s;
+			uint64_t t0;
 			if (!sd_ann_node_is(c->e[i].node, attr, v) ||
-			    entry_read(&c->e[i], t->ncounters, f, &s) != 0 || !s.calls)
+			    entry_read(&c->e[i], t->ncounters, f, &s, &t0) != 0 || !s.calls)
 				continue;
 			if (!out->calls || s.min_ns < out->min_ns)
 				out->min_ns = s.min_ns;

@@ -40,14 +40,15 @@ enum sd_kind {
 	SD_K_THREAD_CPU,
 	SD_K_UNSAMPLED,
 	SD_K_REGION_STATS,
-	SD_K_LAST = SD_K_REGION_STATS /* the highest kind this version defines */
+	SD_K_REGION_OPEN,
+	SD_K_LAST = SD_K_REGION_OPEN /* the highest kind this version defines */
 };
 
 /* Record names, indexed by kind ("" for 0). */
 #define SD_KIND_NAMES                                                                     \
 	{ "", "HEADER", "MODULE", "MODULE_END", "THREAD", "THREAD_END", "FRAME", "SAMPLE", \
 	  "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT", "REGION", "THREAD_CPU", "UNSAMPLED",     \
-	  "REGION_STATS" }
+	  "REGION_STATS", "REGION_OPEN" }
 
 /* Field positions, per kind (element 0 is the kind). Optional trailing
  * fields are marked; every other field is always present. */
@@ -91,6 +92,8 @@ enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALL
        SD_F_RSTATS_SUMSQ, SD_F_RSTATS_FORCED, SD_F_RSTATS_SITE,
        SD_F_RSTATS_COUNTS, /* optional: inclusive counter deltas */
        SD_F_RSTATS_N };
+/* REGION_OPEN: a region of a thread still open when its REGION_STATS were read. */
+enum { SD_F_ROPEN_THREAD = 1, SD_F_ROPEN_T, SD_F_ROPEN_NODE, SD_F_ROPEN_BEGIN, SD_F_ROPEN_N };
 
 /* Field names (docs/FORMAT.md's layouts), per kind, after the kind:
  * fields[kind][SD_F_X - 1]; NULL after the last. */
@@ -116,6 +119,7 @@ enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALL
 		[SD_K_REGION_STATS] = { "thread", "t", "node", "calls", "incl_ns",       \
 					"excl_ns", "min_ns", "max_ns", "sumsq_ns2",     \
 					"forced", "site", "counts" },                   \
+		[SD_K_REGION_OPEN] = { "thread", "t", "node", "begin_t" },              \
 	}
 
 /* SAMPLE flags bits. */
@@ -143,7 +147,8 @@ enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALL
 	  "[sonde]" }
 
 /* REGION events. */
-enum sd_region_event { SD_REGION_END = 0, SD_REGION_BEGIN = 1, SD_REGION_FORCED_END = 2 };
+enum sd_region_event { SD_REGION_END = 0, SD_REGION_BEGIN = 1, SD_REGION_FORCED_END = 2,
+		       SD_REGION_LOST = 3 /* events of the thread were dropped just before */ };
 
 /* DROPS reasons, in the runtime's order (the names are what the stream
  * holds; readers must accept names they do not know). X(ENUM, "name"). */

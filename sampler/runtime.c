@@ -625,9 +625,13 @@ static void region_event(uint32_t node, int ev)
 		return;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	/* a REGION: the context node in `weight`, the event in `source` */
-	struct sd_rec *rec = sd_ring_begin_sigsafe(t->ring, SD_REC_REGION, (uint8_t)ev, 0, node, 0,
+	/* a REGION: the context node in `weight`, the event in `source`, with
+	 * SD_REC_REGION_LOST set on the first event kept after events were dropped
+	 * (the writer writes an event SD_REGION_LOST before it) */
+	uint8_t src = (uint8_t)(ev | (t->region_lost ? SD_REC_REGION_LOST : 0));
+	struct sd_rec *rec = sd_ring_begin_sigsafe(t->ring, SD_REC_REGION, src, 0, node, 0,
 						   0, SD_DROP_REGION_RING_FULL);
+	t->region_lost = rec == NULL;
 	if (rec) {
 		if (sd_rt.counters.n &&
 		    sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, rec->pcs) == 0)

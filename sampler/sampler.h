@@ -99,6 +99,7 @@ struct sd_thread {
 	pid_t tid;
 	struct sd_ring *ring;
 	volatile sig_atomic_t busy;    /* inside sonde: handler drops */
+	int region_lost;               /* a region event was dropped: mark the next kept one */
 	volatile sig_atomic_t in_dl;   /* inside dlopen/dlclose */
 	volatile sig_atomic_t in_handler; /* dl_iterate_phdr uses the snapshot */
 	int src_fd[SD_MAX_SOURCES];    /* perf_event fds, -1 if none */

@@ -470,12 +470,20 @@ static void emit_contexts_upto(uint32_t id)
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 {
 	emit_contexts_upto(rec->weight);
+	if (rec->source & SD_REC_REGION_LOST) { /* the events dropped before it: said */
+		rec_begin(SD_F_REGION_COUNTS);
+		msgpack_pack_uint8(&sd_w.pk, SD_K_REGION);
+		msgpack_pack_uint32(&sd_w.pk, r->idx);
+		msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
+		msgpack_pack_uint32(&sd_w.pk, rec->weight);
+		msgpack_pack_uint8(&sd_w.pk, SD_REGION_LOST);
+	}
 	rec_begin(rec->ncounters ? SD_F_REGION_N : SD_F_REGION_COUNTS);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_REGION);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(rec->t_ns));
 	msgpack_pack_uint32(&sd_w.pk, rec->weight);
-	msgpack_pack_uint8(&sd_w.pk, rec->source);
+	msgpack_pack_uint8(&sd_w.pk, rec->source & ~SD_REC_REGION_LOST);
 	if (rec->ncounters) {
 		msgpack_pack_array(&sd_w.pk, rec->ncounters);
 		for (unsigned i = 0; i < rec->ncounters; i++)
@@ -504,6 +512,17 @@ void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s)
 		for (unsigned i = 0; i < s->ncounts; i++)
 			msgpack_pack_uint64(&sd_w.pk, s->counts[i]);
 	}
+}
+
+void sd_stream_region_open(struct sd_ring *r, const struct sd_region_stat *s)
+{
+	emit_contexts_upto(s->node);
+	rec_begin(SD_F_ROPEN_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_REGION_OPEN);
+	msgpack_pack_uint32(&sd_w.pk, r->idx);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
+	msgpack_pack_uint32(&sd_w.pk, s->node);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(s->open_begin_ns));
 }
 
 void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)

@@ -588,9 +588,14 @@ void sd_writer_ring_regions(struct sd_ring *r, struct sd_rtable *rt)
 		atomic_store_explicit(&r->regions, rt, memory_order_release);
 }
 
+/* An entry's totals if they changed, then its call still open (REGION_OPEN
+ * after REGION_STATS: the reader takes a later REGION_STATS as the close). */
 static void emit_region_stat(void *ring, const struct sd_region_stat *s)
 {
-	sd_stream_region_stat(ring, s);
+	if (s->changed)
+		sd_stream_region_stat(ring, s);
+	if (s->open_begin_ns)
+		sd_stream_region_open(ring, s);
 }
 
 /* REGION_STATS of the ring's thread: what changed, at most once a flush

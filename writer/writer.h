@@ -24,6 +24,9 @@
 #include "kernel/kernel.h"
 
 enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
+/* In a REGION's `source` (its event): region events of the thread were dropped
+ * just before this one. */
+#define SD_REC_REGION_LOST 0x80u
 
 /* Frames kept of the stack where a thread entered a blocking call. */
 #define SD_BLK_MAX 128

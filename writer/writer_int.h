@@ -137,6 +137,8 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec);
 void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec);
 struct sd_region_stat;
 void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s);
+/* REGION_OPEN: s's call still open (s->open_begin_ns set). */
+void sd_stream_region_open(struct sd_ring *r, const struct sd_region_stat *s);
 /* A copy (malloc'ed, *out) of the samples per innermost PC so far; how many. */
 size_t sd_stream_leaf_copy(struct sd_top_pc **out);
 void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
