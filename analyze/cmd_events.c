@@ -87,7 +87,7 @@ static uint64_t count_activity(int fd)
 static int read_paranoid(void)
 {
 	int v = sd_kernel_paranoid();
-	return v < -1 ? -100 : v;
+	return v == SD_PARANOID_UNKNOWN ? -100 : v;
 }
 
 static int probe_sources(struct sd_events *ev, int paranoid)

@@ -143,7 +143,7 @@ static const char *const ru_field_names[] = {"ru_nvcsw", "ru_nivcsw", "ru_minflt
 static void probe_known(const struct known *k, struct sd_counters *out,
 			void (*say)(const char *fmt, ...))
 {
-	char src[48], reason[128];
+	char src[48], reason[192];
 	if (k->ru[0] >= 0) {
 		if (k->ru[1] >= 0) {
 			for (int i = 0; i < 2; i++) {
@@ -166,14 +166,19 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 		add(out, k->k.name, k->k.name, src, SD_CTR_PERF, k->k.perf_config, 0);
 		return;
 	}
-	int level = sd_kernel_paranoid();
-	snprintf(reason, sizeof reason,
-		 "perf_event_paranoid=%d: kernel-side events read 0 for this user (%s), and no "
-		 "other source exists",
-		 level, strerror(-r0));
+	char par[48];
+	sd_kernel_paranoid_text(par, sizeof par);
+	int nofd = r0 == -EMFILE || r0 == -ENFILE;
+	if (nofd)
+		snprintf(reason, sizeof reason, "out of descriptors (%s), and no other source exists",
+			 strerror(-r0));
+	else
+		snprintf(reason, sizeof reason,
+			 "%.47s: kernel-side events read 0 for this user (%.60s), and no other "
+			 "source exists", par, strerror(-r0));
 	unavailable(out, k->k.name, reason);
-	say("sonde: SONDE_COUNTERS: %s: unavailable: %s (run as root or lower "
-	    "kernel.perf_event_paranoid; see 'sonde events')", k->k.name, reason);
+	say("sonde: SONDE_COUNTERS: %s: unavailable: %s (%s; see 'sonde events')", k->k.name, reason,
+	    nofd ? "raise RLIMIT_NOFILE" : "run as root or lower kernel.perf_event_paranoid");
 }
 
 /* A PAPI event as a counter: PAPI_read is not async-signal-safe, so the

@@ -58,8 +58,12 @@ int sd_kernel_fd_high(int fd, int floor);
  * tgkill; may set errno). */
 int sd_kernel_fd_marked_sigsafe(int fd, int sig, pid_t tid);
 
-/* Reads /proc/sys/kernel/perf_event_paranoid; returns the level or -errno. */
+/* Reads /proc/sys/kernel/perf_event_paranoid; returns the level (-1 is one)
+ * or SD_PARANOID_UNKNOWN (errno says why: out of descriptors, say). */
+#define SD_PARANOID_UNKNOWN (-1000)
 int sd_kernel_paranoid(void);
+/* "perf_event_paranoid=N", or "perf_event_paranoid unreadable: WHY", in buf. */
+const char *sd_kernel_paranoid_text(char *buf, size_t len);
 
 /* A disabled software perf_event of the calling thread (kernel-side counts
  * too unless exclude_kernel): the descriptor, or -errno. What a probe opens
@@ -102,7 +106,7 @@ struct sd_counters {
 	unsigned nperf;          /* how many are perf_event (read as one group) */
 	unsigned nunavail;
 	char unavail_name[SD_MAX_COUNTERS][32];
-	char unavail_reason[SD_MAX_COUNTERS][128];
+	char unavail_reason[SD_MAX_COUNTERS][192];
 	int probe_fd[SD_MAX_COUNTERS]; /* kept open until the first thread's are */
 	unsigned nprobe_fd;
 };

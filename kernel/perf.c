@@ -129,9 +129,21 @@ int sd_kernel_paranoid(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
 	if (!f)
-		return -errno;
+		return SD_PARANOID_UNKNOWN;
 	int level = 0;
 	int ok = fscanf(f, "%d", &level) == 1;
 	fclose(f);
-	return ok ? level : -EINVAL;
+	return ok ? level : SD_PARANOID_UNKNOWN;
+}
+
+const char *sd_kernel_paranoid_text(char *buf, size_t len)
+{
+	int e = errno;
+	int level = sd_kernel_paranoid();
+	if (level == SD_PARANOID_UNKNOWN)
+		snprintf(buf, len, "perf_event_paranoid unreadable: %s", strerror(errno ? errno : EIO));
+	else
+		snprintf(buf, len, "perf_event_paranoid=%d", level);
+	errno = e;
+	return buf;
 }

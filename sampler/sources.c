@@ -58,14 +58,15 @@ void sd_sources_probe(struct sd_config *cfg)
 			continue;
 		}
 		s->use_timer = 1;
-		int paranoid = sd_kernel_paranoid();
+		char par[96];
+		int nofd = err == -EMFILE || err == -ENFILE;
+		sd_kernel_paranoid_text(par, sizeof par);
 		snprintf(s->fallback_reason, sizeof s->fallback_reason,
-			 "perf_event_open refused: %s (perf_event_paranoid=%d)", strerror(-err),
-			 paranoid);
-		sd_msg("sonde: %s: perf_event task clock unavailable: %s, perf_event_paranoid=%d "
-		       "(sampling with a POSIX CPU-time timer, limited to the scheduler tick; "
-		       "lower kernel.perf_event_paranoid for exact rates)",
-		       s->spec, strerror(-err), paranoid);
+			 "perf_event_open refused: %s (%s)", strerror(-err), par);
+		sd_msg("sonde: %s: perf_event task clock unavailable: %s, %s (sampling with a "
+		       "POSIX CPU-time timer, limited to the scheduler tick; %s for exact rates)",
+		       s->spec, strerror(-err), par,
+		       nofd ? "raise RLIMIT_NOFILE" : "lower kernel.perf_event_paranoid");
 	}
 }
 
