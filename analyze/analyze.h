@@ -501,6 +501,9 @@ struct sd_profile {
 	struct sd_counter_row *counters; size_t ncounters, capcounters;
 	struct sd_counter_unavail *unavail; size_t nunavail, capunavail;
 	uint64_t nocounters;           /* samples counted with flag 8 (counters unreadable) */
+	uint64_t trunc_samples;        /* samples counted with flag 1 (cut at max_depth), whose
+					* paths are under the root [truncated] */
+	uint64_t trunc_depth_lo, trunc_depth_hi; /* their streams' max_depth (0: unknown) */
 	double cpu_ns;                 /* weight of the cpu-time samples counted */
 	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
 	struct sd_coverage cov;        /* the run's coverage account (no filter applies) */

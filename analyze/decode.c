@@ -268,6 +268,8 @@ int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_str
 	if (!(st->name = process_name(argv, sd_map_get(info, "exe"))) ||
 	    (argv && !(st->command = join_argv(argv))))
 		return -ENOMEM;
+	if (sd_obj_u64(sd_map_get(info, "max_depth"), &st->max_depth))
+		st->max_depth = 0; /* unknown */
 	uint64_t rank;
 	st->rank = sd_obj_u64(sd_map_get(info, "rank"), &rank) == 0 && rank <= INT64_MAX
 		   ? (int64_t)rank : -1;
@@ -383,7 +385,8 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
 	uint32_t idx;
 
 	const struct sagg *last = st->have_last ? &st->aggs[st->last_agg] : NULL;
-	if (last && last->thread == key[0] && last->source == key[1] && last->ctx == key[2] &&
+	if (last && last->thread == key[0] &&
+	    (last->source | (last->trunc ? SD_AGG_TRUNC : 0)) == key[1] && last->ctx == key[2] &&
 	    last->pctx == key[3] && last->node == key[4]) {
 		idx = st->last_agg;
 	} else {
@@ -403,8 +406,8 @@ static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
 		memcpy(slot->k, key, sizeof slot->k);
 		slot->idx1 = idx + 1;
 		struct sagg *a = &st->aggs[st->naggs++];
-		a->thread = key[0], a->source = key[1], a->ctx = key[2], a->pctx = key[3];
-		a->node = key[4];
+		a->thread = key[0], a->source = key[1] & ~SD_AGG_TRUNC, a->ctx = key[2];
+		a->pctx = key[3], a->node = key[4], a->trunc = (key[1] & SD_AGG_TRUNC) != 0;
 		a->first = now;
 	}
 found:;
@@ -1002,8 +1005,10 @@ static inline int rec_sample(struct rec_ctx *c)
 		t->last_t = t->now;
 	if (c->p->only_source && strcmp(src->name, c->p->only_source))
 		return 0;
-	uint32_t key[5] = { (uint32_t)thread, (uint32_t)source, (uint32_t)cx, (uint32_t)pcx,
-			    (uint32_t)node };
+	/* a stack cut at max_depth is a key of its own: its path goes under [truncated] */
+	uint32_t key[5] = { (uint32_t)thread,
+			    (uint32_t)source | ((fl & SD_FLAG_TRUNCATED) && node ? SD_AGG_TRUNC : 0),
+			    (uint32_t)cx, (uint32_t)pcx, (uint32_t)node };
 	double w = (double)weight * (double)src->period;
 	int err = agg_add(st, key, w, t->now, dl, (fl & SD_FLAG_NO_COUNTERS) != 0);
 	if (st->tl_on && !err) /* --format speedscope|trace: each sample in time */

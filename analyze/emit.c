@@ -379,6 +379,7 @@ void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_
 		fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
 	else
 		fprintf(out, ",\"weight_ms\":%.3f", p->weight / 1e6);
+	fprintf(out, ",\"truncated_samples\":%" PRIu64, p->trunc_samples);
 }
 
 /* ---- folded stacks ------------------------------------------------------------------ */

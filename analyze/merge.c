@@ -326,6 +326,55 @@ static int merge_coverage(struct sd_profile *p, struct sstate *st)
 	return 0;
 }
 
+/* A stack cut at max_depth (SAMPLE flag 1) lacks its outer frames: its path hangs
+ * under a root [truncated] (a node of its own, trunc_root) rather than the program's
+ * root, so that no view takes it for a whole stack. Each stream node on such a path gets
+ * a twin, appended to st->nodes (parents first, as merge_nodes needs), and the key names
+ * the twin. 0 or -ENOMEM. */
+static int twin_truncated(struct sstate *st)
+{
+	size_t n0 = st->nnodes, cap = n0;
+	uint32_t *twin = NULL, *chain = NULL, root = 0;
+	int err = -ENOMEM;
+
+	for (size_t i = 0; i < st->naggs; i++) {
+		struct sagg *a = &st->aggs[i];
+		if (!a->trunc || a->node == 0 || a->node >= n0)
+			continue;
+		if (!twin && (!(twin = calloc(n0, sizeof(*twin))) ||
+			      !(chain = malloc(n0 * sizeof(*chain)))))
+			goto out;
+		size_t k = 0;
+		uint32_t x = a->node;
+		while (x && !twin[x]) {
+			chain[k++] = x;
+			x = st->nodes[x].parent;
+		}
+		if (st->nnodes + k + 1 >= UINT32_MAX)
+			goto out;
+		if (sd_grow(&st->nodes, &cap, st->nnodes + k + 1, sizeof(*st->nodes)))
+			goto out;
+		if (!x && !root) {
+			root = (uint32_t)st->nnodes++;
+			st->nodes[root] = (struct snode){ .trunc_root = 1 };
+		}
+		uint32_t parent = x ? twin[x] : root;
+		while (k--) {
+			struct snode *t = &st->nodes[st->nnodes];
+			*t = st->nodes[chain[k]];
+			t->parent = parent;
+			t->samples = 0, t->weight = 0, t->used = 0;
+			parent = twin[chain[k]] = (uint32_t)st->nnodes++;
+		}
+		a->node = twin[a->node];
+	}
+	err = 0;
+out:
+	free(twin);
+	free(chain);
+	return err;
+}
+
 /* The kept keys (those --where keeps) count for their source, thread and call node. */
 static void merge_keys(struct sd_profile *p, struct sstate *st)
 {
@@ -335,6 +384,8 @@ static void merge_keys(struct sd_profile *p, struct sstate *st)
 			continue;
 		a->kept = 1;
 		p->nocounters += a->nocnt;
+		if (a->trunc)
+			st->trunc_samples += a->samples;
 		for (size_t k = 0; k < st->nctrs; k++)
 			p->counters[st->ctrs[k].gid].total += st->aggcnt[i * st->nctrs + k];
 		struct ssource *src = &st->sources[a->source];
@@ -391,6 +442,13 @@ static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostac
 		struct snode *n = &st->nodes[i];
 		if (!n->samples && !n->used)
 			continue;
+		if (n->trunc_root) { /* twin_truncated's root: [truncated] */
+			int f = sd_sym_pseudo(p->sym, "[truncated]");
+			if (f < 0 || cnode_child(p, 0, (uint32_t)f, &n->cnode))
+				return -ENOMEM;
+			p->nodes[n->cnode].how |= SD_CNODE_CALLED;
+			continue;
+		}
 		/* an address in inlined code is several frames, outermost first */
 		const struct sd_frame *fr;
 		int nf = sd_snode_frames(p, st, n, &fr);
@@ -658,9 +716,17 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 	}
 	if (!srcrow)
 		return -ENOMEM;
-	if (merge_contexts(p, st) || merge_counters(p, st))
+	if (merge_contexts(p, st) || merge_counters(p, st) || twin_truncated(st))
 		goto out;
 	merge_keys(p, st);
+	if (st->trunc_samples) {
+		uint64_t d = st->max_depth;
+		if (!p->trunc_samples || d < p->trunc_depth_lo)
+			p->trunc_depth_lo = d;
+		if (!p->trunc_samples || d > p->trunc_depth_hi)
+			p->trunc_depth_hi = d;
+		p->trunc_samples += st->trunc_samples;
+	}
 	if (keep_ends)
 		merge_end_totals(p, st);
 	if (merge_nodes(p, st, &nostack_c, &badnode_c) || merge_threads(p, st) ||

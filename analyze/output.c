@@ -191,6 +191,25 @@ static void mixed_periods_line(FILE *out, const struct sd_profile *p)
 			"use --metric time to weigh each by its period, or --source NAME");
 }
 
+/* Samples whose stack was cut at max_depth (their paths under [truncated]): how many,
+ * where, and the knob (unless it is at its maximum already). */
+static void truncated_line(FILE *out, const struct sd_profile *p)
+{
+	fprintf(out, "sonde: warning: %" PRIu64 " of %" PRIu64 " samples truncated",
+		p->trunc_samples, p->samples);
+	if (p->trunc_depth_lo && p->trunc_depth_lo != p->trunc_depth_hi)
+		fprintf(out, " at %" PRIu64 "-%" PRIu64 " frames", p->trunc_depth_lo,
+			p->trunc_depth_hi);
+	else if (p->trunc_depth_lo)
+		fprintf(out, " at %" PRIu64 " frames", p->trunc_depth_lo);
+	fprintf(out, " (%.2f%%: their outermost frames are missing, under [truncated]; ",
+		sd_pct((double)p->trunc_samples, (double)p->samples));
+	if (p->trunc_depth_lo >= SD_MAX_DEPTH_MAX)
+		fprintf(out, "SONDE_MAX_DEPTH is at its maximum, %u)\n", SD_MAX_DEPTH_MAX);
+	else
+		fprintf(out, "raise SONDE_MAX_DEPTH, up to %u)\n", SD_MAX_DEPTH_MAX);
+}
+
 /* Every note, one line each, on out. */
 static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
@@ -219,6 +238,8 @@ static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_r
 		drops_line(out, p, 0, p->dropped, asked);
 	if (p->dropped_regions)
 		drops_line(out, p, 1, p->dropped_regions, p->region_records + p->dropped_regions);
+	if (p->trunc_samples)
+		truncated_line(out, p);
 	if (counts_samples(o))
 		mixed_periods_line(out, p);
 }

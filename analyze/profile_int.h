@@ -11,8 +11,9 @@
 
 #include "analyze/analyze.h"
 
+/* trunc_root: the [truncated] root that merge.c adds above cut stacks (no address) */
 struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; double weight;
-	       uint32_t cnode; int used; uint32_t file, line; /* innermost frame's source */ };
+	       uint32_t cnode; int used, trunc_root; uint32_t file, line; /* innermost frame's source */ };
 struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */
 	       int lost; /* its end, a child's events or its begin's context may be lost:
 			  * left out when it closes */ };
@@ -36,8 +37,10 @@ struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name;
 struct sattr { char *name; uint32_t gid; int merged; };
 struct sctx { uint32_t parent, attr, gnode; char *value; int used;
 	      uint32_t site; /* FRAME node of the code that opened it first (0: unknown) */ };
-struct sagg { uint32_t thread, source, ctx, pctx, node; int kept; uint64_t samples, first, last;
-	      double weight; uint64_t nocnt; };
+/* trunc: its stack was cut at max_depth (SAMPLE flag 1); in the key, a bit of the source */
+struct sagg { uint32_t thread, source, ctx, pctx, node; int kept, trunc;
+	      uint64_t samples, first, last; double weight; uint64_t nocnt; };
+#define SD_AGG_TRUNC 0x80000000u
 struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;
 	      uint64_t open_end;  /* calls open at the end of the stream (in calls, forced) */
 	      uint64_t left_out;  /* calls left out: a begin or end of theirs was lost */
@@ -52,6 +55,8 @@ struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples;
 struct sstate {
 	uint64_t pid;
 	int64_t rank;                             /* HEADER rank, -1 without one */
+	uint64_t max_depth;                       /* HEADER max_depth, 0 unknown */
+	uint64_t trunc_samples;                   /* kept samples with flag 1 (merge) */
 	char *host;                               /* HEADER host */
 	long host_id;                             /* interned at merge (value_strs) */
 	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */

@@ -124,6 +124,8 @@ enum { SD_F_ROPEN_THREAD = 1, SD_F_ROPEN_T, SD_F_ROPEN_NODE, SD_F_ROPEN_BEGIN, S
 
 /* SAMPLE flags bits. */
 #define SD_FLAG_TRUNCATED 1u   /* cut at max_depth */
+/* The largest HEADER max_depth (SONDE_MAX_DEPTH's upper bound, docs/ENV.md). */
+#define SD_MAX_DEPTH_MAX 1024u
 #define SD_FLAG_PARTIAL 2u     /* the unwind stopped on an error */
 #define SD_FLAG_SLOWPATH 4u    /* the unwinder fell back from its fast path */
 #define SD_FLAG_NO_COUNTERS 8u /* the counters could not be read: no deltas, not zeros */

@@ -292,7 +292,7 @@ int sd_config_parse(struct sd_config *cfg)
 	}
 
 	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
-	parse_uint("SONDE_MAX_DEPTH", 1, 1024, &cfg->max_depth);
+	parse_uint("SONDE_MAX_DEPTH", 1, SD_MAX_DEPTH_MAX, &cfg->max_depth);
 	parse_uint("SONDE_BUFFER_KB", 64, 1u << 20, &cfg->buffer_kb);
 	unsigned ff = (unsigned)cfg->follow_fork;
 	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);

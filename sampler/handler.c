@@ -116,21 +116,23 @@ unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, 
 	int budget = probe ? SD_FP_PROBES : 0;
 	unsigned n = 0;
 	pcs[n++] = pc;
-	while (n < max) {
+	for (;;) {
 		uintptr_t w[2];
 		if (fp < sp || (fp & 7) || frame_read_sigsafe(fp, lo, hi, &budget, w) != 0)
 			break;
 		uintptr_t next_fp = w[0], ret = w[1];
 		if (ret < 4096)
 			break;
+		if (n == max) { /* a frame beyond the cap: truncated, not merely max deep */
+			*flags |= SD_FLAG_TRUNCATED;
+			break;
+		}
 		pcs[n++] = ret;
 		if (next_fp <= fp)
 			break;
 		sp = fp + 16;
 		fp = next_fp;
 	}
-	if (n == max)
-		*flags |= SD_FLAG_TRUNCATED;
 	return n;
 }
 
@@ -764,6 +766,8 @@ static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const uc
 		rec->pcs[0] = (uint64_t)t->ovr;
 		memcpy(&rec->pcs[1], t->ovr_pcs, n * sizeof rec->pcs[0]);
 		rec->depth = (uint16_t)(n + 1);
+		if (t->ovr_depth >= max)
+			rec->flags |= SD_FLAG_TRUNCATED;
 		goto counters;
 	}
 	switch (sd_rt.cfg.unwind) {
@@ -822,7 +826,9 @@ int sd_handler_ovr_begin(struct sd_thread *t, unsigned pseudo)
 		return 0;
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	t->ovr_depth = sd_handler_stack_here(t, t->ovr_pcs, sd_rt.cfg.max_depth - 1);
+	/* max frames (one more than a sample keeps under the pseudo-frame): a
+	 * full buffer says the stack was cut */
+	t->ovr_depth = sd_handler_stack_here(t, t->ovr_pcs, sd_rt.cfg.max_depth);
 	t->ovr = (sig_atomic_t)pseudo;
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;

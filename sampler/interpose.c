@@ -959,6 +959,8 @@ static int blk_enter(void *ra, void *fp, void *fn)
 	if (!t || t->busy || t->in_handler)
 		return 0; /* busy: sonde's own call, perhaps in signal context */
 	struct sd_ring *r = t->ring;
+	if (!r->blk_pcs)
+		return 0;
 	uint32_t seq = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
 	if (seq & 1)
 		return 0; /* nested (a handler of the program's inside a call) */
@@ -970,7 +972,9 @@ static int blk_enter(void *ra, void *fp, void *fn)
 		if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp) {
 			t->busy = 1;
 			atomic_signal_fence(memory_order_seq_cst);
-			unsigned n = sd_handler_stack_here(t, r->blk_pcs, SD_BLK_MAX);
+			/* max_depth frames: one more than the writer keeps, so
+			 * that a full buffer says the stack was cut (offcpu.c) */
+			unsigned n = sd_handler_stack_here(t, r->blk_pcs, sd_rt.cfg.max_depth);
 			if (!n) {
 				r->blk_pcs[0] = (uintptr_t)ra;
 				n = 1;

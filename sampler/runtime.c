@@ -485,7 +485,9 @@ void sd_thread_pause(struct sd_thread *t, void *ra, void *fp)
 	atomic_signal_fence(memory_order_seq_cst);
 	sources_enable(t, 0);
 	if (t->pause_key_ra != (uintptr_t)ra || t->pause_key_fp != (uintptr_t)fp) {
-		t->pause_depth = sd_handler_stack_here(t, t->pause_pcs, sd_rt.cfg.max_depth - 1);
+		/* max frames, one more than a sample keeps: a full buffer says
+		 * the stack was cut (pause_charge) */
+		t->pause_depth = sd_handler_stack_here(t, t->pause_pcs, sd_rt.cfg.max_depth);
 		t->pause_key_ra = (uintptr_t)ra;
 		t->pause_key_fp = (uintptr_t)fp;
 	}
@@ -510,8 +512,11 @@ static void pause_charge(struct sd_thread *t)
 		if (!k)
 			continue;
 		t->pause_acc_ns[i] -= k * s->period_ns;
+		uint8_t flags = SD_FLAG_ACCOUNTED;
+		if (t->pause_depth >= sd_rt.cfg.max_depth)
+			flags |= SD_FLAG_TRUNCATED;
 		struct sd_rec *rec = sd_ring_begin_sigsafe(
-			t->ring, SD_REC_SAMPLE, (uint8_t)i, SD_FLAG_ACCOUNTED,
+			t->ring, SD_REC_SAMPLE, (uint8_t)i, flags,
 			(uint32_t)(k > UINT32_MAX ? UINT32_MAX : k), sd_annotate_thread_ctx_sigsafe(),
 			sd_annotate_process_ctx_sigsafe(), SD_DROP_RING_FULL);
 		if (!rec)

@@ -134,7 +134,9 @@ struct sd_thread {
 	/* While ovr is set (a pseudo-frame, writer.h SD_PSEUDO_*), samples are
 	 * not unwound: they are charged to ovr under the stack ovr_pcs, taken
 	 * in ordinary context (inside dlopen/dlclose; signals delivered late,
-	 * when the program unblocks them). */
+	 * when the program unblocks them). ovr_depth and pause_depth are the
+	 * frames taken, at most max_depth: a sample keeps max_depth - 1 of them
+	 * under its pseudo-frame, so max_depth means the stack was cut. */
 	/* Paused: the program keeps the sampling signal blocked (sd_thread_pause);
 	 * its CPU clock then, the stack where it blocked, and per source the
 	 * time not yet charged in whole periods. */

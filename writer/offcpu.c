@@ -36,13 +36,16 @@
  * if the copy is consistent; returns its depth, 0 otherwise. pcs[0] is the
  * libc function it waits in (its entry + 1: frames above the innermost are
  * looked up one byte back, as return addresses), then the stack where it
- * called it; pcs holds SD_BLK_MAX + 1. */
-static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs)
+ * called it, at most max_depth - 1 frames: *trunc is set when the thread
+ * took max_depth (its stack was cut); pcs holds max_depth. */
+static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs, int *trunc)
 {
 	uint32_t g1 = atomic_load_explicit(&r->blk_gen, memory_order_acquire);
-	if (g1 & 1)
+	if ((g1 & 1) || !r->blk_pcs)
 		return 0;
-	unsigned n = r->blk_depth < SD_BLK_MAX ? r->blk_depth : SD_BLK_MAX;
+	unsigned max = sd_w.cfg.max_depth;
+	unsigned d = ((volatile uint32_t *)&r->blk_depth)[0];
+	unsigned n = d < max ? d : max - 1;
 	uintptr_t fn = ((volatile uintptr_t *)&r->blk_fn)[0];
 	for (unsigned i = 0; i < n; i++)
 		pcs[i + 1] = ((volatile uint64_t *)r->blk_pcs)[i];
@@ -51,6 +54,7 @@ static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs)
 	if (g1 != g2 || !n || !fn)
 		return 0;
 	pcs[0] = (uint64_t)fn + 1;
+	*trunc = d >= max;
 	return n + 1;
 }
 
@@ -119,7 +123,10 @@ void sd_offcpu_tick(struct sd_ring *r)
 	r->acc_off_ns += elapsed - cpu_d;
 	r->acc_kernel_ns += cpu_d - sampled;
 	r->acc_blk_ns += blocked_wall(r, now);
-	uint64_t pcs[SD_BLK_MAX + 1];
+	uint64_t *pcs = sd_w.tmp_pcs;
+	int trunc = 0;
+	/* [off-cpu] and [kernel] go under the last sampled stack: cut if it was */
+	uint8_t last_fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0;
 	if (r->acc_off_ns >= (int64_t)period) {
 		uint64_t k = (uint64_t)r->acc_off_ns / period;
 		r->acc_off_ns -= (int64_t)(k * period);
@@ -129,16 +136,16 @@ void sd_offcpu_tick(struct sd_ring *r)
 		uint64_t kb = r->acc_blk_ns > 0 ? (uint64_t)r->acc_blk_ns / period : 0;
 		if (kb > k)
 			kb = k;
-		unsigned n = kb ? blocked_stack(r, pcs) : 0;
+		unsigned n = kb ? blocked_stack(r, pcs, &trunc) : 0;
 		if (n) {
 			r->acc_blk_ns -= (int64_t)(kb * period);
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_BLOCKED,
-					    (uint32_t)kb);
+					    (uint32_t)kb, trunc ? SD_FLAG_TRUNCATED : 0);
 			k -= kb;
 		}
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_OFFCPU,
-					    (uint32_t)k);
+					    (uint32_t)k, last_fl);
 	}
 	if (r->acc_kernel_ns >= (int64_t)period) {
 		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
@@ -150,16 +157,16 @@ void sd_offcpu_tick(struct sd_ring *r)
 		uint64_t kc = r->acc_blk_ns > 0 ? (uint64_t)r->acc_blk_ns / period : 0;
 		if (kc > k)
 			kc = k;
-		unsigned n = kc ? blocked_stack(r, pcs) : 0;
+		unsigned n = kc ? blocked_stack(r, pcs, &trunc) : 0;
 		if (n) {
 			r->acc_blk_ns -= (int64_t)(kc * period);
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_KERNEL,
-					    (uint32_t)kc);
+					    (uint32_t)kc, trunc ? SD_FLAG_TRUNCATED : 0);
 			k -= kc;
 		}
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL,
-					    (uint32_t)k);
+					    (uint32_t)k, last_fl);
 	}
 	/* What is left of the time inside calls beyond a period was user time
 	 * there (a spinning lock, sched_yield), sampled where it ran: not

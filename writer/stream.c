@@ -587,15 +587,17 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 			msgpack_pack_uint64(&sd_w.pk, rec->pcs[rec->depth + i]);
 	}
 	r->last_node = node;
+	r->last_trunc = (rec->flags & SD_FLAG_TRUNCATED) != 0;
 	sd_w.n_samples++;
 }
 
 /* A sample that no signal took: `weight` periods of `source` that thread r
  * spent off CPU (or in the kernel), charged to pseudo-frame `pseudo` under
  * the stack pcs[0..n) (innermost first, all return addresses or sonde's own
- * frames), or under the thread's last sampled stack when n is 0. */
+ * frames), or under the thread's last sampled stack when n is 0; flags:
+ * SD_FLAG_TRUNCATED when that stack was cut (SD_FLAG_ACCOUNTED is added). */
 void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
-			 unsigned n, uint32_t pseudo, uint32_t weight)
+			 unsigned n, uint32_t pseudo, uint32_t weight, uint8_t flags)
 {
 	uint32_t parent = n ? 0 : r->last_node;
 	for (unsigned i = n; i-- > 0;)
@@ -612,6 +614,6 @@ void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const
 	msgpack_pack_uint8(&sd_w.pk, source);
 	msgpack_pack_uint32(&sd_w.pk, node);
 	msgpack_pack_uint32(&sd_w.pk, weight);
-	msgpack_pack_uint8(&sd_w.pk, SD_FLAG_ACCOUNTED);
+	msgpack_pack_uint8(&sd_w.pk, (uint8_t)(SD_FLAG_ACCOUNTED | flags));
 	sd_w.n_samples++;
 }

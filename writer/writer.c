@@ -479,6 +479,7 @@ static void ring_bufs_release(struct sd_ring *r)
 static void ring_free(struct sd_ring *r)
 {
 	ring_bufs_release(r);
+	free(r->blk_pcs);
 	free(r);
 }
 
@@ -491,6 +492,12 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 		return NULL;
 	r->cap_bytes = sd_w.cfg.ring_bytes;
 	r->max_rec_bytes = ring_max_rec();
+	/* wall-time: the stack where the thread waits (offcpu.c) */
+	if (sd_w.cfg.wall_source >= 0 &&
+	    !(r->blk_pcs = malloc(sd_w.cfg.max_depth * sizeof *r->blk_pcs))) {
+		free(r);
+		return NULL;
+	}
 	pthread_mutex_lock(&sd_w.lock);
 	if (sd_w.nspare) { /* a finished thread's: same sizes, contents do not matter */
 		struct sd_ring_bufs b = sd_w.spare[--sd_w.nspare];
@@ -900,7 +907,8 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
-	if (!sd_w.tmp_nodes) {
+	sd_w.tmp_pcs = malloc(cfg->max_depth * sizeof *sd_w.tmp_pcs);
+	if (!sd_w.tmp_nodes || !sd_w.tmp_pcs) {
 		drop_dir_fd();
 		say("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));
 		return -ENOMEM;
@@ -1038,6 +1046,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	keep->idx = 0;
 	keep->prev_depth = 0;
 	keep->last_node = 0;
+	keep->last_trunc = 0;
 	keep->wall_init = 0;
 	keep->cpu_known = 0;
 	keep->cpu_written_ns = 0;

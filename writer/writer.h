@@ -28,9 +28,6 @@ enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
  * just before this one. */
 #define SD_REC_REGION_LOST 0x80u
 
-/* Frames kept of the stack where a thread entered a blocking call. */
-#define SD_BLK_MAX 128
-
 /* One raw record in a ring: fixed header, then `depth` PCs, innermost first.
  * pcs[0] is the interrupted PC; pcs[1..] are return addresses. A REGION
  * record has no PCs: `weight` holds the context node and `source` the event
@@ -101,9 +98,9 @@ struct sd_ring {
 	_Atomic uint32_t blk_gen;
 	uint64_t blk_t0;
 	_Atomic uint64_t blk_done_ns;
-	uint32_t blk_depth;
+	uint32_t blk_depth;   /* frames in blk_pcs, at most max_depth: then cut */
 	uintptr_t blk_key_ra, blk_key_fp, blk_fn;
-	uint64_t blk_pcs[SD_BLK_MAX];
+	uint64_t *blk_pcs;    /* max_depth entries; NULL without wall-time */
 
 	/* Cumulative CPU time not sampled, per enum sd_unsampled (any thread
 	 * sets it through sd_writer_ring_unsampled), and a bit per reason set
@@ -121,6 +118,7 @@ struct sd_ring {
 	uint32_t unsampled_written; /* bit per reason: a record was written */
 	uint32_t idx;          /* stream thread id, 0 until announced */
 	uint32_t last_node;    /* stack node of its last sample */
+	int last_trunc;        /* that stack was cut at max_depth */
 	int wall_init;
 	uint64_t cpu_written_ns;   /* last THREAD_CPU record */
 	uint64_t regions_written_ns; /* last collection of `regions` */

@@ -105,6 +105,7 @@ struct sd_writer {
 	size_t nleaf, used_leaf;
 	uint32_t next_node;
 	uint32_t *tmp_nodes;
+	uint64_t *tmp_pcs;     /* max_depth: a blocked stack copied (offcpu.c) */
 	uint32_t ctx_sent;   /* CONTEXT records written up to this node */
 	uint32_t attrs_sent; /* ATTRIBUTE records written up to this id */
 
@@ -142,7 +143,7 @@ void sd_stream_region_open(struct sd_ring *r, const struct sd_region_stat *s);
 /* A copy (malloc'ed, *out) of the samples per innermost PC so far; how many. */
 size_t sd_stream_leaf_copy(struct sd_top_pc **out);
 void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const uint64_t *pcs,
-			 unsigned n, uint32_t pseudo, uint32_t weight);
+			 unsigned n, uint32_t pseudo, uint32_t weight, uint8_t flags);
 /* offcpu.c: wall-time off-CPU and kernel time of ring r's thread since the
  * last tick, as accounted samples. Writer lock held. */
 void sd_offcpu_tick(struct sd_ring *r);

@@ -1,7 +1,11 @@
 # Deep recursion: a 132-frame stack is unwound whole (every sample reaches
 # main); with SONDE_MAX_DEPTH=64 stacks are cut to 64 frames and flagged.
 # Sample counts follow the CPU time wl_deep says it used (within 10 %), and
-# nearly all of it is in deep_leaf.
+# nearly all of it is in deep_leaf. Recursion of depth 1000: with
+# SONDE_MAX_DEPTH=256 every stack deeper than 256 frames is flagged and shows
+# under a [truncated] root in every view, counted in the report's header; with
+# SONDE_MAX_DEPTH=1024 the whole stack is there (main, _start). The same for the
+# stack where a thread waits ([blocked], wall-time).
 . "$(dirname "$0")/lib.sh"
 profile p "$B/wl_deep" 128 0.3 || fail "wl_deep exited $?"
 "$SONDE" report --format folded p >folded.txt
@@ -25,6 +29,85 @@ read -r user_ms cpu_ms < <(cpu_of q.out main)
 expect_samples "wl_deep 128, SONDE_MAX_DEPTH=64" "$samples" "$user_ms" "$cpu_ms" 0.10
 [ "$trunc" -ge $((samples * 95 / 100)) ] ||
 	fail "SONDE_MAX_DEPTH=64: $trunc of $samples samples flagged truncated"
-maxd=$("$SONDE" report --format folded q | awk '{ n = split($1, f, ";"); if (n > m) m = n } END {print m}')
+maxd=$("$SONDE" report --format folded q 2>/dev/null |
+	awk '{ n = split($1, f, ";"); n -= f[1] == "[truncated]"; if (n > m) m = n } END {print m}')
 [ "$maxd" -le 64 ] || fail "SONDE_MAX_DEPTH=64 but a stack has $maxd frames"
 pass "SONDE_MAX_DEPTH=64: $trunc of $samples samples truncated, deepest $maxd frames"
+
+# check_cut DIR LIMIT LEAF: the folded view of DIR against what wl_deep did.
+# Its stacks at LEAF are DEPTH + 4 > LIMIT frames deep: every one is cut. A
+# path under [truncated] holds at least LIMIT - 4 frames (the limit counts
+# sonde's own frames where a blocking call's stack is taken, which paths leave
+# out; inlined frames add some) and never main; every
+# other path is whole, from _start through main. The [truncated] paths are
+# the samples flagged 1 in the stream (sonde dump), and the report's header
+# says how many, with the limit and its variable. Prints the number cut.
+check_cut() {
+	local d=$1 lim=$2 leaf=$3
+	"$SONDE" report --format folded "$d" >"$d.folded" 2>"$d.notes" || fail "$d: report failed"
+	read -r cut cutleaf leaf_all bad < <(awk -v lim="$lim" -v leaf="$leaf" '
+		{ n = split($1, f, ";"); c = $NF; at = $1 ~ ("(^|;)" leaf "(;|$)")
+		  if (at) leaf_all += c
+		  if (f[1] == "[truncated]") {
+			cut += c; if (at) cutleaf += c
+			if (n - 1 < lim - 4 || $1 ~ /;main;/) bad += c
+		  } else if (f[1] != "_start" || $1 !~ /;main;/) {
+			if (!($1 ~ /^\[(kernel|off-cpu)\]$/)) bad += c
+		  } }
+		END { print cut + 0, cutleaf + 0, leaf_all + 0, bad + 0 }' "$d.folded")
+	[ "$leaf_all" -gt 0 ] || fail "$d: no sample through $leaf"
+	[ "$cutleaf" -eq "$leaf_all" ] ||
+		fail "$d: $cutleaf of $leaf_all samples through $leaf (DEPTH + 4 frames) under [truncated]"
+	[ "$bad" -eq 0 ] || fail "$d: $bad samples neither whole (_start..main) nor cut at $lim frames: $(head -c 600 "$d.folded")"
+	local flagged total json
+	"$SONDE" dump "$d"/*.sonde >"$d.json" || fail "$d: dump failed"
+	flagged=$(grep '"kind":"SAMPLE"' "$d.json" | grep -Ec '"flags":(1|3|5|7|9|17|19|21|23|25)[,}]')
+	total=$(grep -c '"kind":"SAMPLE"' "$d.json")
+	[ "$cut" -eq "$flagged" ] || fail "$d: $cut samples under [truncated], $flagged flagged truncated in the stream"
+	json=$("$SONDE" report --format json "$d" 2>/dev/null | head -c 3000)
+	[ "$(field "$json" truncated_samples)" = "$cut" ] ||
+		fail "$d: json truncated_samples $(field "$json" truncated_samples), $cut under [truncated]"
+	grep -q "^sonde: warning: $cut of $total samples truncated at $lim frames (.*raise SONDE_MAX_DEPTH, up to 1024)" "$d.notes" ||
+		fail "$d: no header line for $cut of $total samples truncated at $lim: $(cat "$d.notes")"
+	echo "$cut"
+}
+
+# check_whole DIR LEAF: nothing cut: no flag, no [truncated], no note; every
+# path through LEAF (DEPTH + 4 frames) from _start through main.
+check_whole() {
+	local d=$1 leaf=$2
+	"$SONDE" report --format folded "$d" >"$d.folded" 2>"$d.notes" || fail "$d: report failed"
+	grep -q 'truncated' "$d.folded" "$d.notes" && fail "$d: truncated: $(grep truncated "$d.notes")"
+	"$SONDE" dump "$d"/*.sonde >"$d.json" || fail "$d: dump failed"
+	grep '"kind":"SAMPLE"' "$d.json" | grep -Eq '"flags":(1|3|5|7|9|17|19|21|23|25)[,}]' &&
+		fail "$d: samples flagged truncated"
+	local json
+	json=$("$SONDE" report --format json "$d" 2>/dev/null | head -c 3000)
+	[ "$(field "$json" truncated_samples)" = 0 ] || fail "$d: json truncated_samples $(field "$json" truncated_samples)"
+	read -r whole all < <(awk -v leaf="$leaf" '$1 ~ ("(^|;)" leaf "(;|$)") {
+		n = split($1, f, ";"); all += $NF; if (f[1] == "_start" && $1 ~ /;main;/ && n >= 1004) whole += $NF }
+		END { print whole + 0, all + 0 }' "$d.folded")
+	[ "$all" -gt 0 ] && [ "$whole" -eq "$all" ] ||
+		fail "$d: $whole of $all samples through $leaf whole (_start..main, >= 1004 frames)"
+	echo "$all"
+}
+
+SONDE_MAX_DEPTH=256 profile c1 "$B/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
+n=$(check_cut c1 256 deep_leaf) || exit 1
+pass "depth 1000, SONDE_MAX_DEPTH=256: $n samples under [truncated], as flagged and counted in the header; the others whole"
+SONDE_MAX_DEPTH=1024 profile c2 "$B/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
+n=$(check_whole c2 deep_leaf) || exit 1
+pass "depth 1000, SONDE_MAX_DEPTH=1024: all $n samples at deep_leaf from _start through main, none truncated"
+
+# The stack where the thread waits (wall-time, [blocked] under deep_wait).
+SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=256 profile w1 "$B/wl_deep" 1000 0.5 sleep ||
+	fail "wl_deep 1000 sleep exited $?"
+n=$(check_cut w1 256 deep_wait) || exit 1
+grep -q 'deep_wait;[^ ]*\[blocked\] ' w1.folded || fail "w1: no [blocked] under deep_wait: $(head -c 600 w1.folded)"
+pass "depth 1000 waiting, SONDE_MAX_DEPTH=256: $n samples under [truncated], [blocked] ones included"
+SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=1024 profile w2 "$B/wl_deep" 1000 0.5 sleep ||
+	fail "wl_deep 1000 sleep exited $?"
+n=$(check_whole w2 deep_wait) || exit 1
+grep -q '^_start;[^ ]*;main;[^ ]*deep_wait;[^ ]*\[blocked\] ' w2.folded ||
+	fail "w2: no whole [blocked] stack under deep_wait: $(head -c 600 w2.folded)"
+pass "depth 1000 waiting, SONDE_MAX_DEPTH=1024: all $n samples at deep_wait whole, [blocked] ones included"

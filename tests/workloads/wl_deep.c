@@ -9,8 +9,12 @@
  * a stack of DEPTH + 4 frames:
  *   deep_leaf, DEPTH x deep_{a,b,c}, descend, run_deep, main
  *
- * usage: wl_deep [DEPTH [SCALE]]   DEPTH default 128; SCALE multiplies the
- *                                  descents (default 1: about 1.3 s of CPU)
+ * usage: wl_deep [DEPTH [SCALE [sleep]]]   DEPTH default 128; SCALE
+ *                                  multiplies the descents (default 1: about
+ *                                  1.3 s of CPU)
+ * With `sleep`, the bottom does no work but waits in nanosleep (deep_wait,
+ * 2 ms a descent, DEFAULT_WAITS x SCALE descents: about 0.3 s at 1), so that
+ * wall-time charges the time to the deep stack under [blocked].
  * Output: "expected-frames-at-leaf N" and "checksum <hex>" (depends only on
  * the arguments), then "cpu main cpu_ns N user_ns N": the CPU time the work
  * took (wl_cpu.h).  Exit status 0, or 2 on a bad argument.
@@ -18,14 +22,27 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "work.h"
 #include "wl_cpu.h"
 
-enum { DEFAULT_DEPTH = 128, DEFAULT_DESCENTS = 14000, LEAF_UNITS = 4 };
+enum { DEFAULT_DEPTH = 128, DEFAULT_DESCENTS = 14000, DEFAULT_WAITS = 150, LEAF_UNITS = 4 };
 
 uint64_t deep_leaf(uint64_t seed, uint64_t units);
 WL_DEFINE_LEAF(deep_leaf)
+
+/* The bottom in `sleep` mode: 2 ms in nanosleep. */
+uint64_t deep_wait(uint64_t seed, uint64_t units);
+WL_NOINLINE uint64_t deep_wait(uint64_t seed, uint64_t units)
+{
+    struct timespec ts = {0, 2000000};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    return seed + units;
+}
+static uint64_t (*volatile bottom)(uint64_t, uint64_t) = deep_leaf;
 
 typedef uint64_t (*rec_fn)(int, uint64_t);
 uint64_t deep_a(int d, uint64_t x);
@@ -41,7 +58,7 @@ static rec_fn volatile next_of_c = deep_a;
     {                                                                        \
         volatile unsigned char pad[64];                                      \
         pad[x & 63] = (unsigned char)d;                                      \
-        uint64_t r = d <= 0 ? deep_leaf(x, LEAF_UNITS) : next(d - 1, x + 1); \
+        uint64_t r = d <= 0 ? bottom(x, LEAF_UNITS) : next(d - 1, x + 1);   \
         return (r ^ pad[x & 63]) + (uint64_t)d;                              \
     }
 DEFINE_REC(deep_a, next_of_a)
@@ -75,11 +92,14 @@ int main(int argc, char **argv)
             depth = -1;
     }
     double scale = wl_parse_scale(argc > 2 ? argv[2] : NULL, 1.0);
-    if (argc > 3 || depth < 1 || scale < 0) {
-        fprintf(stderr, "usage: wl_deep [DEPTH [SCALE]]  (DEPTH 1..50000)\n");
+    int sleep_mode = argc > 3 && !strcmp(argv[3], "sleep");
+    if (argc > 4 || (argc > 3 && !sleep_mode) || depth < 1 || scale < 0) {
+        fprintf(stderr, "usage: wl_deep [DEPTH [SCALE [sleep]]]  (DEPTH 1..50000)\n");
         return 2;
     }
-    long descents = (long)(DEFAULT_DESCENTS * scale + 0.5);
+    if (sleep_mode)
+        bottom = deep_wait;
+    long descents = (long)((sleep_mode ? DEFAULT_WAITS : DEFAULT_DESCENTS) * scale + 0.5);
     if (descents < 1)
         descents = 1;
     printf("wl_deep: depth=%ld descents=%ld expected-frames-at-leaf %ld\n",

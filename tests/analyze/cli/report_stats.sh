@@ -38,7 +38,7 @@ mk_main,0,0.00,240,100.00,mkstream,0,0.000,0,0.000,3
 EOF
 	run "$SONDE" report --stats process --format json --top 1 $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"truncated_samples":0,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
 {"function":"mk_beta","self":140,"self_pct":58.33,"total":140,"total_pct":58.33,"module":"mkstream","min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread $P
@@ -82,7 +82,7 @@ mkstream[100],30,12.50,0,10.000,30,14.142,3
 EOF
 	run "$SONDE" report --stats process --group-by function --format json $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"group_by":["function"],"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"truncated_samples":0,"group_by":["function"],"stats":"process","rows":[
 {"values":["mk_beta"],"samples":140,"percent":58.33,"min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4},
 {"values":["mk_alpha"],"samples":100,"percent":41.67,"min":10,"mean":25.000,"max":40,"stddev":11.180,"n":4}]}
 EOF
