@@ -264,7 +264,7 @@ int sd_config_parse(struct sd_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->enabled = 1;
 	cfg->flush_ms = 100;
-	cfg->max_depth = 256;
+	cfg->max_depth = SD_MAX_DEPTH_MAX;
 	cfg->unwind = SD_UNWIND_LIBUNWIND;
 	cfg->buffer_kb = 512;
 	cfg->follow_fork = 1;

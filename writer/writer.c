@@ -907,7 +907,7 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
 	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
-	sd_w.tmp_pcs = malloc(cfg->max_depth * sizeof *sd_w.tmp_pcs);
+	sd_w.tmp_pcs = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_pcs);
 	if (!sd_w.tmp_nodes || !sd_w.tmp_pcs) {
 		drop_dir_fd();
 		say("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));

@@ -105,7 +105,7 @@ struct sd_writer {
 	size_t nleaf, used_leaf;
 	uint32_t next_node;
 	uint32_t *tmp_nodes;
-	uint64_t *tmp_pcs;     /* max_depth: a blocked stack copied (offcpu.c) */
+	uint64_t *tmp_pcs;     /* max_depth (+ 1 spare): a blocked stack copied (offcpu.c) */
 	uint32_t ctx_sent;   /* CONTEXT records written up to this node */
 	uint32_t attrs_sent; /* ATTRIBUTE records written up to this id */
 

@@ -48,7 +48,7 @@ expect tiny-period \
 sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)" SONDE_SAMPLE=cpu-time@1ns
 
 expect bad-depth \
-"sonde: SONDE_MAX_DEPTH: 'deep' is not an integer from 1 to 1024 (keeping 256)" SONDE_MAX_DEPTH=deep
+"sonde: SONDE_MAX_DEPTH: 'deep' is not an integer from 1 to 1024 (keeping 1024)" SONDE_MAX_DEPTH=deep
 
 expect bad-unwind \
 "sonde: SONDE_UNWIND: 'dwarf' is not an unwinder (use libunwind, fp or none; keeping libunwind)" SONDE_UNWIND=dwarf

@@ -348,11 +348,11 @@ sonde: thread $pid: cannot start sampling: Resource temporarily unavailable (thi
 	;;
 
 # Out of memory as the writer starts: its first allocation is the node
-# array of (SONDE_MAX_DEPTH + 1) 4-byte entries, 1028 bytes by default (the
+# array of (SONDE_MAX_DEPTH + 1) 4-byte entries, 4100 bytes by default (the
 # first allocation of that size). One line, no stream, the program runs on.
 malloc_writer)
-	faulted m 'malloc/1028:1'
-	fired_like m '^fault malloc 1 \(1028\): ENOMEM$'
+	faulted m 'malloc/4100:1'
+	fired_like m '^fault malloc 1 \(4100\): ENOMEM$'
 	unchanged m
 	said m "sonde: writer: cannot start: Cannot allocate memory (this run is not profiled)"
 	[ -z "$(ls m)" ] || fail "malloc_writer: files were left: $(ls m)"

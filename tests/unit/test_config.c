@@ -139,7 +139,7 @@ static void case_defaults(void)
 	CHECK_EQ(cfg.enabled, 1);
 	check_default_source(&cfg);
 	CHECK_EQ(cfg.flush_ms, 100);
-	CHECK_EQ(cfg.max_depth, 256);
+	CHECK_EQ(cfg.max_depth, 1024);
 	CHECK_EQ(cfg.unwind, SD_UNWIND_LIBUNWIND);
 	CHECK_EQ(cfg.buffer_kb, 512);
 	CHECK_EQ(cfg.follow_fork, 1);
@@ -363,12 +363,12 @@ static void case_integers(void)
 {
 	static const struct uint_var uv[] = {
 		{"SONDE_FLUSH_MS", 1, 60000, 100, offsetof(struct sd_config, flush_ms)},
-		{"SONDE_MAX_DEPTH", 1, 1024, 256, offsetof(struct sd_config, max_depth)},
+		{"SONDE_MAX_DEPTH", 1, 1024, 1024, offsetof(struct sd_config, max_depth)},
 		{"SONDE_BUFFER_KB", 64, 1048576, 512, offsetof(struct sd_config, buffer_kb)},
 	};
 	for (size_t i = 0; i < sizeof uv / sizeof uv[0]; i++) {
 		struct sd_config cfg;
-		unsigned oks[] = {uv[i].lo, uv[i].lo + 1, uv[i].hi - 1, uv[i].hi, uv[i].def + 3};
+		unsigned oks[] = {uv[i].lo, uv[i].lo + 1, uv[i].hi - 1, uv[i].hi, uv[i].def - 3};
 		for (size_t k = 0; k < sizeof oks / sizeof oks[0]; k++) {
 			CHECK_EQ(parse_with(&cfg, uv[i].var, fmt("%u", oks[k])), 0);
 			expect_msgs(0);
