@@ -21,6 +21,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "common/dlns.h"
 #include "sampler/sampler.h"
 
 /* The loader's load and unload counters when the snapshot was last built
@@ -78,7 +79,7 @@ void sd_phdr_snapshot_rebuild(void)
 {
 	for (int attempt = 0; attempt < 4; attempt++) {
 		struct build_ctx b = {0};
-		sd_real_dl_iterate_phdr(count_cb, &b);
+		sd_dl_iterate_all(sd_real_dl_iterate_phdr, count_cb, &b);
 		b.count += 8; /* slack for a concurrent load between passes */
 		size_t bytes = sizeof(struct phdr_snapshot) + b.count * sizeof(struct phdr_entry) +
 			       (b.phdr_count + 64) * sizeof(ElfW(Phdr)) + b.name_bytes + 4096;
@@ -88,7 +89,7 @@ void sd_phdr_snapshot_rebuild(void)
 		b.s = m;
 		b.s->map_bytes = bytes;
 		b.cursor = (char *)&b.s->e[b.count];
-		if (sd_real_dl_iterate_phdr(fill_cb, &b) != 0) {
+		if (sd_dl_iterate_all(sd_real_dl_iterate_phdr, fill_cb, &b) != 0) {
 			munmap(m, bytes);
 			continue;
 		}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/dlns.h"
 #include "writer/writer_int.h"
 
 struct scan_item {
@@ -115,7 +116,8 @@ struct sd_scan *sd_modules_collect(void)
 {
 	struct scan *s = calloc(1, sizeof *s);
 	if (s)
-		dl_iterate_phdr(scan_cb, s); /* ordinary context: the loader's own list */
+		/* ordinary context: the loader's own lists, every namespace */
+		sd_dl_iterate_all(dl_iterate_phdr, scan_cb, s);
 	return (struct sd_scan *)s;
 }
 

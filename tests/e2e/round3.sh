@@ -140,6 +140,29 @@ for c in $cases; do
 			fail "message under ulimit -n 6: $(cat on.err)"
 		pass "ulimit -n 6: $(head -n 1 on.err)"
 		;;
+	dlmopen)
+		# Item 6: a library loaded into a new link-map namespace (dlmopen
+		# LM_ID_NEWLM) had no MODULE record and its samples were single
+		# unsymbolized frames (main 0.17 % of the total). Now its module is
+		# recorded and its frames unwound and named like dlopen's.
+		runs plain -- "$B/dlrel" "$B/libplug.so" 10000 newns
+		[ "$(cat plain.rc)" = 0 ] || fail "dlrel newns fails on its own: $(cat plain.out plain.err)"
+		runs on -- "$B/dlrel" "$B/libplug.so" 10000 newns
+		same_as_plain on
+		f=$(ls on/*.sonde | head -n 1)
+		valid_stream "$f"
+		grep '"kind":"MODULE"' "$T/dump.json" | grep -q "\"path\":\"$B/libplug.so\"" ||
+			fail "no MODULE for libplug.so: $(grep '"kind":"MODULE"' "$T/dump.json" | cut -c1-200)"
+		"$SONDE" report --format folded on >on.folded 2>on.rerr || fail "report: $(cat on.rerr)"
+		total=$(awk '{ s += $NF } END { print s + 0 }' on.folded)
+		leaf=$(awk '$1 ~ /;plug_leaf$/ { s += $NF } END { print s + 0 }' on.folded)
+		whole=$(awk '$1 ~ /^_start;.*main;.*plug_work;plug_leaf$/ { s += $NF } END { print s + 0 }' on.folded)
+		[ "$total" -ge 100 ] || fail "only $total samples"
+		# the program spends nearly all its time in plug_leaf (28 us x 10000)
+		[ $((leaf * 10)) -ge $((total * 8)) ] || fail "plug_leaf $leaf of $total samples: $(sort -t' ' -k2 -nr on.folded | head -3)"
+		[ $((whole * 10)) -ge $((leaf * 9)) ] || fail "only $whole of $leaf plug_leaf samples unwound to main: $(sort -t' ' -k2 -nr on.folded | head -3)"
+		pass "dlmopen(LM_ID_NEWLM): MODULE recorded, plug_leaf $leaf of $total samples, $whole unwound through main"
+		;;
 	badsignal)
 		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
 		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is

@@ -2,14 +2,18 @@
  * "./libplug.so", as programs load their plugins from the directory they run
  * in) and runs UNITS work units in it (plug_work, about 28 us each), so that
  * samples land in a module the stream names by a relative path.
- * Prints "plug CHECKSUM".
+ * Prints "plug CHECKSUM". With "newns", the plugin is loaded with
+ * dlmopen(LM_ID_NEWLM) into a link-map namespace of its own, with its own
+ * copy of libc (tests/e2e/round3.sh, case dlmopen).
  *
- * usage: dlrel PATH UNITS
+ * usage: dlrel PATH UNITS [newns]
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -17,7 +21,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dlrel PATH UNITS\n");
 		return 2;
 	}
-	void *h = dlopen(argv[1], RTLD_NOW);
+	int newns = argc > 3 && !strcmp(argv[3], "newns");
+	void *h = newns ? dlmopen(LM_ID_NEWLM, argv[1], RTLD_NOW) : dlopen(argv[1], RTLD_NOW);
 	if (!h) {
 		printf("dlopen failed: %s\n", dlerror());
 		return 1;
