@@ -149,7 +149,9 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 			/* --strict: a stream without END (killed, still running) is fatal too */
 			if (strict && p->nsinfo && !p->sinfo[p->nsinfo - 1].end) {
 				fprintf(stderr, "%ssonde: %s: incomplete stream: no END record (the "
-					"process was killed or is still running; --strict refuses it)\n",
+					"process ended without an exit sonde saw, such as SIGKILL or "
+					"a raw exit_group system call, or is still running; --strict "
+					"refuses it)\n",
 					shown ? "\r\033[K" : "", files[i]);
 				code = SD_EXIT_BADINPUT;
 			}

@@ -216,8 +216,9 @@ static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_r
 	for (size_t i = 0; i < p->nsinfo; i++) {
 		const struct sd_stream_info *si = &p->sinfo[i];
 		if (!si->end) {
-			fprintf(out, "sonde: %s: incomplete stream: no END record (the process was "
-				"killed or is still running; samples after its last flush are lost)\n",
+			fprintf(out, "sonde: %s: incomplete stream: no END record (the process ended "
+				"without an exit sonde saw, such as SIGKILL or a raw exit_group system "
+				"call, or is still running; samples after its last flush are lost)\n",
 				si->file);
 		} else if (!strcmp(si->end, "signal")) {
 			const char *abbrev = si->signal && si->signal < 128 ?

@@ -587,6 +587,12 @@ SONDE_API long syscall(long no, ...)
 			return -1;
 		}
 		break;
+	case SYS_exit_group:
+		/* the process ends with no libc exit path: the stream is
+		 * completed first, as for _exit */
+		if (running() && our_process())
+			sd_runtime_stop("_exit", 0);
+		break;
 	case SYS_close:
 		return close((int)a[0]);
 	case SYS_close_range:

@@ -83,6 +83,22 @@ valid_stream "$(streams u)"
 [ "$(field "$(end_of "$(streams u)")" reason)" = _exit ] || fail "_exit: END reason"
 pass "_exit: status 5, no atexit, complete stream"
 
+# exit_group through libc's syscall() (issue 19 item 9): completed like _exit;
+# by the instruction itself, sonde cannot see it: the stream ends at the last
+# flush and the report says the process ended without an exit sonde saw.
+profile xg "$L" exit_group; st=$?
+[ $st -eq 6 ] || fail "exit_group: status $st, expected 6"
+grep -q 'atexit ran' xg.out && fail "exit_group: atexit handler ran"
+valid_stream "$(streams xg)"
+[ "$(field "$(end_of "$(streams xg)")" reason)" = _exit ] || fail "exit_group: END reason"
+follows_cpu exit_group xg xg.out spin_work
+profile xr "$L" rawexit; st=$?
+[ $st -eq 6 ] || fail "rawexit: status $st, expected 6"
+"$SONDE" report xr >xr.txt 2>&1 || fail "rawexit: report: $(cat xr.txt)"
+grep -q "incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; samples after its last flush are lost)" xr.txt ||
+	fail "rawexit: $(head -5 xr.txt)"
+pass "exit_group: status 6, complete stream; by the instruction: said as an exit sonde did not see"
+
 # SIGTERM, SIGINT, SIGHUP with default dispositions: flushed, then the
 # default action (death by that signal).
 for sig in TERM INT HUP; do

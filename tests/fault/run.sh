@@ -199,7 +199,7 @@ write_later)
 	[ "$dump_rc" = 0 ] && [ ! -s "$T/dump.err" ] || fail "write_later: sonde dump: status $dump_rc, $(cat "$T/dump.err")"
 	head -n 1 "$T/dump.json" | grep -q '"kind":"HEADER"' || fail "write_later: no HEADER first"
 	[ "$(count_kind END)" = 0 ] || fail "write_later: an END record was written after the failure"
-	grep -qxF "sonde: $f: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)" "$T/report.txt" ||
+	grep -qxF "sonde: $f: incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; samples after its last flush are lost)" "$T/report.txt" ||
 		fail "write_later: the report does not say the stream is incomplete: $(head -n 8 "$T/report.txt")"
 	pass "write_later: said once, a valid prefix of $(wc -l <"$T/dump.json") records, reported incomplete"
 	;;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -185,6 +186,21 @@ int main(int argc, char **argv)
 		printf("calling _exit\n");
 		_exit(5);
 	}
+	if (!strcmp(mode, "exit_group") || !strcmp(mode, "rawexit")) {
+		/* exit_group through libc's syscall(), or by the instruction
+		 * itself (as a static runtime or a JIT may): nothing of libc's
+		 * exit path runs */
+		atexit(atexit_handler);
+		spin_work(0.3);
+		printf("calling exit_group\n");
+		fflush(stdout);
+		if (!strcmp(mode, "exit_group"))
+			syscall(SYS_exit_group, 6);
+#if defined(__x86_64__)
+		__asm__ volatile("syscall" : : "a"((long)SYS_exit_group), "D"(6L) : "rcx", "r11", "memory");
+#endif
+		syscall(SYS_exit_group, 6);
+	}
 	if (!strcmp(mode, "forever"))
 		forever();
 	if (!strcmp(mode, "closefds"))
@@ -218,7 +234,7 @@ int main(int argc, char **argv)
 		printf("wall done\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: lifecycle spin|fork|exec|exec-fail|thread-exit|_exit|forever|"
+	fprintf(stderr, "usage: lifecycle spin|fork|exec|exec-fail|thread-exit|_exit|exit_group|rawexit|forever|"
 			"closefds|closefrom|sigprof|masked|wall [ARG]\n");
 	return 2;
 }

@@ -2,7 +2,7 @@
 	# issue 8: a stream without END (killed, ENOSPC, still running) is said, in the text
 	# header, as json keys, on stderr for csv and in --view streams; exit 0 but --strict
 	mk flat a.sonde --no-end
-	INC='sonde: a.sonde: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)'
+	INC='sonde: a.sonde: incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; samples after its last flush are lost)'
 	run "$SONDE" report a.sonde
 	expect_rc 0 "incomplete"
 	expect_file "$T/out" <<EOF
@@ -36,7 +36,7 @@ EOF
 	done
 	run "$SONDE" report --strict a.sonde
 	expect_rc 4 "incomplete --strict"
-	expect_err_line "sonde: a.sonde: incomplete stream: no END record (the process was killed or is still running; --strict refuses it)"
+	expect_err_line "sonde: a.sonde: incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; --strict refuses it)"
 	[ ! -s "$T/out" ] || fail "--strict printed a report"
 	# a complete stream beside it: one note, for the one without END
 	mk flat b.sonde
@@ -64,5 +64,5 @@ open(sys.argv[2], "wb").write(b + bytes([0x96, 7, 1, 0xce, 0, 0x0f, 0x42, 0x40, 
 EOF
 	"$SONDE" dump c.sonde | tail -n 1 | grep -q '"kind":"SAMPLE"' || fail "c.sonde: a SAMPLE after END"
 	run "$SONDE" report c.sonde
-	grep -qxF 'sonde: c.sonde: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)' "$T/out" ||
+	grep -qxF 'sonde: c.sonde: incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; samples after its last flush are lost)' "$T/out" ||
 		fail "records after END: not said"

@@ -18,11 +18,11 @@
 	expect_rc 0 "a truncated stream"
 	expect_err_line "sonde: prof/c.sonde: truncated at byte $off (using the valid prefix)"
 	grep -qx 'samples: 131  streams: 2  processes: 1  threads: 4' "$T/out" || fail "truncated counts"
-	grep -qxF 'sonde: prof/c.sonde: incomplete stream: no END record (the process was killed or is still running; samples after its last flush are lost)' "$T/out" ||
+	grep -qxF 'sonde: prof/c.sonde: incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; samples after its last flush are lost)' "$T/out" ||
 		fail "a truncated stream has no END: said in the header"
 	# a truncated stream has no END record: --strict refuses it
 	run "$SONDE" report --strict prof
 	expect_rc 4 "strict with a truncated stream"
 	expect_err_line "sonde: prof/c.sonde: truncated at byte $off (using the valid prefix)"
-	expect_err_line "sonde: prof/c.sonde: incomplete stream: no END record (the process was killed or is still running; --strict refuses it)"
+	expect_err_line "sonde: prof/c.sonde: incomplete stream: no END record (the process ended without an exit sonde saw, such as SIGKILL or a raw exit_group system call, or is still running; --strict refuses it)"
 	[ ! -s "$T/out" ] || fail "strict printed a report"
