@@ -297,6 +297,7 @@ struct sd_thread_row {
 	uint64_t pid, tid;
 	char *name;
 	uint64_t samples;
+	uint64_t periods;           /* the sum of its samples' weights */
 	uint64_t first_ns, last_ns; /* time of the first and last sample (valid if samples) */
 };
 
@@ -306,6 +307,11 @@ struct sd_source_row {
 	uint64_t period;
 	uint64_t samples;
 	double weight;              /* sum of weight x period, in `unit` */
+	/* throttling (docs/ENV.md): threads (of streams whose NOTEs say the sampler
+	 * throttled this source) with a signalled sample of weight > 1, the threads with
+	 * samples of it, and the largest such weight (the multiple the period was raised
+	 * to); counted while merging, before --where filters */
+	uint64_t throttled_threads, sampled_threads, max_multiple;
 };
 
 /* One counter (HEADER `counters`), merged across streams by name. `total` sums the deltas
@@ -342,6 +348,7 @@ struct sd_crow {
 	uint64_t pid, tid;
 	const char *tname;
 	uint64_t samples;
+	uint64_t periods;           /* sum of the samples' weights: the periods they stand for */
 	double weight;
 	uint64_t *counts;           /* counter deltas by sd_profile.counters index; owned */
 	uint32_t ncounts;           /* entries in counts; later counters are 0 */
@@ -470,6 +477,9 @@ struct sd_where { enum sd_where_op op; uint32_t attr, value; };
 struct sd_profile {
 	struct sd_symbolizer *sym;
 	const char *only_source;    /* count only samples of this source name (NULL: all) */
+	const char *picked_source;  /* the source a sample view shows when the streams hold
+				     * several and no --source was given (sd_cli_resolve); NULL:
+				     * none picked */
 	struct sd_cnode *nodes; size_t nnodes, capnodes;
 	struct sd_u64map children;  /* (parent << 32 | func) -> node */
 	struct sd_thread_row *threads; size_t nthreads, capthreads;
@@ -592,6 +602,9 @@ struct sd_report_opts {
 	enum sd_format format;
 	enum sd_view view;
 	int weight;                 /* --metric weight */
+	int samples;                /* --metric samples: a count of samples; without weight,
+				     * samples or counter the metric is the periods (the sum
+				     * of the samples' weights) */
 	const char *counter;        /* --metric COUNTER: a counter name or group, else NULL */
 	/* set by sd_metric_resolve() once the streams are loaded: */
 	const char *weight_unit;    /* --metric weight: NULL = ns (shown as ms), else the unit */
@@ -623,6 +636,8 @@ void sd_metric_fini(struct sd_report_opts *o);
 double sd_metric_row(const struct sd_report_opts *o, const struct sd_crow *r);
 double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *o);
 void sd_metric_put(FILE *out, const struct sd_report_opts *o, double v, int width);
+/* The metric's name: the counter's, "weight", "samples" or "periods" (the default). */
+const char *sd_metric_name(const struct sd_report_opts *o);
 /* Column name of the metric with prefix (e.g. "self" -> "self", "self_ms", "self_events"). */
 const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, char *buf,
 			  size_t len);
@@ -783,6 +798,7 @@ struct sd_cli {
 	enum sd_view view;      /* report */
 	const char *func;       /* report: --view callers|callees NAME */
 	int weight;             /* --metric weight|time */
+	int samples;            /* --metric samples */
 	const char *counter;    /* --metric COUNTER */
 	char **group_by;        /* --group-by KEY,... (into group_copy) */
 	size_t ngroup;

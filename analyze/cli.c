@@ -280,10 +280,11 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_METRIC:
 		if (!*val)
 			return -EINVAL;
-		/* samples, weight (time: estimated from periods), or a counter resolved once
-		 * the streams are loaded */
+		/* periods (the default), samples, weight (time: estimated from periods), or
+		 * a counter resolved once the streams are loaded */
 		c->weight = !strcmp(val, "weight") || !strcmp(val, "time");
-		c->counter = c->weight || !strcmp(val, "samples") ? NULL : val;
+		c->samples = !strcmp(val, "samples");
+		c->counter = c->weight || c->samples || !strcmp(val, "periods") ? NULL : val;
 		return 0;
 	case O_TOP: {
 		unsigned long long n = strtoull(val, &end, 10);
@@ -552,9 +553,62 @@ static void check_name(const struct sd_cli *c, const struct sd_profile *p, const
 	free(used);
 }
 
+/* The views that add up samples (and every file format, drawn from them): they never
+ * add the samples of two sources, which measure different clocks (cpu-time's user
+ * time, wall-time's elapsed time, a PAPI event's count), so without --source they
+ * show one: cpu-time, else the first source with samples. A counter metric sums the
+ * deltas of every sample (each covers the time since the previous one of its thread,
+ * whatever its source), so it keeps them all; so do the views of the run's account and
+ * --format trace, which adds nothing (each sample is a slice of its thread's time). */
+static const char *pick_source(const struct sd_cli *c, const struct sd_profile *p,
+			       const struct sd_report_opts *o)
+{
+	const char *first = NULL;
+	int several = 0, cpu = 0;
+	if (c->source || c->counter || o->format == SD_FMT_TRACE) /* trace: a slice per sample */
+		return NULL;
+	switch (o->view) {
+	case SD_VIEW_FLAT: case SD_VIEW_TREE: case SD_VIEW_GROUP: case SD_VIEW_CALLERS:
+	case SD_VIEW_CALLEES: case SD_VIEW_THREADS:
+		break;
+	default:
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		if (!s->samples)
+			continue;
+		if (!first)
+			first = s->name;
+		else if (strcmp(first, s->name))
+			several = 1;
+		cpu |= !strcmp(s->name, "cpu-time");
+	}
+	return !several ? NULL : cpu ? "cpu-time" : first;
+}
+
+/* --where source=NAME after the user's filters (kept in *all, freed by the caller with
+ * sd_filters_fini(one) and free(all->v)). 0 or -ENOMEM. */
+static int add_source_filter(const struct sd_filters *filters, const char *name,
+			     struct sd_filters *one, struct sd_filters *all)
+{
+	char expr[300], why[200];
+	snprintf(expr, sizeof expr, "source=%s", name);
+	if (sd_filters_add(one, expr, why, sizeof why) != 1)
+		return -ENOMEM;
+	if (!(all->v = malloc((filters->n + 1) * sizeof(*all->v))))
+		return -ENOMEM;
+	if (filters->n)
+		memcpy(all->v, filters->v, filters->n * sizeof(*all->v));
+	all->v[filters->n] = one->v[0];
+	all->n = filters->n + 1;
+	return 0;
+}
+
 int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
 		   const struct sd_filters *filters, struct sd_report_opts *o)
 {
+	struct sd_filters one = { 0 }, all = { 0 };
 	for (size_t k = 0; k < c->ngroup && c->view != SD_VIEW_REGIONS; k++)
 		check_name(c, p, "--group-by", c->group_by[k], strlen(c->group_by[k]));
 	if (c->color_by)
@@ -563,8 +617,23 @@ int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile 
 		const char *w = c->wheres[k] + (c->wheres[k][0] == '!');
 		check_name(c, p, "--where", w, strcspn(w, "=!~"));
 	}
-	if (sd_filters_apply(p, filters))
+	const char *pick = pick_source(c, p, o);
+	uint64_t *keep = NULL; /* the counters' totals: the run's, whatever source is shown */
+	int fr = pick ? add_source_filter(filters, pick, &one, &all) : 0;
+	if (!fr && pick && p->ncounters && !(keep = malloc(2 * p->ncounters * sizeof(*keep))))
+		fr = -ENOMEM;
+	for (size_t k = 0; keep && k < p->ncounters; k++)
+		keep[2 * k] = p->counters[k].total, keep[2 * k + 1] = p->counters[k].end_total;
+	if (!fr)
+		fr = sd_filters_apply(p, pick ? &all : filters);
+	for (size_t k = 0; !fr && keep && k < p->ncounters && !filters->n; k++)
+		p->counters[k].total = keep[2 * k], p->counters[k].end_total = keep[2 * k + 1];
+	free(keep);
+	free(all.v);
+	sd_filters_fini(&one);
+	if (fr)
 		return -ENOMEM;
+	p->picked_source = pick; /* a source row's name: lives as long as p */
 	int mr = sd_metric_resolve(p, o);
 	const char *in = label ? label : "these streams";
 	switch (mr) {
@@ -572,7 +641,7 @@ int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile 
 		return SD_EXIT_OK;
 	case -ENOENT:
 		fprintf(stderr, "sonde: %s: --metric %s: no counter or counter group of that name in "
-			"%s (use samples, weight, or a counter listed by %s)\n", c->cmd, o->counter,
+			"%s (use periods, samples, weight, or a counter listed by %s)\n", c->cmd, o->counter,
 			in, c->cmd_bit == SD_CLI_DIFF ? "'sonde report --view counters'"
 						      : "--view counters");
 		return SD_EXIT_USAGE;

@@ -21,7 +21,7 @@
 
 static const char usage[] =
 	"usage: sonde diff [--format text|csv|json] [--format svg [-o FILE]]\n"
-	"                  [--metric samples|weight|COUNTER]\n"
+	"                  [--metric periods|samples|weight|COUNTER]\n"
 	"                  [--group-by KEY[,KEY...]] [--where FILTER]... [--top N]\n"
 	"                  [--source NAME] [--jobs N] [--strict] [--addresses] [--absolute] A B\n"
 	"A, B: a stream file or a directory of streams (as for 'sonde report')\n"
@@ -267,13 +267,13 @@ static int print(FILE *out, const struct side *sd, const struct table *t, size_t
 	size_t nk = o->ngroup ? o->ngroup : 1;
 	const char *const fn[] = { "function" };
 	const char *const *keys = o->ngroup ? (const char *const *)o->group_by : fn;
-	const char *metric = o->counter ? o->counter : o->weight ? "weight" : "samples";
+	const char *metric = sd_metric_name(o);
 
 	if (o->format == SD_FMT_TEXT) {
 		for (size_t s = 0; s < 2; s++) {
 			fprintf(out, "%s: %s: ", s ? "b" : "a", sd[s].path);
 			sd_metric_put(out, &sd[s].o, sd[s].total, 0);
-			fprintf(out, " %s\n", o->counter ? o->counter : !o->weight ? "samples"
+			fprintf(out, " %s\n", o->counter || !o->weight ? sd_metric_name(o)
 					      : o->weight_unit ? o->weight_unit : "ms");
 		}
 		putc('\n', out);
@@ -337,7 +337,7 @@ int sd_cmd_diff(int argc, char **argv)
 	}
 	for (int s = 0; s < 2; s++) {
 		sd[s].path = c.paths[s];
-		sd[s].o = (struct sd_report_opts){ .format = c.format, .weight = c.weight,
+		sd[s].o = (struct sd_report_opts){ .format = c.format, .weight = c.weight, .samples = c.samples,
 						   .counter = c.counter, .group_by = c.group_by,
 						   .ngroup = c.ngroup };
 		code = load_side(&c, &sd[s]);

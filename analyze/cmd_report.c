@@ -26,7 +26,7 @@ static const char usage[] =
 	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
-	"                    [--metric samples|weight|COUNTER] [--top N]\n"
+	"                    [--metric periods|samples|weight|COUNTER] [--top N]\n"
 	"                    [--stats thread|process|rank]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--context-above]\n"
 	"                    [--addresses]\n"
@@ -181,7 +181,7 @@ int sd_cmd_report(int argc, char **argv)
 	if (code != SD_EXIT_OK || c.help)
 		goto out;
 	o = (struct sd_report_opts){ .format = c.format, .view = c.view, .func = c.func,
-				     .weight = c.weight, .counter = c.counter, .top = c.top,
+				     .weight = c.weight, .samples = c.samples, .counter = c.counter, .top = c.top,
 				     .group_by = c.group_by, .ngroup = c.ngroup,
 				     .min_percent = c.min_percent,
 				     .min_percent_given = c.min_percent_given, .stats = c.stats,

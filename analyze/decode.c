@@ -6,6 +6,7 @@
  * Nothing here touches the merged profile except the symbolizer's module registration
  * at merge time; see the top of profile.c for what is kept and why.
  */
+#define _GNU_SOURCE /* memmem */
 #include "analyze/profile_int.h"
 
 #include <inttypes.h>
@@ -379,8 +380,8 @@ static int agg_grow(struct sstate *st)
 	return 0;
 }
 
-static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t now,
-		   const msgpack_object *deltas, int nocnt)
+static int agg_add(struct sstate *st, uint32_t key[5], double w, uint64_t weight,
+		   uint64_t signalled_w, uint64_t now, const msgpack_object *deltas, int nocnt)
 {
 	uint32_t idx;
 
@@ -414,6 +415,9 @@ found:;
 	struct sagg *a = &st->aggs[idx];
 	a->samples++;
 	a->weight += w;
+	a->periods += weight;
+	if (signalled_w > a->maxw)
+		a->maxw = signalled_w;
 	a->last = now;
 	a->nocnt += nocnt != 0;
 	for (uint32_t k = 0; deltas && k < deltas->via.array.size; k++)
@@ -1010,13 +1014,45 @@ static inline int rec_sample(struct rec_ctx *c)
 			    (uint32_t)source | ((fl & SD_FLAG_TRUNCATED) && node ? SD_AGG_TRUNC : 0),
 			    (uint32_t)cx, (uint32_t)pcx, (uint32_t)node };
 	double w = (double)weight * (double)src->period;
-	int err = agg_add(st, key, w, t->now, dl, (fl & SD_FLAG_NO_COUNTERS) != 0);
+	int err = agg_add(st, key, w, weight, fl & SD_FLAG_ACCOUNTED ? 0 : weight, t->now, dl,
+			  (fl & SD_FLAG_NO_COUNTERS) != 0);
 	if (st->tl_on && !err) /* --format speedscope|trace: each sample in time */
 		err = sd_tl_stream_sample(st, t->now, st->last_agg, w, dl);
 	return err;
 bad:
 	c->why = why;
 	return REC_BAD;
+}
+
+/* A NOTE: the runtime's lines that say it throttled a source (docs/ENV.md,
+ * "Throttling": "sonde: SPEC: sampling takes too large a part of each period here,
+ * throttled: ...", "thread TID: SPEC was throttled to a period N times longer") mark
+ * the source, so the report can say its period was raised. Other notes count nothing. */
+static int rec_note(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const char *text;
+	uint32_t len;
+	if (sd_rec_str(c->r, SD_F_NOTE_TEXT, &text, &len))
+		return 0; /* a note is prose: one of another shape is no error */
+	for (size_t i = 0; i < st->nsources && i < 64; i++) {
+		const char *spec = st->sources[i].spec;
+		size_t sl = spec ? strlen(spec) : 0;
+		if (!sl || !memmem(text, len, "throttled", 9))
+			continue;
+		for (const char *q = text; (q = memmem(q, len - (size_t)(q - text), spec, sl));
+		     q += sl) {
+			const char *after = q + sl;
+			size_t rest = len - (size_t)(after - text);
+			if ((rest >= 2 && !memcmp(after, ": ", 2) && q >= text + 7 &&
+			     !memcmp(q - 7, "sonde: ", 7)) ||
+			    (rest >= 15 && !memcmp(after, " was throttled", 14))) {
+				st->throttled |= 1ull << i;
+				break;
+			}
+		}
+	}
+	return 0;
 }
 
 static int rec_attribute(struct rec_ctx *c)
@@ -1322,7 +1358,7 @@ static int rec_end(struct rec_ctx *c)
 }
 
 /* One record of a stream after its HEADER: the kind's decoder (MODULE_END,
- * NOTE and kinds of later formats count nothing). 0, -errno, or
+ * kinds of later formats count nothing; NOTE only marks throttled sources). 0, -errno, or
  * SD_ERR_CORRUPT with the stream's error offset and reason set. */
 static int decode_record(struct sd_profile *p, struct sstate *st, const struct sd_record *r,
 			 struct sd_stream *s)
@@ -1335,6 +1371,7 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_THREAD_CPU] = rec_thread_cpu, [SD_K_UNSAMPLED] = rec_unsampled,
 		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end, [SD_K_REGION_STATS] = rec_region_stats,
 		[SD_K_REGION_OPEN] = rec_region_open,
+		[SD_K_NOTE] = rec_note,
 	};
 	/* where `t` is in the records that have one (SAMPLE: its thread's time) */
 	static const uint8_t t_index[SD_K_LAST + 1] = {

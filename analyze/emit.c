@@ -313,7 +313,21 @@ double sd_metric_row(const struct sd_report_opts *o, const struct sd_crow *r)
 			v += (double)sd_crow_count(r, o->cids[k]);
 		return v;
 	}
-	return o->weight ? r->weight : (double)r->samples;
+	return o->weight ? r->weight : o->samples ? (double)r->samples : (double)r->periods;
+}
+
+const char *sd_metric_name(const struct sd_report_opts *o)
+{
+	return o->counter ? o->counter : o->weight ? "weight" : o->samples ? "samples" : "periods";
+}
+
+/* The periods of the rows counted (the default metric's total). */
+static double periods_total(const struct sd_profile *p)
+{
+	double v = 0;
+	for (size_t i = 0; i < p->nrows; i++)
+		v += (double)p->rows[i].periods;
+	return v;
 }
 
 double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *o)
@@ -321,7 +335,7 @@ double sd_metric_total(const struct sd_profile *p, const struct sd_report_opts *
 	double v = 0;
 
 	if (!o->counter)
-		return o->weight ? p->weight : (double)p->samples;
+		return o->weight ? p->weight : o->samples ? (double)p->samples : periods_total(p);
 	for (size_t k = 0; k < o->ncids; k++) /* the rows (samples and thread ends) add up to it */
 		v += (double)p->counters[o->cids[k]].total;
 	return v;
@@ -359,7 +373,7 @@ double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *
 
 	if (!v)
 		return NULL;
-	if (o->counter) {
+	if (o->counter || (!o->weight && !o->samples)) { /* counters, periods: by row */
 		for (size_t i = 0; i < p->nrows; i++)
 			v[p->rows[i].cnode] += sd_metric_row(o, &p->rows[i]);
 	} else {
@@ -374,7 +388,7 @@ void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_
 {
 	fputs("{\"metric\":", out);
 	sd_json_str(out, metric, strlen(metric));
-	fprintf(out, ",\"samples\":%" PRIu64, p->samples);
+	fprintf(out, ",\"samples\":%" PRIu64 ",\"periods\":%.0f", p->samples, periods_total(p));
 	if (o->weight && o->weight_unit)
 		fprintf(out, ",\"weight_%s\":%.0f", o->weight_unit, p->weight);
 	else

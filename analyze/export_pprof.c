@@ -275,11 +275,12 @@ static int write_samples(struct px *x)
 		for (size_t k = 0; k < nl; k++)
 			varint(&x->m, x->locs[k]);
 		f_msg(&x->smp, 1, &x->m);
-		x->vals[0] = r->samples;
+		x->vals[0] = r->periods;
+		x->vals[1] = r->samples;
 		if (x->wu)
-			x->vals[1] = (uint64_t)llround(r->weight);
+			x->vals[2] = (uint64_t)llround(r->weight);
 		for (size_t c = 0; c < p->ncounters; c++)
-			x->vals[1 + (x->wu != NULL) + c] = r->counts ? r->counts[c] : 0;
+			x->vals[2 + (x->wu != NULL) + c] = r->counts ? r->counts[c] : 0;
 		for (size_t k = 0; k < x->nv; k++)
 			varint(&x->m, x->vals[k]);
 		f_msg(&x->smp, 2, &x->m);
@@ -354,10 +355,12 @@ static void write_functions(struct px *x)
 	}
 }
 
-/* Sample types (samples, the weight, the counters), after them the period (the first
+/* Sample types (periods, the default: the samples counted by their weights; samples;
+ * the weight; the counters), after them the period (the first
  * source's) and the default type, which close the message. */
 static void write_types(struct px *x)
 {
+	value_type(&x->prof, 1, &x->s, "periods", "count", &x->m);
 	value_type(&x->prof, 1, &x->s, "samples", "count", &x->m);
 	if (x->wu)
 		value_type(&x->prof, 1, &x->s, !strcmp(x->wu, "ns") ? "time" : "weight",
@@ -369,14 +372,17 @@ static void write_types(struct px *x)
 static void write_period(struct px *x)
 {
 	const struct sd_profile *p = x->p;
+	size_t first = 0; /* the first source counted */
+	while (first + 1 < p->nsources && !p->sources[first].samples)
+		first++;
 	if (p->nsources) {
-		const struct sd_source_row *src = &p->sources[0];
+		const struct sd_source_row *src = &p->sources[first];
 		value_type(&x->prof, 11, &x->s, !strcmp(src->unit, "ns") ? "cpu" : src->name,
 			   !strcmp(src->unit, "ns") ? "nanoseconds" : src->unit, &x->m);
 		f_int(&x->prof, 12, src->period);
 	}
 	f_int(&x->prof, 13, (uint64_t)str_id(&x->s, "sonde report --format pprof"));
-	f_int(&x->prof, 14, (uint64_t)str_id(&x->s, "samples"));
+	f_int(&x->prof, 14, (uint64_t)str_id(&x->s, "periods"));
 	for (size_t k = 0; k < x->s.n; k++)
 		f_bytes(&x->prof, 6, x->s.v[k], strlen(x->s.v[k]));
 }
@@ -402,7 +408,7 @@ int sd_out_pprof(const char *path, const struct sd_profile *p)
 	int err = -ENOMEM;
 
 	str_id(&x.s, "");
-	x.nv = 1 + (x.wu != NULL) + p->ncounters;
+	x.nv = 2 + (x.wu != NULL) + p->ncounters;
 	x.vals = calloc(x.nv, sizeof(*x.vals));
 	x.locs = calloc(p->nnodes + 1, sizeof(*x.locs));
 	x.ffile = calloc(sd_sym_nfuncs(p->sym) + 1, sizeof(*x.ffile));
@@ -471,7 +477,7 @@ int sd_out_pprof_tree(const char *path, const struct sd_svg_src *src,
 		goto out;
 	const char *unit = o->counter ? "count" : !o->weight ? "count" : o->weight_unit
 			 ? o->weight_unit : "nanoseconds";
-	value_type(&x.prof, 1, &x.s, o->counter ? o->counter : !o->weight ? "samples"
+	value_type(&x.prof, 1, &x.s, o->counter || !o->weight ? sd_metric_name(o)
 			: o->weight_unit ? "weight" : "time", unit, &x.m);
 	write_mappings(&x);
 	for (uint32_t i = 1; i < n; i++) { /* functions and one location per node */

@@ -447,8 +447,8 @@ static void put_label(FILE *out, const char *name, double w)
 
 static const char *unit_of(const struct sd_report_opts *o)
 {
-	return o->counter ? o->counter : !o->weight ? "samples" : o->weight_unit ? o->weight_unit
-										  : "ms";
+	return o->counter || !o->weight ? sd_metric_name(o) : o->weight_unit ? o->weight_unit
+										     : "ms";
 }
 
 /* v as the metric shows it, and its unit. */
@@ -619,7 +619,7 @@ static void put_head(FILE *out, const struct svg *g, int height, const struct he
 		put_program(out, g->p);
 	}
 	fputs(" \xc2\xb7 ", out);
-	xml_put(out, o->counter ? o->counter : o->weight ? "weight" : "samples", SIZE_MAX);
+	xml_put(out, sd_metric_name(o), SIZE_MAX);
 	fputs(" \xc2\xb7 total ", out);
 	put_value(out, o, g->n[0].v[0]);
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"42\" text-anchor=\"middle\" class=\"sub\">view: ",

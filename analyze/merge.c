@@ -397,6 +397,7 @@ static void merge_keys(struct sd_profile *p, struct sstate *st)
 		if (!t->samples || a->last > t->last)
 			t->last = a->last;
 		t->samples += a->samples;
+		t->periods += a->periods;
 		if (a->node == 0) {
 			st->nostack += a->samples;
 			st->nostack_w += a->weight;
@@ -488,6 +489,7 @@ static int merge_threads(struct sd_profile *p, struct sstate *st)
 		row->pid = st->pid;
 		row->tid = t->tid;
 		row->samples = t->samples;
+		row->periods = t->periods;
 		row->first_ns = t->first;
 		row->last_ns = t->last;
 		t->row = (uint32_t)p->nthreads;
@@ -640,7 +642,8 @@ static int merge_rows(struct sd_profile *p, const struct sstate *st, const uint3
 			.pctx = st->ctxs[a->pctx].gnode, .pid = tr->pid, .tid = tr->tid,
 			.file = a->node && a->node != UINT32_MAX ? st->nodes[a->node].file : 0,
 			.line = a->node && a->node != UINT32_MAX ? st->nodes[a->node].line : 0,
-			.tname = tr->name, .samples = a->samples, .weight = a->weight,
+			.tname = tr->name, .samples = a->samples, .periods = a->periods,
+			.weight = a->weight,
 			.rank = st->rank, .host = (uint32_t)st->host_id,
 			.stream = (uint32_t)(p->nsinfo - 1) };
 	}
@@ -700,6 +703,42 @@ static int merge_regions(struct sd_profile *p, const struct sstate *st)
 
 /* Merges one parsed stream into the profile: its keys, call tree, threads, sources,
  * drops, stream row, context and region rows. 0 or -ENOMEM. */
+/* Throttling per merged source: for each (thread, source) of the stream with kept
+ * samples, the largest weight of its signalled samples; a thread whose source the
+ * stream's NOTEs say was throttled, with a weight over 1, counts as throttled. */
+static int merge_throttling(struct sd_profile *p, const struct sstate *st, const uint32_t *srcrow)
+{
+	size_t ns = st->nsources + 1;
+	uint64_t *maxw = calloc(st->nthreads * ns, sizeof(*maxw));
+	if (!maxw)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->naggs; i++) {
+		const struct sagg *a = &st->aggs[i];
+		uint64_t *m = &maxw[(size_t)a->thread * ns + a->source];
+		if (!a->kept || !a->periods)
+			continue;
+		if (!*m)
+			*m = 1; /* sampled */
+		if (a->maxw > *m)
+			*m = a->maxw;
+	}
+	for (size_t t = 0; t < st->nthreads; t++)
+		for (size_t s = 0; s < st->nsources; s++) {
+			uint64_t m = maxw[t * ns + s];
+			struct sd_source_row *r = &p->sources[srcrow[s]];
+			if (!m)
+				continue;
+			r->sampled_threads++;
+			if (m > 1 && s < 64 && (st->throttled >> s & 1)) {
+				r->throttled_threads++;
+				if (m > r->max_multiple)
+					r->max_multiple = m;
+			}
+		}
+	free(maxw);
+	return 0;
+}
+
 int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated)
 {
 	uint32_t nostack_c = 0, badnode_c = 0;
@@ -731,6 +770,7 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 		merge_end_totals(p, st);
 	if (merge_nodes(p, st, &nostack_c, &badnode_c) || merge_threads(p, st) ||
 	    merge_coverage(p, st) || merge_sources(p, st, srcrow) ||
+	    merge_throttling(p, st, srcrow) ||
 	    merge_drops(p, st, &sdrop, &rdrop) ||
 	    merge_stream_info(p, st, name, truncated, sdrop, rdrop) ||
 	    merge_rows(p, st, srcrow, nostack_c, badnode_c) ||

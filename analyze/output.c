@@ -210,6 +210,46 @@ static void truncated_line(FILE *out, const struct sd_profile *p)
 		fprintf(out, "raise SONDE_MAX_DEPTH, up to %u)\n", SD_MAX_DEPTH_MAX);
 }
 
+/* The source a sample view shows when the streams hold several (sd_cli_resolve):
+ * which, of what, and how to choose another. */
+static void picked_source_line(FILE *out, const struct sd_profile *p)
+{
+	const char *other = NULL;
+	size_t n = 0;
+	if (!p->picked_source)
+		return;
+	fprintf(out, "sonde: note: showing source %s only: the streams hold several sources (",
+		p->picked_source);
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		int dup = 0;
+		for (size_t j = 0; j < i; j++)
+			dup |= !strcmp(p->sources[j].name, s->name);
+		if (dup)
+			continue;
+		fprintf(out, "%s%s", n++ ? ", " : "", s->name);
+		if (!other && strcmp(s->name, p->picked_source))
+			other = s->name;
+	}
+	fprintf(out, "), whose clocks are never added (show another with --source %s)\n",
+		other ? other : p->picked_source);
+}
+
+/* Sources whose period the sampler raised (docs/ENV.md, "Throttling"): their samples
+ * stand for several periods each, and every view counts them by their weight. */
+static void throttled_lines(FILE *out, const struct sd_profile *p)
+{
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		if (!s->throttled_threads)
+			continue;
+		fprintf(out, "sonde: note: %s was throttled: its period was raised on %" PRIu64
+			" of %" PRIu64 " threads, up to %" PRIu64 " times (each sample counts the "
+			"periods it stands for, its weight; --metric samples counts samples)\n",
+			s->spec, s->throttled_threads, s->sampled_threads, s->max_multiple);
+	}
+}
+
 /* Every note, one line each, on out. */
 static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
@@ -241,6 +281,8 @@ static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_r
 		drops_line(out, p, 1, p->dropped_regions, p->region_records + p->dropped_regions);
 	if (p->trunc_samples)
 		truncated_line(out, p);
+	picked_source_line(out, p);
+	throttled_lines(out, p);
 	if (counts_samples(o))
 		mixed_periods_line(out, p);
 }
@@ -271,7 +313,23 @@ void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts
 			putc(',', out);
 		sd_json_str(out, q, (size_t)(nl - q));
 	}
+	fputs("],\"throttled\":[", out);
+	for (size_t i = 0, n = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		if (!s->throttled_threads)
+			continue;
+		fputs(n++ ? ",{\"source\":" : "{\"source\":", out);
+		sd_json_str(out, s->spec, strlen(s->spec));
+		fprintf(out, ",\"threads\":%" PRIu64 ",\"of_threads\":%" PRIu64
+			",\"max_multiple\":%" PRIu64 "}", s->throttled_threads, s->sampled_threads,
+			s->max_multiple);
+	}
 	fputs("],", out);
+	if (p->picked_source) {
+		fputs("\"source_shown\":", out);
+		sd_json_str(out, p->picked_source, strlen(p->picked_source));
+		putc(',', out);
+	}
 	free(buf);
 }
 
@@ -289,7 +347,9 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 			   double all)
 {
 	fprintf(out, "samples: %" PRIu64, p->samples);
-	if (o->counter)
+	if (!o->counter && !o->weight && !o->samples && all != (double)p->samples)
+		fprintf(out, " (%.0f periods)", all); /* weighted samples: what the rows count */
+	else if (o->counter)
 		fprintf(out, " (%s: %.0f)", o->counter, all);
 	else if (o->weight && o->weight_unit)
 		fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
@@ -299,8 +359,12 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 		p->npids, p->nthreads);
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct sd_source_row *s = &p->sources[i];
-		fprintf(out, "source %s: %" PRIu64 " samples (%s, period %" PRIu64 " %s, %s)\n",
-			s->name, s->samples, s->spec, s->period, s->unit, s->mechanism);
+		if (p->picked_source && strcmp(s->name, p->picked_source)) /* the note says */
+			fprintf(out, "source %s: not shown", s->name);
+		else
+			fprintf(out, "source %s: %" PRIu64 " samples", s->name, s->samples);
+		fprintf(out, " (%s, period %" PRIu64 " %s, %s)\n", s->spec, s->period, s->unit,
+			s->mechanism);
 	}
 	counter_lines(out, p);
 	sd_notes(out, p, o);
@@ -311,7 +375,7 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 static void flat_head_json(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 			   const struct flat *f)
 {
-	sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
+	sd_json_head(out, p, o, sd_metric_name(o));
 	if (o->counter)
 		fprintf(out, ",\"metric_total\":%.0f", f->all);
 	fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
@@ -457,8 +521,8 @@ static const struct sd_thread_row *top_rows;
 static int top_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (top_rows[x].samples != top_rows[y].samples)
-		return top_rows[x].samples > top_rows[y].samples ? -1 : 1;
+	if (top_rows[x].periods != top_rows[y].periods)
+		return top_rows[x].periods > top_rows[y].periods ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -486,7 +550,8 @@ static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_o
 {
 	static const struct sd_col cols[] = {
 		{ FIXED("pid", 10) }, { FIXED("tid", 10) }, { .name = "name", .in = DATA },
-		{ FIXED("samples", 10) }, { FIXED("first_ns", 12), .text = "first_ms" },
+		{ FIXED("samples", 10) }, { FIXED("periods", 10) },
+		{ FIXED("first_ns", 12), .text = "first_ms" },
 		{ FIXED("last_ns", 12), .text = "last_ms" },
 		{ .name = "name", .in = TXT, .left = 1 },
 	};
@@ -507,6 +572,7 @@ static int out_threads(FILE *out, struct sd_profile *p, const struct sd_report_o
 		sd_table_u64(t, r->tid);
 		sd_table_str(t, r->name);
 		sd_table_u64(t, r->samples);
+		sd_table_u64(t, r->periods);
 		if (r->samples) {
 			sd_table_u64(t, r->first_ns);
 			sd_table_text(t, 0, "%.3f", r->first_ns / 1e6);

@@ -17,7 +17,8 @@ struct snode { uint32_t parent; int64_t mod; uint64_t addr; uint64_t samples; do
 struct sopen { uint32_t node; uint64_t t, child_ns; uint64_t *cnt; /* counts at begin */
 	       int lost; /* its end, a child's events or its begin's context may be lost:
 			  * left out when it closes */ };
-struct sthread { uint64_t tid, t, now, samples, first, last, last_t; char *name; int defined;
+struct sthread { uint64_t tid, t, now, samples, periods, first, last, last_t; char *name;
+		 int defined;
 		 int ended; /* a THREAD_END was read */
 		 struct sopen *open; size_t nopen, capopen; uint32_t row;
 		 uint64_t *lastcnt; /* counts of its last REGION that had them */
@@ -39,7 +40,9 @@ struct sctx { uint32_t parent, attr, gnode; char *value; int used;
 	      uint32_t site; /* FRAME node of the code that opened it first (0: unknown) */ };
 /* trunc: its stack was cut at max_depth (SAMPLE flag 1); in the key, a bit of the source */
 struct sagg { uint32_t thread, source, ctx, pctx, node; int kept, trunc;
-	      uint64_t samples, first, last; double weight; uint64_t nocnt; };
+	      uint64_t samples, first, last; double weight; uint64_t nocnt;
+	      uint64_t periods;  /* sum of the samples' weights (periods they stand for) */
+	      uint64_t maxw;     /* largest weight of a signalled (not accounted) sample */ };
 #define SD_AGG_TRUNC 0x80000000u
 struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, forced;
 	      uint64_t open_end;  /* calls open at the end of the stream (in calls, forced) */
@@ -93,6 +96,8 @@ struct sstate {
 	char *end_reason;                              /* of the last END (NULL: none) */
 	uint64_t end_signal;                           /* its stats `signal` */
 	uint64_t nsamples_all;                         /* SAMPLE records read */
+	uint64_t throttled;                            /* bit i: a NOTE says source i was
+							* throttled (i < 64) */
 	int tl_on;                                     /* p->timeline is set: keep them */
 	struct sd_tl_stream *tl;                       /* its events, when p->timeline */
 };

@@ -24,6 +24,7 @@
 #include "analyze/timeline.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -381,7 +382,12 @@ double sd_tl_value(const struct sd_profile *p, const struct sd_report_opts *o,
 	}
 	if (s->end)
 		return 0; /* no sample */
-	return o->weight ? s->weight : 1;
+	if (o->weight)
+		return s->weight;
+	if (o->samples)
+		return 1;
+	uint64_t period = p->sources[p->rows[s->row].source].period; /* periods: its weight */
+	return period ? (double)llround(s->weight / (double)period) : 1;
 }
 
 void sd_tl_put_us(FILE *out, uint64_t ns)

@@ -151,7 +151,7 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 	size_t n = o->top && o->top < nrows ? o->top : nrows;
 	const char *col = callers ? "caller" : "callee";
 	const char *metric = o->counter ? o->counter : o->weight
-			   ? sd_metric_col(o, "weight", mbuf, sizeof(mbuf)) : "samples";
+			   ? sd_metric_col(o, "weight", mbuf, sizeof(mbuf)) : sd_metric_name(o);
 	err = print_rows(out, o, &(struct sums){ rows, n, total, self, all }, col, metric);
 out:
 	free(target), free(stamp), free(sum), free(nv), free(rows);

@@ -81,7 +81,7 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		sd_table_str(t, ind);
 	}
 	if (o->format == SD_FMT_JSON) {
-		sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
+		sd_json_head(out, p, o, sd_metric_name(o));
 		fprintf(out, ",\"min_percent\":%g,", o->min_percent);
 	}
 	err = sd_table_print_view(out, t, "rows", 1);

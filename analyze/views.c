@@ -233,7 +233,7 @@ static int print_group(FILE *out, const struct grouped *g, const struct sd_profi
 			sd_stats_cells(t, g->st, o, g->groups[i].id);
 	}
 	if (o->format == SD_FMT_JSON) {
-		sd_json_head(out, p, o, o->counter ? o->counter : o->weight ? "weight" : "samples");
+		sd_json_head(out, p, o, sd_metric_name(o));
 		fputs(",\"group_by\":[", out);
 		for (size_t k = 0; k < o->ngroup; k++) {
 			if (k)
@@ -264,7 +264,7 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		qsort(g.groups, g.ngroups, sizeof(*g.groups), group_cmp);
 	g.n = o->top && o->top < g.ngroups ? o->top : g.ngroups;
 	g.metric = o->counter ? o->counter : o->weight
-		 ? sd_metric_col(o, "weight", g.mbuf, sizeof(g.mbuf)) : "samples";
+		 ? sd_metric_col(o, "weight", g.mbuf, sizeof(g.mbuf)) : sd_metric_name(o);
 	err = print_group(out, &g, p, o);
 out:
 	for (size_t i = 0; i < g.ngroups; i++)

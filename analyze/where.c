@@ -255,7 +255,7 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 	for (size_t i = 0; i < p->nnodes; i++)
 		p->nodes[i].samples = 0, p->nodes[i].weight = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
-		p->threads[i].samples = 0;
+		p->threads[i].samples = 0, p->threads[i].periods = 0;
 	for (size_t i = 0; i < p->nsources; i++)
 		p->sources[i].samples = 0, p->sources[i].weight = 0;
 	for (size_t k = 0; k < p->ncounters; k++)
@@ -274,7 +274,7 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 		p->nodes[r->cnode].samples += r->samples;
 		p->nodes[r->cnode].weight += r->weight;
 		if (sd_u64map_get(&trow, (uint64_t)(uintptr_t)r->tname, &t))
-			p->threads[t].samples += r->samples;
+			p->threads[t].samples += r->samples, p->threads[t].periods += r->periods;
 		if (!r->thread_end) {
 			struct sd_source_row *s = &p->sources[r->source];
 			s->samples += r->samples;

@@ -34,11 +34,14 @@ FLAT_TABLE='      self   self%      total  total%  function
          0   0.00%         10  10.00%  mk_recurse'
 # what the flat stream dropped (4 of 100 + 4 samples asked for), stated before the rows
 DROPS='sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)'
-W_DROPS='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)"],"coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
-# the flat stream counts a cpu-time@1ms and a wall-time@10ms source together (views that
-# count samples say so after the drops)
-MIXED='sonde: warning: samples of sources with different periods are counted alike (cpu-time@1ms, wall-time@10ms) (use --metric time to weigh each by its period, or --source NAME)'
-W_NOTES='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)","'"$MIXED"'"],"coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
+W_DROPS='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)"],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
+# streams that count sources of one name at different periods (views that count samples
+# say so after the drops)
+MIXED='sonde: warning: samples of sources with different periods are counted alike (cpu-time@1ms, cpu-time@10ms) (use --metric time to weigh each by its period, or --source NAME)'
+# the flat stream holds a cpu-time@1ms and a wall-time@10ms source: the views that add
+# samples show cpu-time and say so after the drops
+PICKED='sonde: note: showing source cpu-time only: the streams hold several sources (cpu-time, wall-time), whose clocks are never added (show another with --source wall-time)'
+W_NOTES='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)","'"$PICKED"'"],"throttled":[],"source_shown":"cpu-time","coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
 
 CASEFILE=$(dirname "$0")/cli/$CASE.sh
 [ -f "$CASEFILE" ] || fail "unknown case"

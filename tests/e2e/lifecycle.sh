@@ -128,7 +128,7 @@ f=$(streams k)
 "$SONDE" dump "$f" >k.json 2>k.err || fail "SIGKILL: dump failed"
 grep -q '"kind":"END"' k.json && fail "SIGKILL: END record in a killed process"
 origin=$(head -n 1 k.json | grep -o '"monotonic_ns":[0-9]*' | cut -d: -f2)
-last_sample=$("$SONDE" report --view threads --format csv k | awk -F, 'NR > 1 && $6 > m {m = $6} END {print m}')
+last_sample=$("$SONDE" report --view threads --format csv k | awk -F, 'NR > 1 && $7 > m {m = $7} END {print m}')
 last_alive=$(grep alive k.out | tail -n 1 | cut -d' ' -f2)
 lag_ms=$(( (last_alive - origin - last_sample) / 1000000 ))
 [ "$last_sample" -gt 0 ] && [ $lag_ms -le 400 ] ||

@@ -53,6 +53,8 @@ NOINLINE static void spin_work(double s) { burn(s, "spin_work"); }
 NOINLINE static void thread_work(double s) { burn(s, "thread_work"); }
 NOINLINE static void after_close_work(double s) { burn(s, "after_close_work"); }
 NOINLINE static void masked_work(double s) { burn(s, "masked_work"); }
+NOINLINE static void heavy_work(double s) { burn(s, "heavy_work"); }
+NOINLINE static void light_work(double s) { burn(s, "light_work"); }
 
 NOINLINE static void sleeper(double s)
 {
@@ -228,6 +230,12 @@ int main(int argc, char **argv)
 		printf("masked done\n");
 		return 0;
 	}
+	if (!strcmp(mode, "phased")) { /* 75/25 in time order: a throttled period weighs later samples */
+		heavy_work(0.45);
+		light_work(0.15);
+		printf("phased done\n");
+		return 0;
+	}
 	if (!strcmp(mode, "wall")) {
 		sleeper(0.4);
 		spin_work(0.4);
@@ -235,6 +243,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: lifecycle spin|fork|exec|exec-fail|thread-exit|_exit|exit_group|rawexit|forever|"
-			"closefds|closefrom|sigprof|masked|wall [ARG]\n");
+			"closefds|closefrom|sigprof|masked|phased|wall [ARG]\n");
 	return 2;
 }

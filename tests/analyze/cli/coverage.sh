@@ -18,7 +18,7 @@ coverage: drops are not split by source: all are counted at the cpu-time period 
   thread 103 (flushed, pid 100): cpu 45.000 ms up to the last flush, sampled 40.000 ms (88.89% of cpu); unexplained 5.000 ms
 EOF
 	# the block comes after the notes, before the rows
-	[ "$(sed -n 4p "$T/out" | cut -c1-14)" = "sonde: warning" ] && [ "$(sed -n 5p "$T/out" | cut -c1-14)" = "sonde: warning" ] &&
+	[ "$(sed -n 4p "$T/out" | cut -c1-14)" = "sonde: warning" ] && [ "$(sed -n 5p "$T/out" | cut -c1-12)" = "sonde: note:" ] &&
 		[ "$(sed -n 6p "$T/out" | cut -c1-14)" = "coverage: cpu " ] ||
 		fail "coverage block placement: $(head -6 "$T/out")"
 	run "$SONDE" report --view coverage --format csv c.sonde

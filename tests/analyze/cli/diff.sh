@@ -14,8 +14,8 @@ mk_recurse,0,0.00,10,5.00,5.00,inf
 EOF
 	run "$SONDE" diff a.sonde b.sonde
 	expect_file "$T/out" <<'EOF'
-a: a.sonde: 100 samples
-b: b.sonde: 200 samples
+a: a.sonde: 100 periods
+b: b.sonde: 200 periods
 
            a       a%            b       b%     delta     ratio  function
           20   20.00%           80   40.00%    +20.00     2.000  mk_alpha
@@ -30,7 +30,7 @@ EOF
 EOF
 	run "$SONDE" diff --format json --where 'function!=mk_alpha' --top 1 b.sonde a.sonde
 	expect_file "$T/out" <<'EOF'
-{"metric":"samples","a":{"path":"b.sonde","total":120},"b":{"path":"a.sonde","total":80},"keys":["function"],"rows":[
+{"metric":"periods","a":{"path":"b.sonde","total":120},"b":{"path":"a.sonde","total":80},"keys":["function"],"rows":[
 {"values":["mk_recurse"],"a":10,"a_pct":8.33,"b":0,"b_pct":0.00,"delta":-8.33,"ratio":0.000}]}
 EOF
 	# directories on both sides; group-by keys

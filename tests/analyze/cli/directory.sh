@@ -14,14 +14,14 @@ mk_main,0,0.00,200,100.00,mkstream
 mk_recurse,0,0.00,20,10.00,mkstream
 EOF
 	run "$SONDE" report prof
-	grep -qx 'samples: 200  streams: 2  processes: 2  threads: 4' "$T/out" || fail "directory header"
+	grep -qx 'samples: 180 (200 periods)  streams: 2  processes: 2  threads: 4' "$T/out" || fail "directory header"
 	run "$SONDE" report --view threads --format csv prof
 	expect_file "$T/out" <<'EOF'
-pid,tid,name,samples,first_ns,last_ns
-1,1,main,70,1001000,70001000
-1,2,worker-end,30,1005000,30005000
-2,2,main,70,1001000,70001000
-2,3,worker-end,30,1005000,30005000
+pid,tid,name,samples,periods,first_ns,last_ns
+1,1,main,70,70,1001000,70001000
+1,2,worker-end,20,30,1005000,30005000
+2,2,main,70,70,1001000,70001000
+2,3,worker-end,20,30,1005000,30005000
 EOF
 	run "$SONDE" report --format folded prof
 	grep -qx 'mk_main;mk_alpha;mk_beta 100' "$T/out" || fail "folded merged across streams"

@@ -6,12 +6,12 @@
 	run "$SONDE" report a.sonde
 	expect_rc 0 "incomplete"
 	expect_file "$T/out" <<EOF
-samples: 100  streams: 1  processes: 1  threads: 2
+samples: 90 (100 periods)  streams: 1  processes: 1  threads: 2
 source cpu-time: 90 samples (cpu-time@1ms, period 1000000 ns, perf_event:task-clock)
-source wall-time: 10 samples (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
+source wall-time: not shown (wall-time@10ms, period 10000000 ns, posix-timer:monotonic)
 $INC
 $DROPS
-$MIXED
+$PICKED
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
 
 $FLAT_TABLE

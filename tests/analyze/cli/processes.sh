@@ -48,12 +48,12 @@ EOF
 	# --group-by process: the same labels; the two images of pid 400 are two rows
 	run "$SONDE" report --group-by process --format csv $ALL
 	expect_file "$T/out" <<'EOF'
-process,samples,percent
-solver[100],372,48.19
-?[300],100,12.95
-mkstream-test[200],100,12.95
-sh[400],100,12.95
-true[400],100,12.95
+process,periods,percent
+solver[100],377,48.52
+?[300],100,12.87
+mkstream-test[200],100,12.87
+sh[400],100,12.87
+true[400],100,12.87
 EOF
 	run "$SONDE" report --group-by process,thread e1.sonde
 	grep -q '^sh\[400\]  *400 (main)  *70 ' "$T/out" || fail "group-by process text: $(cat "$T/out")"

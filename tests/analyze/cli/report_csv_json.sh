@@ -16,7 +16,7 @@ EOF
 	python3 - "$T/out" <<'EOF' || fail "json content"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["samples"] == 100 and d["metric"] == "samples", d
+assert d["samples"] == 90 and d["periods"] == 100 and d["metric"] == "periods", d
 assert d["streams"] == 1 and d["processes"] == 1 and d["threads"] == 2 and d["dropped"] == 4
 rows = {r["function"]: r for r in d["rows"]}
 assert [r["function"] for r in d["rows"]] == ["mk_beta", "mk_alpha", "mk_gamma", "mk_main", "mk_recurse"]

@@ -13,7 +13,7 @@ EOF
 	expect_file "$T/out" <<'EOF'
 mk_main;mk_alpha 20000000
 mk_main;mk_alpha;mk_beta 50000000
-mk_main;mk_gamma 120000000
+mk_main;mk_gamma 20000000
 mk_main;mk_recurse;mk_recurse;mk_beta 10000000
 EOF
 	run "$SONDE" report --format folded --addresses a.sonde

@@ -5,7 +5,7 @@
 	expect_err_empty
 	expect_file "$T/out" <<'EOF'
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
-phase        samples  percent
+phase        periods  percent
 solve             50   50.00%
 (none)            25   25.00%
 exchange          15   15.00%
@@ -14,7 +14,7 @@ EOF
 	run "$SONDE" report --group-by phase,iteration --format csv c.sonde
 	expect_rc 0 "group-by two attributes"
 	expect_file "$T/out" <<'EOF'
-phase,iteration,samples,percent
+phase,iteration,periods,percent
 solve,1,30,30.00
 (none),(none),25,25.00
 solve,2,20,20.00
@@ -25,7 +25,7 @@ EOF
 	expect_rc 0 "group-by function,thread"
 	expect_file "$T/out" <<'EOF'
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
-function  thread            samples  percent
+function  thread            periods  percent
 mk_beta   4242 (main)            50   50.00%
 mk_gamma  4243 (worker)          25   25.00%
 mk_alpha  4242 (main)            15   15.00%
@@ -33,7 +33,7 @@ mk_main   4243 (worker)          10   10.00%
 EOF
 	run "$SONDE" report --group-by thread --format csv c.sonde
 	expect_file "$T/out" <<'EOF'
-thread,samples,percent
+thread,periods,percent
 4242,65,65.00
 4243,35,35.00
 EOF
@@ -43,8 +43,8 @@ EOF
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["group_by"] == ["run", "process", "module", "source"] and d["samples"] == 100, d
-assert d["rows"] == [{"values": ["big", "mkstream[4242]", "mkstream", "cpu-time"], "samples": 90, "percent": 90.0},
-                     {"values": ["(none)", "mkstream[4242]", "mkstream", "cpu-time"], "samples": 10, "percent": 10.0}], d
+assert d["rows"] == [{"values": ["big", "mkstream[4242]", "mkstream", "cpu-time"], "periods": 90, "percent": 90.0},
+                     {"values": ["(none)", "mkstream[4242]", "mkstream", "cpu-time"], "periods": 10, "percent": 10.0}], d
 EOF
 	run "$SONDE" report --group-by iteration --metric weight --format csv --top 1 c.sonde
 	expect_file "$T/out" <<'EOF'
@@ -56,7 +56,7 @@ EOF
 	run "$SONDE" report --group-by phase,run --format csv c.sonde d.sonde
 	expect_rc 0 "group-by two streams"
 	expect_file "$T/out" <<'EOF'
-phase,run,samples,percent
+phase,run,periods,percent
 solve,big,100,50.00
 (none),big,30,15.00
 exchange,big,30,15.00
@@ -65,7 +65,7 @@ inner,big,20,10.00
 EOF
 	run "$SONDE" report --group-by nosuch --format csv c.sonde
 	expect_file "$T/out" <<'EOF'
-nosuch,samples,percent
+nosuch,periods,percent
 (none),100,100.00
 EOF
 	run "$SONDE" report --group-by phase,, c.sonde

@@ -74,7 +74,7 @@ for e in json.load(sys.stdin)["traceEvents"]:
 	"$SONDE" report --format html a.sonde >a.html 2>a.err || fail "html of the flat stream"
 	[ ! -s a.err ] || fail "html: stderr $(cat a.err)"
 	grep -qF '<span class="warn">sonde: warning: 4 of 104 samples dropped' a.html || fail "html: no drops note"
-	grep -qF 'samples of sources with different periods are counted alike' a.html || fail "html: no mixed-periods note"
+	grep -qF 'sonde: note: showing source cpu-time only' a.html || fail "html: no picked-source note"
 	! grep -q 'id="regions"' a.html || fail "a regions section without region records"
 	# --where and --top apply to every table
 	"$SONDE" report --format html --where phase=solve --top 1 c.sonde >w.html 2>/dev/null

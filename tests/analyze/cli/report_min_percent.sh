@@ -11,17 +11,19 @@ mk_alpha,20,20.00,70,70.00,mkstream
 mk_gamma,20,20.00,20,20.00,mkstream
 mk_main,0,0.00,100,100.00,mkstream
 EOF
-	# of the cpu-time samples (90): mk_gamma and mk_recurse have 10 (11.11 %) each
+	# of the cpu-time periods (100; 90 samples): mk_gamma has 20 (10 samples of weight 2),
+	# mk_recurse 10
 	run "$SONDE" report --min-percent 11.2 --source cpu-time --format csv a.sonde
 	expect_file "$T/out" <<'EOF'
 function,self,self_pct,total,total_pct,module
-mk_beta,60,66.67,60,66.67,mkstream
-mk_alpha,20,22.22,70,77.78,mkstream
-mk_main,0,0.00,90,100.00,mkstream
+mk_beta,60,60.00,60,60.00,mkstream
+mk_alpha,20,20.00,70,70.00,mkstream
+mk_gamma,20,20.00,20,20.00,mkstream
+mk_main,0,0.00,100,100.00,mkstream
 EOF
 	run "$SONDE" report --min-percent 20 --top 2 --format json a.sonde
 	expect_file "$T/out" <<EOF
-{"incomplete_streams":0,$W_NOTES,"metric":"samples","samples":100,"weight_ms":200.000,"truncated_samples":0,"streams":1,"processes":1,"threads":2,"dropped":4,"dropped_region_events":0,"rows":[
+{"incomplete_streams":0,$W_NOTES,"metric":"periods","samples":90,"periods":100,"weight_ms":100.000,"truncated_samples":0,"streams":1,"processes":1,"threads":2,"dropped":4,"dropped_region_events":0,"rows":[
 {"function":"mk_beta","self":60,"self_pct":60.00,"total":60,"total_pct":60.00,"module":"mkstream"},
 {"function":"mk_alpha","self":20,"self_pct":20.00,"total":70,"total_pct":70.00,"module":"mkstream"}]}
 EOF

@@ -23,7 +23,7 @@ EOF
 	sed -n 3p "$T/out" | grep -qE '^4242 \(main\)  +region=outer +2 +12\.000 ' || fail "by-thread text"
 	run "$SONDE" report --view regions --format json --where region=outer c.sonde
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"forced":1,"open_at_end":0,"left_out":0,"dropped_region_events":0,"regions":[
+{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"forced":1,"open_at_end":0,"left_out":0,"dropped_region_events":0,"regions":[
 {"path":"region=outer","calls":4,"incl_ms":50.000,"excl_ms":44.500,"min_ms":3.000,"mean_ms":12.500,"stddev_ms":13.219,"max_ms":35.000,"forced":1}]}
 EOF
 	# merged over streams by path

@@ -38,7 +38,7 @@ mk_main,0,0.00,240,100.00,mkstream,0,0.000,0,0.000,3
 EOF
 	run "$SONDE" report --stats process --format json --top 1 $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"truncated_samples":0,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"periods","samples":240,"periods":240,"weight_ms":240.000,"truncated_samples":0,"streams":4,"processes":4,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
 {"function":"mk_beta","self":140,"self_pct":58.33,"total":140,"total_pct":58.33,"module":"mkstream","min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread $P
@@ -74,7 +74,7 @@ EOF
 	# rank 1: 90 there, 0 in rank 0 and in pid 300)
 	run "$SONDE" report --stats rank --group-by process --format csv $P
 	expect_file "$T/out" <<'EOF'
-process,samples,percent,min,mean,max,stddev,n
+process,periods,percent,min,mean,max,stddev,n
 mkstream[400],90,37.50,0,30.000,90,42.426,3
 mkstream[300],70,29.17,0,23.333,70,32.998,3
 mkstream[200],50,20.83,0,16.667,50,23.570,3
@@ -82,14 +82,14 @@ mkstream[100],30,12.50,0,10.000,30,14.142,3
 EOF
 	run "$SONDE" report --stats process --group-by function --format json $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":240,"weight_ms":240.000,"truncated_samples":0,"group_by":["function"],"stats":"process","rows":[
-{"values":["mk_beta"],"samples":140,"percent":58.33,"min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4},
-{"values":["mk_alpha"],"samples":100,"percent":41.67,"min":10,"mean":25.000,"max":40,"stddev":11.180,"n":4}]}
+{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"periods","samples":240,"periods":240,"weight_ms":240.000,"truncated_samples":0,"group_by":["function"],"stats":"process","rows":[
+{"values":["mk_beta"],"periods":140,"percent":58.33,"min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4},
+{"values":["mk_alpha"],"periods":100,"percent":41.67,"min":10,"mean":25.000,"max":40,"stddev":11.180,"n":4}]}
 EOF
 	run "$SONDE" report --stats thread --group-by function $P
 	expect_file "$T/out" <<'EOF'
 coverage: not computed: the streams do not record their threads' CPU time (written by an older sonde)
-function     samples  percent         min         mean        max       stddev      n
+function     periods  percent         min         mean        max       stddev      n
 mk_beta          140   58.33%           0       11.667         40       12.134     12
 mk_alpha         100   41.67%           0        8.333         40       13.437     12
 EOF

@@ -60,7 +60,7 @@
 	urls=$(grep -o 'https\{0,1\}://[^" ]*' flat.svg | sort -u | tr '\n' ' ')
 	[ "$urls" = "http://www.w3.org/2000/svg " ] || fail "svg: a reference to the network: $urls"
 	grep -q '<script[^>]* src=\|<image\|<use \|@import\|url(' flat.svg && fail "svg: an external resource"
-	grep -q '^<text[^>]*font-size="16">sonde flame graph: mkstream · samples · total 100 samples</text>$' flat.svg ||
+	grep -q '^<text[^>]*font-size="16">sonde flame graph: mkstream · periods · total 100 periods</text>$' flat.svg ||
 		fail "svg: title line: $(grep 'font-size="16"' flat.svg)"
 	grep -q '>view: flat (call paths) · colour: module · click: zoom</text>$' flat.svg || fail "svg: subtitle"
 	grep -qF '<title>mk_alpha
@@ -76,7 +76,7 @@
 	[ "$(grep -c '<g class="f"' top.svg)" -eq 4 ] || fail "svg --top 2: $(grep -c '<g class="f"' top.svg) frames, expected 4 (all, mk_main, mk_alpha, mk_beta)"
 	svg_of where --where 'function!=mk_gamma' a.sonde
 	svg_of source --source wall-time a.sonde
-	grep -q '· total 10 samples</text>' source.svg || fail "svg --source: $(grep 'font-size="16"' source.svg)"
+	grep -q '· total 10 periods</text>' source.svg || fail "svg --source: $(grep 'font-size="16"' source.svg)"
 	svg_of weight --metric weight a.sonde
 	grep -q 'data-div="1000000" data-unit="ms"' weight.svg || fail "svg --metric weight: unit"
 	grep -qF '<title>mk_gamma

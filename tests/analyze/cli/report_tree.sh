@@ -81,7 +81,7 @@ EOF
 	run "$SONDE" report --view tree --min-percent 30 --format json c.sonde
 	expect_rc 0 "tree json"
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":100,"weight_ms":100.000,"truncated_samples":0,"min_percent":30,"rows":[
+{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"periods","samples":100,"periods":100,"weight_ms":100.000,"truncated_samples":0,"min_percent":30,"rows":[
 {"depth":0,"path":"run=big","name":"run=big","total":90,"total_pct":90.00,"self":0,"self_pct":0.00},
 {"depth":1,"path":"run=big;phase=solve","name":"phase=solve","total":60,"total_pct":60.00,"self":0,"self_pct":0.00},
 {"depth":2,"path":"run=big;phase=solve;iteration=1","name":"iteration=1","total":40,"total_pct":40.00,"self":0,"self_pct":0.00},
@@ -125,7 +125,7 @@ depth,path,name,total,total_pct,self,self_pct
 EOF
 	run "$SONDE" report --view tree --format json --min-percent 101 c.sonde
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"samples","samples":100,"weight_ms":100.000,"truncated_samples":0,"min_percent":101,"rows":[]}
+{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"periods","samples":100,"periods":100,"weight_ms":100.000,"truncated_samples":0,"min_percent":101,"rows":[]}
 EOF
 	run "$SONDE" report --view tree --min-percent x c.sonde
 	expect_rc 2 "bad --min-percent"

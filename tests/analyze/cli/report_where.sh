@@ -11,7 +11,7 @@
 		expect_rc 0 "where $spec"
 		n=${spec##*:}
 		if [ "$n" -eq 0 ]; then
-			[ "$(cat "$T/out")" = "process,samples,percent" ] || fail "where $spec: $(cat "$T/out")"
+			[ "$(cat "$T/out")" = "process,periods,percent" ] || fail "where $spec: $(cat "$T/out")"
 		else
 			[ "$(sed -n 2p "$T/out")" = "mkstream[4242],$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
 		fi
@@ -27,9 +27,9 @@ mk_main,0,0.00,50,100.00,mkstream
 EOF
 	run "$SONDE" report --where '!phase' --view threads --format csv c.sonde
 	expect_file "$T/out" <<'EOF'
-pid,tid,name,samples,first_ns,last_ns
-4242,4242,main,0,,
-4242,4243,worker,25,11005000,35005000
+pid,tid,name,samples,periods,first_ns,last_ns
+4242,4242,main,0,0,,
+4242,4243,worker,25,25,11005000,35005000
 EOF
 	run "$SONDE" report --where phase=solve --format folded c.sonde
 	expect_file "$T/out" <<'EOF'

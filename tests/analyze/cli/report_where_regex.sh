@@ -14,7 +14,7 @@
 		expect_rc 0 "where $spec"
 		n=${spec##*:}
 		if [ "$n" -eq 0 ]; then
-			[ "$(cat "$T/out")" = "process,samples,percent" ] || fail "where $spec: $(cat "$T/out")"
+			[ "$(cat "$T/out")" = "process,periods,percent" ] || fail "where $spec: $(cat "$T/out")"
 		else
 			[ "$(sed -n 2p "$T/out")" = "mkstream[4242],$n,100.00" ] || fail "where $spec: $(cat "$T/out")"
 		fi
@@ -23,9 +23,9 @@
 	done
 	run "$SONDE" report --where 'function~gamma' --view threads --format csv c.sonde
 	expect_file "$T/out" <<'EOF'
-pid,tid,name,samples,first_ns,last_ns
-4242,4242,main,0,,
-4242,4243,worker,25,1005000,35005000
+pid,tid,name,samples,periods,first_ns,last_ns
+4242,4242,main,0,0,,
+4242,4243,worker,25,25,1005000,35005000
 EOF
 	run "$SONDE" report --where 'function~^mk_b' --format csv c.sonde
 	expect_file "$T/out" <<'EOF'

@@ -46,7 +46,7 @@ EOF
 	# in samples, thread ends count nothing
 	run "$SONDE" report --group-by thread --format csv c.sonde
 	expect_file "$T/out" <<'EOF'
-thread,samples,percent
+thread,periods,percent
 4242,10,100.00
 4243,0,0.00
 EOF

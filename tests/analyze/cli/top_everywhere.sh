@@ -6,8 +6,8 @@
 	run "$SONDE" report --view threads --top 1 --format csv c.sonde
 	expect_rc 0 "threads --top"
 	expect_file "$T/out" <<'EOF2'
-pid,tid,name,samples,first_ns,last_ns
-4242,4242,main,65,1001000,65001000
+pid,tid,name,samples,periods,first_ns,last_ns
+4242,4242,main,65,65,1001000,65001000
 EOF2
 	run "$SONDE" report --view threads --top 5 --format csv c.sonde
 	[ "$(wc -l <"$T/out")" -eq 3 ] || fail "threads --top 5 of 2: $(cat "$T/out")"
