@@ -834,6 +834,9 @@ void sd_cli_fini(struct sd_cli *c);
  * diff side's path; NULL for report). An exit code or -ENOMEM. */
 int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const char *label,
 		struct sd_profile *p, struct sd_filters *filters);
+/* --metric COUNTER in a view by code (functions, call paths, files, lines, modules):
+ * said in one line, -EINVAL; else 0. */
+int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *o);
 /* After loading: the filters applied, the metric resolved into o (each failure said). */
 int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
 		   const struct sd_filters *filters, struct sd_report_opts *o);

@@ -666,3 +666,37 @@ int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile 
 		return mr == -ENOMEM ? -ENOMEM : SD_EXIT_USAGE;
 	}
 }
+
+/* A counter of SONDE_COUNTERS (its deltas since a thread's previous sample) is not where
+ * its events happened: the deltas ride on whichever sample comes next (page faults of the
+ * loader charged to a compute loop, a sleeper's switches to its compute code). So the
+ * views by code (functions, call paths, files, lines, modules) do not offer it; threads,
+ * processes, contexts and regions do (docs/REPORT.md, "Counters"). After
+ * sd_cli_resolve, so that a counter unknown or unavailable is said as such first. */
+int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *o)
+{
+	static const char *const code_keys[] = { "function", "file", "line", "module", NULL };
+	const char *by = NULL;
+	if (!c->counter)
+		return 0;
+	if (o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG || o->format == SD_FMT_PPROF ||
+	    o->format == SD_FMT_SPEEDSCOPE || o->format == SD_FMT_HTML)
+		by = "call path";
+	for (size_t i = 0; i < c->ngroup && !by; i++)
+		for (size_t k = 0; code_keys[k] && !by; k++)
+			if (!strcmp(c->group_by[i], code_keys[k]))
+				by = code_keys[k];
+	if (!by && !c->ngroup &&
+	    (o->view == SD_VIEW_FLAT || o->view == SD_VIEW_TREE || o->view == SD_VIEW_CALLERS ||
+	     o->view == SD_VIEW_CALLEES))
+		by = o->view == SD_VIEW_FLAT ? "function" : "call path";
+	if (!by)
+		return 0;
+	fprintf(stderr, "sonde: %s: --metric %s: not offered by %s: a counter's events are "
+		"charged to whichever sample comes next, not to the code where they happened "
+		"(per thread, process, context or region: --group-by thread, process or an "
+		"attribute, or --view regions; by code: sample on the event itself, e.g. "
+		"SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 and --source perf::PAGE-FAULTS)\n",
+		c->cmd, c->counter, by);
+	return -EINVAL;
+}

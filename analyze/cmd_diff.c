@@ -81,6 +81,8 @@ static int load_side(const struct sd_cli *c, struct side *s)
 	int code = sd_cli_load(c, one, 1, s->path, &s->p, &s->filters);
 	if (code == SD_EXIT_OK)
 		code = sd_cli_resolve(c, s->path, &s->p, &s->filters, &s->o);
+	if (code == SD_EXIT_OK && sd_cli_counter_by_code(c, &s->o))
+		code = SD_EXIT_USAGE;
 	if (code == SD_EXIT_OK && sd_sym_finish(s->p.sym))
 		code = -ENOMEM;
 	s->total = sd_metric_total(&s->p, &s->o);

@@ -196,6 +196,8 @@ int sd_cmd_report(int argc, char **argv)
 		code = check_regions(&o, &p);
 	if (code == SD_EXIT_OK)
 		code = sd_cli_resolve(&c, NULL, &p, &filters, &o);
+	if (code == SD_EXIT_OK && sd_cli_counter_by_code(&c, &o))
+		code = SD_EXIT_USAGE;
 	if (code != SD_EXIT_OK)
 		goto out;
 	int orc = sd_output(stdout, &p, &o);

@@ -14,8 +14,8 @@
  *                sources, counters, and what degraded (the notes and the coverage
  *                account)
  *   flame graph  the flat view's (--where, --source, --metric apply)
- *   functions    the flat view's top rows (self, total); then, per counter, the
- *                functions by that counter
+ *   functions    the flat view's top rows (self, total); counters are not charged
+ *                to functions (cli.c, sd_cli_counter_by_code)
  *   threads      the threads view
  *   regions      the regions view, and a timeline of the region calls (REGION
  *                records: SONDE_REGIONS=trace) when the streams hold them: the
@@ -390,18 +390,8 @@ static int sec_functions(FILE *out, struct sd_profile *p, const struct sd_report
 	fputs("<section id=\"functions\"><h2>Functions</h2>\n", out);
 	struct sd_report_opts t = table_opts(o, SD_VIEW_FLAT);
 	int err = view_table(out, p, &t, "Top functions (self, and total with callees)", NULL);
-	for (size_t c = 0; !err && c < p->ncounters; c++) {
-		struct sd_report_opts k = table_opts(o, SD_VIEW_FLAT);
-		k.weight = 0, k.counter = p->counters[c].name, k.cids = NULL, k.ncids = 0;
-		k.top = o->top ? o->top : 10;
-		char title[512];
-		snprintf(title, sizeof title, "Functions by %s", k.counter);
-		err = sd_metric_resolve(p, &k);
-		if (!err)
-			err = view_table(out, p, &k, title, NULL);
-		sd_metric_fini(&k);
-		err = err == -ENOMEM ? err : 0;
-	}
+	/* Counters are not charged to functions: their deltas ride on whichever sample
+	 * comes next (cli.c, sd_cli_counter_by_code); the threads section has them. */
 	fputs("</section>\n", out);
 	return err;
 }

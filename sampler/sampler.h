@@ -128,7 +128,6 @@ struct sd_thread {
 	uint64_t trip_ns;              /* least signal round trip seen, 0: none yet */
 	uint64_t self_ns;              /* time in the sample handler not yet charged to
 					* [sonde] (the clock counted it as the program's) */
-	uint64_t self_min;             /* the least time a sample handler took */
 	uint8_t warm;                  /* samples seen, up to 4 (not judged) */
 	uint64_t derived_acc_ns;       /* primary time not yet a derived sample */
 	/* While ovr is set (a pseudo-frame, writer.h SD_PSEUDO_*), samples are
@@ -216,6 +215,7 @@ struct sd_runtime {
 	 * thread's stack, never on sonde's); onstack_held marks those, put back
 	 * with the flag when it first does (interpose.c). */
 	_Atomic int prog_alt_any;
+	_Atomic uint64_t self_min_ns;  /* the least time a sample handler took (handler.c) */
 	_Atomic int onstack_held[65];
 	/* The first instruction of every signal handler installed in the
 	 * process (sonde's, the program's, PAPI's), by signal: a sample whose

@@ -52,23 +52,28 @@ check_cut() {
 			cut += c; if (at) cutleaf += c
 			if (n - 1 < lim - 4 || $1 ~ /;main;/) bad += c
 		  } else if (f[1] != "_start" || $1 !~ /;main;/) {
-			if (!($1 ~ /^\[(kernel|off-cpu)\]$/)) bad += c
+			if (!($1 ~ /^\[(kernel|off-cpu|sonde)\]$/)) bad += c
 		  } }
 		END { print cut + 0, cutleaf + 0, leaf_all + 0, bad + 0 }' "$d.folded")
 	[ "$leaf_all" -gt 0 ] || fail "$d: no sample through $leaf"
 	[ "$cutleaf" -eq "$leaf_all" ] ||
 		fail "$d: $cutleaf of $leaf_all samples through $leaf (DEPTH + 4 frames) under [truncated]"
 	[ "$bad" -eq 0 ] || fail "$d: $bad samples neither whole (_start..main) nor cut at $lim frames: $(head -c 600 "$d.folded")"
-	local flagged total json
+	local flagged flagged_w total json
 	"$SONDE" dump "$d"/*.sonde >"$d.json" || fail "$d: dump failed"
+	# the folded view counts periods (weights: accounted [blocked] samples stand
+	# for several), the header and json count samples
 	flagged=$(grep '"kind":"SAMPLE"' "$d.json" | grep -Ec '"flags":(1|3|5|7|9|17|19|21|23|25)[,}]')
+	flagged_w=$(grep '"kind":"SAMPLE"' "$d.json" | grep -E '"flags":(1|3|5|7|9|17|19|21|23|25)[,}]' |
+		grep -o '"weight":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }')
 	total=$(grep -c '"kind":"SAMPLE"' "$d.json")
-	[ "$cut" -eq "$flagged" ] || fail "$d: $cut samples under [truncated], $flagged flagged truncated in the stream"
+	[ "$cut" -eq "$flagged_w" ] ||
+		fail "$d: $cut periods under [truncated], $flagged_w in the samples flagged truncated in the stream"
 	json=$("$SONDE" report --format json "$d" 2>/dev/null | head -c 3000)
-	[ "$(field "$json" truncated_samples)" = "$cut" ] ||
-		fail "$d: json truncated_samples $(field "$json" truncated_samples), $cut under [truncated]"
-	grep -q "^sonde: warning: $cut of $total samples truncated at $lim frames (.*raise SONDE_MAX_DEPTH, up to 1024)" "$d.notes" ||
-		fail "$d: no header line for $cut of $total samples truncated at $lim: $(cat "$d.notes")"
+	[ "$(field "$json" truncated_samples)" = "$flagged" ] ||
+		fail "$d: json truncated_samples $(field "$json" truncated_samples), $flagged flagged"
+	grep -q "^sonde: warning: $flagged of $total samples truncated at $lim frames (.*raise SONDE_MAX_DEPTH, up to 1024)" "$d.notes" ||
+		fail "$d: no header line for $flagged of $total samples truncated at $lim: $(cat "$d.notes")"
 	echo "$cut"
 }
 
@@ -94,7 +99,7 @@ check_whole() {
 
 SONDE_MAX_DEPTH=256 profile c1 "$B/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
 n=$(check_cut c1 256 deep_leaf) || exit 1
-pass "depth 1000, SONDE_MAX_DEPTH=256: $n samples under [truncated], as flagged and counted in the header; the others whole"
+pass "depth 1000, SONDE_MAX_DEPTH=256: $n periods under [truncated], as flagged and counted in the header; the others whole"
 SONDE_MAX_DEPTH=1024 profile c2 "$B/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
 n=$(check_whole c2 deep_leaf) || exit 1
 pass "depth 1000, SONDE_MAX_DEPTH=1024: all $n samples at deep_leaf from _start through main, none truncated"
@@ -104,7 +109,7 @@ SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=256 profile w1 "$B/wl_deep" 1000 0.5 
 	fail "wl_deep 1000 sleep exited $?"
 n=$(check_cut w1 256 deep_wait) || exit 1
 grep -q 'deep_wait;[^ ]*\[blocked\] ' w1.folded || fail "w1: no [blocked] under deep_wait: $(head -c 600 w1.folded)"
-pass "depth 1000 waiting, SONDE_MAX_DEPTH=256: $n samples under [truncated], [blocked] ones included"
+pass "depth 1000 waiting, SONDE_MAX_DEPTH=256: $n periods under [truncated], [blocked] ones included"
 SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=1024 profile w2 "$B/wl_deep" 1000 0.5 sleep ||
 	fail "wl_deep 1000 sleep exited $?"
 n=$(check_whole w2 deep_wait) || exit 1

@@ -30,7 +30,7 @@
 			fail "report $args"
 	done
 	mk counters k.sonde --pid 100
-	for args in "" "--metric context-switches --format csv" \
+	for args in "" "--metric context-switches --group-by thread --format csv" \
 		    "--metric context-switches --group-by phase --format csv" \
 		    "--view counters --format csv" "--view regions --format csv"; do
 		"$SONDE" report $args k.sonde >>all.txt 2>&1 || fail "report $args"
