@@ -5,8 +5,15 @@
  * A report merges every stream of a directory, so a second `sonde run` into the same
  * directory would silently add the new run to the old one. Like perf record, which
  * keeps perf.data.old, the earlier run is moved aside to DIR.old (its streams only;
- * a DIR.old of the run before is replaced), and sonde says so, with the command that
- * compares the two runs.
+ * the user's streams in a DIR.old of the run before are removed first), and sonde says
+ * so, with the command that compares the two runs.
+ *
+ * DIR.old is made or checked by the rule of the output directory (writer/outdir.c): a
+ * DIR.old that is a symbolic link, another user's or writable by every user without the
+ * sticky bit is refused in one line and nothing is moved, so one user's streams never
+ * land in another's directory and root never deletes another user's file there. In a
+ * DIR.old of the user's that others may add to (sticky, or group-writable), only the
+ * user's own regular files are removed and no file is ever replaced (RENAME_NOREPLACE).
  *
  * Moving is safe only when the streams are over. A stream is named
  * NAME.HOST.PID[.SEQ].sonde (writer/writer.c), so a stream of this host whose process
@@ -31,6 +38,7 @@
 
 #include "analyze.h"
 #include "common/common.h"
+#include "writer/writer.h"
 
 struct old_scan {
 	char **ended;           /* names of this host's streams whose process is gone */
@@ -115,29 +123,56 @@ static int scan_old(int dirfd, struct old_scan *s)
 	return err;
 }
 
-/* DIR.old made or emptied of its streams: its descriptor, or -errno. */
-static int old_dir(const char *path, mode_t dmode)
+/* DIR.old, the sibling `name` of directory dirfd, made or checked by the rule of the
+ * output directory (writer/outdir.c: never a symbolic link, the user's, not writable by
+ * others unless sticky) and emptied of the user's own streams (another user's file, in
+ * a sticky or group-writable DIR.old, stays): its O_PATH descriptor, or -errno with
+ * *why filled. */
+static int old_dir(int dirfd, const char *name, mode_t dmode, const char *shown,
+		   struct sd_outdir_why *why)
 {
-	if (mkdir(path, dmode) < 0 && errno != EEXIST)
-		return -errno;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int up = openat(dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0) {
+		int err = -errno;
+		snprintf(why->what, sizeof why->what, "'%s': %s", shown, strerror(-err));
+		return err;
+	}
+	int fd = sd_outdir_open_at(up, name, dmode, shown, why);
+	close(up);
 	if (fd < 0)
-		return -errno;
-	int fd2 = dup(fd);
-	DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+		return fd;
+	int rd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = rd >= 0 ? fdopendir(rd) : NULL;
 	if (!d) {
 		int err = -errno;
-		if (fd2 >= 0)
-			close(fd2);
+		if (rd >= 0)
+			close(rd);
 		close(fd);
+		snprintf(why->what, sizeof why->what, "'%s': %s", shown, strerror(-err));
 		return err;
 	}
 	struct dirent *e;
+	struct stat st;
 	while ((e = readdir(d)))
-		if (is_stream(e->d_name))
+		if (is_stream(e->d_name) && !fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode) && st.st_uid == geteuid())
 			unlinkat(fd, e->d_name, 0);
 	closedir(d);
 	return fd;
+}
+
+/* Moves stream `name` of dirfd into ofd under the same name, never over a file there
+ * (one of another user's in a sticky DIR.old). 0 or -errno. */
+static int move_one(int dirfd, int ofd, const char *name)
+{
+	if (renameat2(dirfd, name, ofd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* a file system without RENAME_NOREPLACE: a link fails on an existing name */
+	if (linkat(dirfd, name, ofd, name, 0) != 0)
+		return -errno;
+	return unlinkat(dirfd, name, 0) ? -errno : 0;
 }
 
 /* What the user calls DIR.old: their name for DIR with ".old", or the absolute path
@@ -164,16 +199,19 @@ static void move_old(int dirfd, const char *out, const char *abs_out, mode_t dmo
 {
 	char path[PATH_MAX + 8], shown[PATH_MAX + 8];
 	old_names(out, abs_out, path, sizeof path, shown, sizeof shown);
-	int ofd = old_dir(path, dmode);
+	struct sd_outdir_why why = { .knob = "-o" };
+	const char *name = strrchr(path, '/');
+	int ofd = old_dir(dirfd, name ? name + 1 : path, dmode, shown, &why);
 	if (ofd < 0) {
 		fprintf(stderr, "sonde: run: %s holds an earlier run (%zu stream%s), and %s cannot "
-			"be made: %s (kept: this run's report will merge them; give another -o)\n",
-			out, s->nended, s->nended == 1 ? "" : "s", shown, strerror(-ofd));
+			"be used: %s (nothing was moved: this run's report will merge them; give "
+			"another -o, or remove %s)\n", out, s->nended, s->nended == 1 ? "" : "s",
+			shown, why.what, shown);
 		return;
 	}
 	size_t moved = 0;
 	for (size_t i = 0; i < s->nended; i++)
-		moved += renameat(dirfd, s->ended[i], ofd, s->ended[i]) == 0;
+		moved += move_one(dirfd, ofd, s->ended[i]) == 0;
 	close(ofd);
 	if (moved == s->nended)
 		fprintf(stderr, "sonde: run: %s held an earlier run (%zu stream%s): moved to %s "

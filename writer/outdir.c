@@ -3,7 +3,10 @@
  *
  * Who calls: the writer (writer.c, create_file: at start and in a forked
  * child) and `sonde run` (analyze/cmd_run.c) before it starts the program, so
- * both apply the same rule. Ordinary context, any thread; no state: results go
+ * both apply the same rule; `sonde run` holds DIR.old to it too
+ * (sd_outdir_open_at, analyze/run_old.c), and `sonde report -o FILE` opens
+ * FILE's directory by the rule of the components before the last
+ * (sd_outdir_open_dir, analyze/outfile.c). Ordinary context, any thread; no state: results go
  * through the arguments only.
  *
  * The rule (docs/ENV.md, "Output directory and permissions"):
@@ -88,14 +91,15 @@ static int only_ours(const struct stat *st, uid_t me)
 		     "without it"
 
 /* Opens component `name` of directory `fd`, following it only when it is a
- * trusted link before the last component. `shown` is the path up to it. */
-static int open_component(int fd, const char *name, int last, mode_t dir_mode, const char *path,
-			  const char *shown, struct sd_outdir_why *why)
+ * trusted link before the last component; a missing one is made when
+ * `create`. `shown` is the path up to it. */
+static int open_component(int fd, const char *name, int last, int create, mode_t dir_mode,
+			  const char *path, const char *shown, struct sd_outdir_why *why)
 {
 	uid_t me = geteuid();
 	int created = 0;
 	int sub = openat(fd, name, WALK_FLAGS);
-	if (sub < 0 && errno == ENOENT) {
+	if (sub < 0 && errno == ENOENT && create) {
 		if (mkdirat(fd, name, dir_mode) == 0)
 			created = 1;
 		else if (errno != EEXIST) {
@@ -159,7 +163,11 @@ static int open_component(int fd, const char *name, int last, mode_t dir_mode, c
 	return sub;
 }
 
-int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why)
+/* The walk of sd_outdir_open (check: the last component is the output
+ * directory, made when missing and checked) and of sd_outdir_open_dir (every
+ * component is one before the last: nothing made, links followed only when
+ * trusted, no owner required). */
+static int walk(const char *path, int check, mode_t dir_mode, struct sd_outdir_why *why)
 {
 	char shown[4096];
 	size_t len = strlen(path);
@@ -199,7 +207,8 @@ int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why)
 			continue;
 		memcpy(shown, path, (size_t)(end - path));
 		shown[end - path] = 0;
-		int sub = open_component(fd, name, !*rest, dir_mode, path, shown, why);
+		int sub = open_component(fd, name, check && !*rest, check, dir_mode, path, shown,
+					 why);
 		close(fd);
 		if (sub < 0)
 			return sub;
@@ -218,7 +227,8 @@ int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why)
 			tell(why, HINT_WRITABLE, "'%s': %s", path, strerror(e));
 			return -e;
 		}
-		if (st.st_uid != geteuid() || ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))) {
+		if (check &&
+		    (st.st_uid != geteuid() || ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)))) {
 			close(fd);
 			tell(why, "sonde writes only into directories of the user it runs as, not "
 			     "writable by every user: set %s to one", "'%s' is owned by uid %u (you are uid %u), "
@@ -228,6 +238,22 @@ int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why)
 		}
 	}
 	return fd;
+}
+
+int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why)
+{
+	return walk(path, 1, dir_mode, why);
+}
+
+int sd_outdir_open_dir(const char *path, struct sd_outdir_why *why)
+{
+	return walk(path, 0, 0, why);
+}
+
+int sd_outdir_open_at(int dirfd, const char *name, mode_t dir_mode, const char *shown,
+		      struct sd_outdir_why *why)
+{
+	return open_component(dirfd, name, 1, 1, dir_mode, shown, shown, why);
 }
 
 int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode)

@@ -289,6 +289,19 @@ int sd_outdir_mode_parse(const char *v, mode_t *file_mode, mode_t *dir_mode);
  * O_PATH descriptor (close-on-exec) for the *at calls, or -errno with *why
  * filled. Any thread, ordinary context. */
 int sd_outdir_open(const char *path, mode_t dir_mode, struct sd_outdir_why *why);
+/* Opens the existing directory `path` as sd_outdir_open walks it, each
+ * component (the last too) held to the rule of the components before the
+ * last: a symbolic link is followed only when owned by root or the user in a
+ * directory only they can change; nothing is made and no owner is required
+ * (the directory of `sonde report -o FILE`). O_PATH descriptor, or -errno
+ * (-ELOOP: a link refused) with *why filled. */
+int sd_outdir_open_dir(const char *path, struct sd_outdir_why *why);
+/* Opens (makes, with dir_mode less the umask) directory `name` of dirfd by
+ * the rule of the output directory itself: never a symbolic link, owned by
+ * the effective user, not writable by others unless sticky (`sonde run`'s
+ * DIR.old). `shown` names it in *why. O_PATH descriptor, or -errno. */
+int sd_outdir_open_at(int dirfd, const char *name, mode_t dir_mode, const char *shown,
+		      struct sd_outdir_why *why);
 /* Creates file `name` in directory dirfd: O_CREAT|O_EXCL|O_NOFOLLOW, append
  * only, close-on-exec, file_mode less the umask. fd or -errno. */
 int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode);

@@ -74,7 +74,7 @@ EOF2
 	: >q.old
 	run mkrun q
 	expect_rc 0 "q.old is a file"
-	expect_err_line "sonde: run: q holds an earlier run (1 stream), and q.old cannot be made: Not a directory (kept: this run's report will merge them; give another -o)"
+	expect_err_line "sonde: run: q holds an earlier run (1 stream), and q.old cannot be used: cannot create directory 'q.old': Not a directory (nothing was moved: this run's report will merge them; give another -o, or remove q.old)"
 	[ "$(ls q | wc -l)" -eq 2 ] || fail "q: $(ls q | tr '\n' ' ')"
 	# -o . : DIR.old is the directory's absolute path with .old
 	mkdir -p d/w && (cd d/w && mkrun . 2>/dev/null && run mkrun .)
