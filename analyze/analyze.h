@@ -643,13 +643,31 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 			  size_t len);
 /* The footer warning about samples without counter values (nothing if there are none). */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
+/* outfile.c: -o FILE made safely (docs/REPORT.md, "Output files"): a new file or the
+ * user's own regular file is written into a temporary file beside it (0600 by
+ * SONDE_MODE, less the umask) that sd_outfile_done renames into place; another user's
+ * file or link, or a link in a directory others can change, is refused; a device, or
+ * where a trusted link leads, is written in place. */
+struct sd_outfile {
+	const char *path;       /* as given (messages); NULL: stdout, nothing to do */
+	int dirfd;              /* FILE's directory, O_PATH; -1 when done */
+	int replace;            /* the temporary file replaces the user's own file */
+	char name[256];         /* FILE's last component */
+	char tmp[224];          /* the temporary file ("": written in place) */
+};
+/* Opens path for writing: the descriptor (close-on-exec; the caller closes it, then
+ * calls sd_outfile_done), or -EIO after one line on stderr (refused, or why not). */
+int sd_outfile_open(struct sd_outfile *of, const char *path);
+/* After the descriptor is closed: ok, the temporary file renamed into place (0, or -EIO
+ * after one line); not ok, it is removed (0). Closes of->dirfd. */
+int sd_outfile_done(struct sd_outfile *of, int ok);
 /* emit.c: -o FILE of the file formats (svg, html, speedscope, trace): sd_out_open
- * gives FILE opened for writing, or out when path is NULL (NULL, said on stderr, when
- * it cannot be opened); sd_out_close closes it, says `sonde: WHAT written to PATH
- * (HINT)` on stdout, or why it could not be written. err: the writer's result; returns
- * it, or -EIO. */
-FILE *sd_out_open(FILE *out, const char *path);
-int sd_out_close(FILE *f, const char *path, int err, const char *what, const char *hint);
+ * gives FILE opened for writing by sd_outfile_open into *of, or out when path is NULL
+ * (NULL, said on stderr, when it cannot be opened); sd_out_close closes it, puts it in
+ * place, says `sonde: WHAT written to PATH (HINT)` on stdout, or why it could not be
+ * written. err: the writer's result; returns it, or -EIO. */
+FILE *sd_out_open(FILE *out, const char *path, struct sd_outfile *of);
+int sd_out_close(FILE *f, struct sd_outfile *of, int err, const char *what, const char *hint);
 /* emit.c: the n bytes of s as XML (svg) or HTML text or attribute value: &, <, >, ", '
  * escaped, control characters as '?', invalid UTF-8 as U+FFFD; at most max bytes of s
  * (whole characters). */
@@ -765,8 +783,9 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 /* output.c: one view of p on out in o's format, without the notes sd_output puts
  * first (export_html.c prints views as tables). 0 or an error of the view. */
 int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
-/* output.c: say how writing the pprof file `path` went (err: 0 or -errno; the line on
- * stdout, or why on stderr). 0, -ENOMEM or -EIO. */
+/* output.c: say how writing the pprof file `path` went (err: 0, or -errno after the
+ * writer said why on stderr, outfile.c; the line on stdout when written). 0, -ENOMEM or
+ * -EIO. */
 int sd_pprof_said(const char *path, int err);
 /* export_pprof.c: the profile as a gzipped pprof Profile into path: 0 or -errno. */
 int sd_out_pprof(const char *path, const struct sd_profile *p);

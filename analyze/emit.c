@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- text ---------------------------------------------------------------------------- */
 
@@ -533,26 +534,43 @@ void sd_xml_put(FILE *out, const char *str, size_t n, size_t max)
 
 /* ---- -o FILE ------------------------------------------------------------------ */
 
-FILE *sd_out_open(FILE *out, const char *path)
+static void said_write(const char *path, int e)
 {
-	FILE *f = path ? fopen(path, "w") : out;
-	if (!f)
-		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
-			path, strerror(errno));
+	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n", path,
+		strerror(e));
+}
+
+FILE *sd_out_open(FILE *out, const char *path, struct sd_outfile *of)
+{
+	*of = (struct sd_outfile){ .dirfd = -1 };
+	if (!path)
+		return out;
+	int fd = sd_outfile_open(of, path);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		said_write(path, errno);
+		close(fd);
+		sd_outfile_done(of, 0);
+	}
 	return f;
 }
 
-int sd_out_close(FILE *f, const char *path, int err, const char *what, const char *hint)
+int sd_out_close(FILE *f, struct sd_outfile *of, int err, const char *what, const char *hint)
 {
+	const char *path = of->path;
 	if (!path)
 		return err;
 	int bad = ferror(f);
+	errno = 0;
 	if (fclose(f) || bad) {
 		if (!err)
-			fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its "
-				"directory)\n", path, strerror(errno ? errno : EIO));
-		return err ? err : -EIO;
+			said_write(path, errno ? errno : EIO);
+		err = err ? err : -EIO;
 	}
+	if (sd_outfile_done(of, !err) && !err)
+		err = -EIO;
 	if (!err)
 		printf("sonde: %s written to %s (%s)\n", what, path, hint);
 	return err;

@@ -207,7 +207,8 @@ static void page_head(FILE *out, const struct sd_profile *p)
 
 int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	FILE *f = sd_out_open(out, o->output);
+	struct sd_outfile of;
+	FILE *f = sd_out_open(out, o->output, &of);
 	if (!f)
 		return -EIO;
 	page_head(f, p);
@@ -219,7 +220,7 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	fputs("<p class=\"note\">Made by sonde report --format html. Every table is a view of "
 	      "sonde report (docs/REPORT.md); --format csv gives all of its rows.</p>\n"
 	      "</body></html>\n", f);
-	return sd_out_close(f, o->output, err, "report page", "open it in a browser");
+	return sd_out_close(f, &of, err, "report page", "open it in a browser");
 }
 
 /* ---- the run ------------------------------------------------------------------ */

@@ -37,6 +37,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* A growing protobuf buffer; err sticks at -ENOMEM. */
@@ -204,15 +205,26 @@ static uint64_t mapping_of(const struct sd_profile *p, const struct sd_strmap *m
 	return mod && *mod && sd_strmap_get(modmap, mod, strlen(mod), &id) ? id : 0;
 }
 
+/* FILE written by sd_outfile_open's rule (outfile.c): 0, -ENOMEM, or -EIO said. */
 static int gzip_write(const char *path, const struct pb *b)
 {
-	gzFile f = gzopen(path, "wb9");
-	if (!f)
-		return -errno ? -errno : -EIO;
-	int ok = b->n == 0 || gzwrite(f, b->p, (unsigned)b->n) == (int)b->n;
-	if (gzclose(f) != Z_OK || !ok)
+	struct sd_outfile of;
+	int fd = sd_outfile_open(&of, path);
+	if (fd < 0)
 		return -EIO;
-	return 0;
+	gzFile f = gzdopen(fd, "wb9");
+	if (!f) {
+		close(fd);
+		sd_outfile_done(&of, 0);
+		return -ENOMEM;
+	}
+	errno = 0;
+	int ok = b->n == 0 || gzwrite(f, b->p, (unsigned)b->n) == (int)b->n;
+	ok &= gzclose(f) == Z_OK;
+	if (!ok)
+		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
+			path, strerror(errno ? errno : EIO));
+	return sd_outfile_done(&of, ok) || !ok ? -EIO : 0;
 }
 
 /* What the parts of one export share. */

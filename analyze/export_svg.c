@@ -869,14 +869,15 @@ static void flat_src(struct sd_svg_src *s, struct flat *fl, size_t top)
 }
 
 /* The end of an svg: -o FILE closed and said (emit.c). */
-static int out_close(FILE *f, const char *path, int err)
+static int out_close(FILE *f, struct sd_outfile *of, int err)
 {
-	return sd_out_close(f, path, err, "flame graph", "open it in a browser");
+	return sd_out_close(f, of, err, "flame graph", "open it in a browser");
 }
 
 int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
-	FILE *f = sd_out_open(out, o->output);
+	struct sd_outfile of;
+	FILE *f = sd_out_open(out, o->output, &of);
 	int err = -ENOMEM;
 
 	if (!f)
@@ -894,7 +895,7 @@ int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	}
 	if (!err)
 		sd_nocounters_warning(stderr, p);
-	return out_close(f, o->output, err);
+	return out_close(f, &of, err);
 }
 
 int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, const char *patha,
@@ -911,6 +912,7 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 	struct svg g;
 	int err = -ENOMEM;
 	FILE *f = NULL;
+	struct sd_outfile of;
 
 	if (svg_init(&g, pb, ob) || !nva || !nvb || !smap[0] || !smap[1] || !keep[0] || !keep[1])
 		goto out;
@@ -921,9 +923,9 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 	    layout(&g))
 		goto out;
 	err = -EIO;
-	if (!(f = sd_out_open(stdout, output)))
+	if (!(f = sd_out_open(stdout, output, &of)))
 		goto out;
-	err = out_close(f, output, emit(f, &g, &h));
+	err = out_close(f, &of, emit(f, &g, &h));
 out:
 	svg_fini(&g);
 	free(nva);

@@ -686,11 +686,8 @@ static int out_streams(FILE *out, const struct sd_profile *p, const struct sd_re
 
 int sd_pprof_said(const char *path, int err)
 {
-	if (err == 0)
+	if (err == 0) /* a failure was said by the writer (outfile.c) */
 		printf("sonde: pprof profile written to %s (go tool pprof -top %s)\n", path, path);
-	else if (err != -ENOMEM)
-		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
-			path, strerror(-err));
 	return err == -ENOMEM || err == 0 ? err : -EIO;
 }
 

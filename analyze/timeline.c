@@ -400,12 +400,13 @@ int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_repor
 	if (!p->timeline)
 		return -ENODATA;
 	sd_notes(out, p, o); /* the notes on stderr, as for csv */
-	FILE *f = sd_out_open(out, o->output);
+	struct sd_outfile of;
+	FILE *f = sd_out_open(out, o->output, &of);
 	if (!f)
 		return -EIO;
 	int trace = o->format == SD_FMT_TRACE;
 	int err = trace ? sd_tl_trace(f, p, o) : sd_tl_speedscope(f, p, o);
-	return sd_out_close(f, o->output, err, trace ? "trace" : "speedscope profile",
+	return sd_out_close(f, &of, err, trace ? "trace" : "speedscope profile",
 			    trace ? "open it in https://ui.perfetto.dev, chrome://tracing or "
 				    "speedscope" : "open it with speedscope FILE or at "
 				    "https://www.speedscope.app");
