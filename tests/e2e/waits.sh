@@ -44,7 +44,8 @@ for name, want in truth.items():
                    len(p) >= 4 and p[-1] == "[blocked]" and p[-4] == name for p in folded), \
             "%s: no NAME;CALL;[blocked] path" % name
     out.append("%s %.0f/%.0f" % (name, got, want))
-assert total.get("[off-cpu]", 0) < 0.05 * sum(truth.values()), "[off-cpu] %.1f ms" % total.get("[off-cpu]", 0)
+# (no bound on [off-cpu] itself: on a loaded machine, waiting for a CPU after a
+# call returns is off-CPU time outside any call, rightly under the last sample)
 # read_zero's kernel time under the read it made, not under the last sample
 kern = sum(float(l.rsplit(" ", 1)[1]) / 1e6 for l in open(sys.argv[3])
            if l.rsplit(" ", 1)[0].endswith(";read_zero;read;[kernel]"))
