@@ -9,6 +9,12 @@
  * Invariant of the input: a node's parent is the last earlier line of depth - 1 (the
  * walk is depth-first and pruning drops whole subtrees), so paths are built with one
  * prefix length per depth. Runs in the CLI's only thread.
+ *
+ * Bounded: what a row prints does not grow with its depth past SD_TREE_DEEP levels (a
+ * chain of 10000 frames printed whole would be 100 MB of indentation, and paths of every
+ * name above each node hundreds of MB): deeper names are indented as at that level and
+ * prefixed with "[depth N]", and a csv/json path of more than 2 * SD_TREE_KEEP names
+ * keeps its first and last SD_TREE_KEEP around "...". One note says so.
  */
 #include "analyze/analyze.h"
 
@@ -16,6 +22,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Levels indented in text; names kept at each end of a longer csv/json path. */
+enum { SD_TREE_DEEP = 64, SD_TREE_KEEP = 16 };
 
 /* Make *b hold at least need bytes: 0 or -ENOMEM (*b unchanged). */
 static int reserve(char **b, size_t *cap, size_t need)
@@ -49,8 +58,10 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		{ .name = "path", .in = TXT, .left = 1 },
 	};
 	size_t *at = malloc((n + 1) * sizeof(*at)); /* at[d]: path length of the last line at d */
-	char *path = NULL, *ind = NULL;             /* the joined path; the indented name */
-	size_t cap = 0, icap = 0;
+	char *path = NULL, *ind = NULL, *cut = NULL; /* the joined path; the indented name;
+						      * the path shown */
+	size_t cap = 0, icap = 0, ccap = 0;
+	uint32_t maxd = 0;
 	double all = sd_metric_total(p, o);
 	struct sd_table *t = sd_table_new(o, cols, sizeof(cols) / sizeof(*cols));
 	int err = -ENOMEM;
@@ -62,17 +73,38 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		const struct sd_tree_line *l = &lines[i];
 		assert(l->depth <= i); /* its ancestors came before it */
 		size_t base = l->depth ? at[l->depth - 1] : 0, len = strlen(l->name);
+		size_t lvl = l->depth < SD_TREE_DEEP ? l->depth : SD_TREE_DEEP;
+		char tag[32] = "";
+		if (l->depth >= SD_TREE_DEEP)
+			snprintf(tag, sizeof(tag), "[depth %" PRIu32 "] ", l->depth);
+		size_t tlen = strlen(tag);
 		if (reserve(&path, &cap, base + len + 2) ||
-		    reserve(&ind, &icap, 2 * (size_t)l->depth + len + 1))
+		    reserve(&ind, &icap, 2 * lvl + tlen + len + 1))
 			goto out;
+		if (l->depth > maxd)
+			maxd = l->depth;
 		if (l->depth)
 			path[base++] = ';';
 		memcpy(path + base, l->name, len + 1);
 		at[l->depth] = base + len;
-		memset(ind, ' ', 2 * (size_t)l->depth);
-		memcpy(ind + 2 * (size_t)l->depth, l->name, len + 1);
+		memset(ind, ' ', 2 * lvl);
+		memcpy(ind + 2 * lvl, tag, tlen);
+		memcpy(ind + 2 * lvl + tlen, l->name, len + 1);
+		const char *shown = o->format == SD_FMT_TEXT ? "" : path; /* text: not shown */
+		if (l->depth >= 2 * SD_TREE_KEEP && o->format != SD_FMT_TEXT) {
+			/* names 0 .. KEEP - 1, "...", names depth - KEEP + 1 .. depth */
+			size_t head = at[SD_TREE_KEEP - 1];
+			const char *tail = path + at[l->depth - SD_TREE_KEEP] + 1;
+			size_t tl = strlen(tail);
+			if (reserve(&cut, &ccap, head + tl + 6))
+				goto out;
+			memcpy(cut, path, head);
+			memcpy(cut + head, ";...;", 5);
+			memcpy(cut + head + 5, tail, tl + 1);
+			shown = cut;
+		}
 		sd_table_u64(t, l->depth);
-		sd_table_str(t, path);
+		sd_table_str(t, shown);
 		sd_table_str(t, l->name);
 		sd_table_metric(t, l->total);
 		sd_table_pct(t, sd_pct(l->total, all));
@@ -80,6 +112,14 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		sd_table_pct(t, sd_pct(l->self, all));
 		sd_table_str(t, ind);
 	}
+	if (maxd >= SD_TREE_DEEP && o->format == SD_FMT_TEXT)
+		fprintf(out, "sonde: note: the tree is %" PRIu32 " levels deep (past level %d "
+			"names are not indented further and show their depth as [depth N])\n",
+			maxd + 1, SD_TREE_DEEP);
+	else if (maxd >= 2 * SD_TREE_KEEP && o->format != SD_FMT_TEXT)
+		fprintf(stderr, "sonde: note: the tree is %" PRIu32 " levels deep (paths of more "
+			"than %d names keep their first and last %d around \"...\"; depth gives "
+			"the level)\n", maxd + 1, 2 * SD_TREE_KEEP, SD_TREE_KEEP);
 	if (o->format == SD_FMT_JSON) {
 		sd_json_head(out, p, o, sd_metric_name(o));
 		fprintf(out, ",\"min_percent\":%g,", o->min_percent);
@@ -90,5 +130,6 @@ out:
 	free(at);
 	free(path);
 	free(ind);
+	free(cut);
 	return err;
 }

@@ -519,6 +519,15 @@ int main(int argc, char **argv)
 		frame(1004, 1, 1, addr_of(mk_gamma, b));
 		for (uint64_t i = 0; i < count; i++)
 			samples(1, 1 + i % 2, 0, i % 2 ? 1004 : 3, 1);
+	} else if (!strcmp(argv[1], "deep")) {
+		/* one call chain --count N frames deep (main, then mk_recurse N - 1 times), one
+		 * sample at its leaf and one in main: the tree view's depth bounds */
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		for (uint64_t i = 2; i <= count; i++)
+			frame(i, i - 1, 1, addr_of(mk_recurse, b));
+		samples(1, 1, 0, count, 1);
+		samples(1, 1, 0, 1, 1);
 	} else if (!strcmp(argv[1], "ctx")) {
 		/* Annotation contexts; --swap-ids numbers the attributes the other way round
 		 * (same names and values). Attributes: phase (string, thread), iteration (int,
