@@ -46,7 +46,7 @@
  * DW_TAG_inlined_subroutine: each frame's file:line is where it is at the address, i.e.
  * the call site (DW_AT_call_file/line) of the next inner inlined call, and for the
  * innermost frame the address's own line (dwfl_module_getsrc). Names are demangled
- * (__cxa_demangle) unless SD_SYM_NO_DEMANGLE; inlined functions are named by their
+ * unless SD_SYM_NO_DEMANGLE, bounded (demangle()); inlined functions are named by their
  * DW_AT_linkage_name (demangled), else DW_AT_name, so an inlined function and its
  * out-of-line copy are one function. With SD_SYM_LINES (--lines) a function at a line is
  * named "name file:line", so the views count per source line.
@@ -70,11 +70,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <link.h>
+#include <setjmp.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include <libiberty/demangle.h>
 
 #include "common/common.h"
 
@@ -111,8 +114,11 @@ struct symmod {
 	struct sd_u64map cache;      /* addr -> location id */
 };
 
-/* libstdc++'s demangler (the analyzer links libstdc++ for it). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* Bounds of a demangled name (docs/REPORT.md, "Names"): a mangled name longer than
+ * DM_MAX_IN is not demangled (the demangler's arrays are on the stack, a few dozen bytes
+ * per input byte), nor one whose demangled form exceeds DM_MAX_OUT: substitutions can
+ * make it exponentially long (263 bytes -> 870 MB), in time as in memory. */
+enum { DM_MAX_IN = 16 << 10, DM_MAX_OUT = 64 << 10 };
 
 struct loc { uint32_t first, n; }; /* frames[first .. first+n), outermost first */
 
@@ -135,6 +141,8 @@ struct sd_symbolizer {
 	struct sd_frame *frames; size_t nframes, capframes;
 	char **files; size_t nfiles, capfiles; /* files[0] = "" (unknown) */
 	struct sd_strmap filekeys; /* path -> file id */
+	char *dm;                  /* demangle()'s output, DM_MAX_OUT + 1 bytes */
+	size_t nundemangled;       /* names left mangled by the bounds (the first said) */
 };
 
 static const char *basename_of(const char *path)
@@ -176,6 +184,7 @@ void sd_sym_free(struct sd_symbolizer *sy)
 	if (!sy)
 		return;
 	save_caches(sy);
+	free(sy->dm);
 	for (size_t i = 0; i < sy->nmods; i++) {
 		struct symmod *m = &sy->mods[i];
 		free(m->path);
@@ -589,18 +598,66 @@ static int file_id(struct sd_symbolizer *sy, const char *path)
 	return (int)sy->nfiles++;
 }
 
-/* Function id of `name` in modpath, demangled unless --no-demangle; with --lines, of
- * "name file:line" (file's basename) when the frame's source is known. */
+/* The demangler's output as it comes (cplus_demangle_v3_callback prints through a small
+ * buffer and calls back at each flush): kept up to DM_MAX_OUT bytes; past that the
+ * demangler is left by longjmp, which is safe: its callback variant allocates nothing
+ * (its state is on the stack) and holds no lock. */
+struct dm_out { char *buf; size_t len; int over; jmp_buf jb; };
+
+static void dm_put(const char *s, size_t len, void *opaque)
+{
+	struct dm_out *d = opaque;
+	if (len > DM_MAX_OUT - d->len) {
+		d->over = 1;
+		longjmp(d->jb, 1);
+	}
+	memcpy(d->buf + d->len, s, len);
+	d->len += len;
+}
+
+/* `name` demangled into sy->dm: 1, 0 when it is not a mangled name, -E2BIG when its
+ * demangled form is past DM_MAX_OUT, -ENAMETOOLONG when it is past DM_MAX_IN, -ENOMEM. */
+static int demangle(struct sd_symbolizer *sy, const char *name)
+{
+	struct dm_out d = { 0 };
+	size_t len = strlen(name);
+	int ok;
+
+	if (!sy->dm && !(sy->dm = malloc(DM_MAX_OUT + 1)))
+		return -ENOMEM;
+	d.buf = sy->dm;
+	if (len <= DM_MAX_IN) {
+		if (setjmp(d.jb) == 0)
+			ok = cplus_demangle_v3_callback(name, DMGL_PARAMS | DMGL_TYPES, dm_put, &d);
+		else
+			ok = 0;
+		if (ok && !d.over) {
+			sy->dm[d.len] = 0;
+			return 1;
+		}
+		if (!d.over)
+			return 0; /* not a name the demangler knows: kept as it is */
+	}
+	return d.over ? -E2BIG : -ENAMETOOLONG;
+}
+
+/* Function id of `name` in modpath, demangled unless --no-demangle (within the bounds);
+ * with --lines, of "name file:line" (file's basename) when the frame's source is known. */
 static int func_named(struct sd_symbolizer *sy, const char *modpath, const char *name,
 		      int file, int line)
 {
-	char *d = NULL, *nl = NULL;
-	int status = -1, r = -ENOMEM;
+	char *nl = NULL;
+	const char *mangled = name;
+	size_t had = sy->nfuncs;
+	int r = -ENOMEM, dm = 0;
 
-	if (sy->demangle && name[0] == '_' && name[1] == 'Z')
-		d = __cxa_demangle(name, NULL, NULL, &status);
-	if (d && status == 0)
-		name = d;
+	if (sy->demangle && name[0] == '_' && name[1] == 'Z') {
+		dm = demangle(sy, name);
+		if (dm == -ENOMEM)
+			goto out;
+		if (dm == 1)
+			name = sy->dm;
+	}
 	if (sy->lines && file > 0) {
 		const char *f = basename_of(sy->files[file]);
 		size_t l = strlen(name) + strlen(f) + 16;
@@ -610,8 +667,12 @@ static int func_named(struct sd_symbolizer *sy, const char *modpath, const char 
 		name = nl;
 	}
 	r = func_id(sy, modpath, name);
+	if (dm < 0 && sy->nfuncs > had && !sy->nundemangled++) /* a new function: said once */
+		fprintf(stderr, "sonde: %s: %.60s...: not demangled: its %s form is longer than "
+			"%d bytes (shown mangled)\n", basename_of(modpath), mangled,
+			dm == -E2BIG ? "demangled" : "mangled",
+			dm == -E2BIG ? DM_MAX_OUT : DM_MAX_IN);
 out:
-	free(d);
 	free(nl);
 	return r;
 }
@@ -1078,6 +1139,10 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 	int err = 0;
 
 	save_caches(sy);
+	if (sy->nundemangled > 1)
+		fprintf(stderr, "sonde: %zu more C++ names not demangled: past the same bounds "
+			"(shown mangled)\n", sy->nundemangled - 1);
+	sy->nundemangled = 0;
 
 	/* Functions are unique per (module, name): a name seen twice is in two modules. */
 	for (size_t i = 0; i < sy->nfuncs && !err; i++) {

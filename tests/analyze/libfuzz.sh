@@ -21,7 +21,7 @@ for s in ${SOURCES//;/ }; do
 done
 flags=$(pkg-config --cflags --libs msgpack libdw libelf papi 2>/dev/null)
 "$CLANG" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$SRC" "$SRC/tests/analyze/fuzz_stream.c" "${srcs[@]}" $flags -lm -lz -lpthread -lstdc++ \
+	-I"$SRC" "$SRC/tests/analyze/fuzz_stream.c" "${srcs[@]}" $flags -lm -lz -lpthread -liberty \
 	-o "$W/fuzz_stream" 2>"$W/build.log" || { echo "FAIL: build"; tail -20 "$W/build.log"; exit 1; }
 rm -rf "$W/corpus"
 cp -r "$SRC/tests/analyze/corpus" "$W/corpus"

@@ -38,6 +38,7 @@ __attribute__((noinline)) void mk_gamma(void) { mk_sink = 4; mk_sink ^= 44; }
 __attribute__((noinline)) void mk_recurse(void) { mk_sink = 5; mk_sink |= 55; }
 void mk_alpha_dup(void); /* libmkdup.so: a function named mk_alpha lives there too */
 void *mk_dup_alpha_addr(void);
+void *mk_exp_name_addr(void); /* libmkdup.so: a C++ name that demangles to 870 MB */
 
 struct mod { const char *name; uintptr_t bias; uint8_t bid[64]; size_t bid_len; char path[PATH_MAX]; };
 
@@ -460,6 +461,15 @@ int main(int argc, char **argv)
 		frame(3, 1, 2, (uint64_t)((uintptr_t)mk_dup_alpha_addr() - dup.bias));
 		samples(3, 1, 0, 2, 1);
 		samples(1, 1, 0, 3, 1);
+	} else if (!strcmp(argv[1], "bomb")) {
+		/* main;mk_alpha 3 samples, main;<libmkdup.so's mk_exp_name> 2 samples */
+		module(2, dup.path, dup.bid, dup.bid_len, dup.bias);
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 1, 2, (uint64_t)((uintptr_t)mk_exp_name_addr() - dup.bias));
+		samples(3, 1, 0, 2, 1);
+		samples(2, 1, 0, 3, 1);
 	} else if (!strcmp(argv[1], "diff_a") || !strcmp(argv[1], "diff_b")) {
 		/* for `sonde diff`, one thread, cpu-time (self per function):
 		 *   diff_a: main;alpha 20 | main;beta 50 | main;gamma 30               (100)
