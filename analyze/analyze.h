@@ -540,6 +540,11 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		  size_t *used);
 struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s);
 int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off);
+/* What tells a stream from its copies: its HEADER's pid, host and clock origin (host
+ * valid while l is). 0, or -ENOENT when l was not read whole or its HEADER has no clock. */
+int sd_load_ident(const struct sd_load *l, uint64_t *pid, const char **host, uint64_t *origin_ns);
+/* Drop a load without merging it. */
+void sd_load_free(struct sd_load *l);
 /* where.c: add a plain --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`)
  * before any stream is merged. 0, -EINVAL (malformed: empty attribute name) or -ENOMEM. */
 int sd_profile_where(struct sd_profile *p, const char *expr);

@@ -7,12 +7,19 @@
  * message are the same whatever the number of jobs. Memory: at most the not-yet-merged
  * loads, each proportional to its stream's distinct keys, not to its samples.
  *
+ * A stream is counted once however often it is given (a directory and a file in it, a
+ * link, a copy): a file that is one already read (st_dev and st_ino of the opened
+ * descriptor), or a copy of one (its HEADER's pid, host and clock origin, its size and
+ * its first HEAD_BYTES bytes the same), is said in one line and skipped.
+ *
  * On a terminal, when reading takes more than a second, one progress line is redrawn on
  * stderr (files done, megabytes read) and erased at the end; never when piped.
  */
 #include "analyze/analyze.h"
+#include "common/common.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,12 +27,24 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+
+enum { HEAD_BYTES = 64 << 10 };
 
 struct slot {
 	struct sd_stream s;
 	struct sd_load *l;
 	int open_r;
+	uint64_t head_hash;  /* of its first HEAD_BYTES bytes (0: unread) */
 	_Atomic int ready;
+};
+
+/* A stream merged, to know its duplicates by: its file (by index), identity and HEADER. */
+struct seen {
+	size_t file;
+	dev_t dev; ino_t ino; int has_ino;
+	uint64_t pid, origin_ns; char *host; /* host NULL: no HEADER identity */
+	uint64_t size, head_hash;
 };
 
 struct loader {
@@ -44,6 +63,11 @@ static void parse_one(struct loader *ld, size_t i)
 	struct slot *sl = &ld->slots[i];
 	sl->open_r = sd_stream_open(&sl->s, ld->files[i]);
 	if (sl->open_r == 0) {
+		uint8_t *b = malloc(HEAD_BYTES);
+		ssize_t got = b ? pread(sl->s.fd, b, HEAD_BYTES, 0) : -1;
+		if (got > 0)
+			sl->head_hash = sd_fnv1a(b, (size_t)got);
+		free(b);
 		sl->l = sd_profile_parse(ld->p, &sl->s);
 		atomic_fetch_add(&ld->bytes, (uint64_t)sl->s.len_bytes);
 	}
@@ -80,9 +104,49 @@ static void progress(struct loader *ld, size_t done, double t0, int *shown)
 	*shown = 1;
 }
 
+/* Is slot i (opened and read) a stream merged already? 1 (said), 0 (now remembered), or
+ * -ENOMEM. Runs in the merging thread, in file order. */
+static int duplicate(struct seen **seen, size_t *n, size_t *cap, char **files, size_t i,
+		     const struct slot *sl)
+{
+	struct seen me = { .file = i, .size = sl->s.len_bytes, .head_hash = sl->head_hash };
+	struct stat st;
+	const char *host;
+
+	if (fstat(sl->s.fd, &st) == 0)
+		me.dev = st.st_dev, me.ino = st.st_ino, me.has_ino = 1;
+	int ident = sd_load_ident(sl->l, &me.pid, &host, &me.origin_ns) == 0;
+	for (size_t k = 0; k < *n; k++) {
+		const struct seen *o = &(*seen)[k];
+		if (me.has_ino && o->has_ino && me.dev == o->dev && me.ino == o->ino) {
+			fprintf(stderr, "sonde: %s: the same file as %s, read already (counted "
+				"once)\n", files[i], files[o->file]);
+			return 1;
+		}
+		if (ident && o->host && me.pid == o->pid && me.origin_ns == o->origin_ns &&
+		    !strcmp(host, o->host) && me.size == o->size && me.head_hash &&
+		    me.head_hash == o->head_hash) {
+			fprintf(stderr, "sonde: %s: the same stream as %s (pid %" PRIu64 " on %s, "
+				"started at the same time; counted once)\n", files[i],
+				files[o->file], me.pid, host);
+			return 1;
+		}
+	}
+	if (ident && !(me.host = strdup(host)))
+		return -ENOMEM;
+	if (sd_grow(seen, cap, *n + 1, sizeof(**seen))) {
+		free(me.host);
+		return -ENOMEM;
+	}
+	(*seen)[(*n)++] = me;
+	return 0;
+}
+
 int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int strict,
 		  size_t *used)
 {
+	struct seen *seen = NULL;
+	size_t nseen = 0, capseen = 0;
 	struct loader ld = { .p = p, .files = files, .n = n };
 	int code = SD_EXIT_OK, shown = 0;
 	double t0 = now_s();
@@ -133,6 +197,17 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		}
 		size_t off = 0;
 		int r = sl->open_r;
+		if (r == 0 && sl->l) {
+			int d = duplicate(&seen, &nseen, &capseen, files, i, sl);
+			if (d < 0) {
+				code = d;
+			} else if (d) {
+				sd_load_free(sl->l);
+				sl->l = NULL;
+				sd_stream_close(&sl->s);
+				continue;
+			}
+		}
 		if (r == 0)
 			r = sl->l ? sd_profile_merge(p, sl->l, &off) : -ENOMEM;
 		sl->l = NULL;
@@ -169,6 +244,9 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 	if (shown)
 		fprintf(stderr, "\r\033[K");
 	free(threads);
+	for (size_t k = 0; k < nseen; k++)
+		free(seen[k].host);
+	free(seen);
 	free(ld.slots);
 	pthread_cond_destroy(&ld.cond);
 	pthread_mutex_destroy(&ld.lock);

@@ -208,3 +208,21 @@ int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off)
 		return -ENOMEM;
 	return sd_profile_merge(p, l, bad_off);
 }
+
+int sd_load_ident(const struct sd_load *l, uint64_t *pid, const char **host, uint64_t *origin_ns)
+{
+	if (l->r != 0 || !l->st.has_clock || !l->st.host)
+		return -ENOENT;
+	*pid = l->st.pid;
+	*host = l->st.host;
+	*origin_ns = l->st.origin_ns;
+	return 0;
+}
+
+void sd_load_free(struct sd_load *l)
+{
+	if (!l)
+		return;
+	sd_sstate_fini(&l->st);
+	free(l);
+}
