@@ -121,7 +121,11 @@ struct sd_record {
 	uint32_t n;              /* number of elements */
 };
 
-/* Open `path` without blocking (O_NONBLOCK) and check the descriptor: a regular file is
+/* open(path, flags | O_CLOEXEC) for a path of any length: one longer than PATH_MAX (the
+ * runtime writes into such directories, with openat) is opened by pieces, each
+ * relative to the directory before it. A descriptor, or -1 and errno as open's. */
+int sd_open_path(const char *path, int flags);
+/* Open `path` (sd_open_path) without blocking (O_NONBLOCK) and check the descriptor: a regular file is
  * read through a bounded window; a directory is -EISDIR and anything else SD_ERR_NOTREG
  * (s->mode says what it is). 0 or -errno. Call sd_stream_close in every case. */
 int sd_stream_open(struct sd_stream *s, const char *path);

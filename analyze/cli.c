@@ -8,9 +8,11 @@
  * are `sonde: CMD: ...` lines on stderr; return values are exit codes (SD_EXIT_*) or
  * -ENOMEM (the caller says "out of memory"). Runs in the CLI's only thread.
  */
+#define _GNU_SOURCE /* O_PATH */
 #include "analyze/analyze.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,26 +63,35 @@ static int is_stream_name(const char *n)
 static int scan_dir(struct files *f, const char *dir, int depth, size_t *skipped)
 {
 	struct files sub = { 0 };
-	DIR *d = opendir(dir);
+	int fd = sd_open_path(dir, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
 	int err = 0;
 
-	if (!d)
-		return -errno;
+	if (!d) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
 	while (!err && (e = readdir(d))) {
 		struct stat st;
-		char path[PATH_MAX];
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (stat(path, &st) < 0)
+		/* relative to the open directory: its path may be longer than PATH_MAX */
+		if (fstatat(dirfd(d), e->d_name, &st, 0) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode) && depth > 0)
 			err = add_file(&sub, dir, e->d_name);
 		else if (S_ISREG(st.st_mode) && is_stream_name(e->d_name))
 			err = add_file(f, dir, e->d_name);
-		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name))
-			sd_notreg_perror(path, (unsigned)st.st_mode), (*skipped)++;
+		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name)) {
+			struct files one = { 0 };
+			if (!(err = add_file(&one, dir, e->d_name)))
+				sd_notreg_perror(one.v[0], (unsigned)st.st_mode), (*skipped)++;
+			free(one.v ? one.v[0] : NULL);
+			free(one.v);
+		}
 	}
 	closedir(d);
 	if (sub.n > 1)
@@ -100,10 +111,14 @@ static int expand(struct files *f, char *const *paths, size_t npaths)
 	for (size_t i = 0; i < npaths; i++) {
 		struct stat st;
 		size_t before = f->n;
-		if (stat(paths[i], &st) < 0) {
+		int fd = sd_open_path(paths[i], O_PATH); /* stat(2) of a path of any length */
+		if (fd < 0 || fstat(fd, &st) < 0) {
 			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return SD_EXIT_IO;
 		}
+		close(fd);
 		if (!S_ISDIR(st.st_mode)) {
 			if (add_file(f, NULL, paths[i]))
 				return -ENOMEM;

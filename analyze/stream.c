@@ -24,9 +24,11 @@
  * a complete msgpack array whose first element is a positive integer; an error leaves
  * s->off at the failing record and records its offset in s->err_off.
  */
+#define _GNU_SOURCE /* O_PATH */
 #include "analyze/analyze.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,11 +186,56 @@ static int refill(struct sd_stream *s, size_t cap_bytes)
 	return 0;
 }
 
+int sd_open_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+	if (fd >= 0 || errno != ENAMETOOLONG)
+		return fd;
+	/* Longer than the kernel takes in one call (PATH_MAX): the directories leading to
+	 * it in pieces of at most PATH_MAX - 1 bytes, each opened relative to the one
+	 * before (as writer/outdir.c makes them), then the rest. */
+	char *piece = malloc(PATH_MAX);
+	int dir = AT_FDCWD, e = ENOMEM;
+	const char *p = path;
+	if (!piece)
+		goto out;
+	while (strlen(p) >= PATH_MAX) {
+		const char *cut = p + PATH_MAX - 1;
+		while (cut > p && *cut != '/')
+			cut--;
+		if (cut == p && *p != '/') { /* one name longer than PATH_MAX */
+			e = ENAMETOOLONG;
+			goto out;
+		}
+		size_t n = cut == p ? 1 : (size_t)(cut - p); /* "/" alone when p starts there */
+		memcpy(piece, p, n);
+		piece[n] = 0;
+		int nd = openat(dir, piece, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (nd < 0) {
+			e = errno;
+			goto out;
+		}
+		if (dir != AT_FDCWD)
+			close(dir);
+		dir = nd;
+		for (p += n; *p == '/'; p++)
+			;
+	}
+	fd = openat(dir, *p ? p : ".", flags | O_CLOEXEC);
+	e = errno;
+out:
+	if (dir != AT_FDCWD)
+		close(dir);
+	free(piece);
+	errno = e;
+	return fd;
+}
+
 int sd_stream_open(struct sd_stream *s, const char *path)
 {
 	struct stat st;
 	/* O_NONBLOCK: opening a FIFO with no writer must not wait for one */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = sd_open_path(path, O_RDONLY | O_NONBLOCK);
 	int err = 0;
 
 	sd_stream_init_mem(s, path, NULL, 0);

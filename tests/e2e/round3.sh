@@ -163,6 +163,40 @@ for c in $cases; do
 		[ $((whole * 10)) -ge $((leaf * 9)) ] || fail "only $whole of $leaf plug_leaf samples unwound to main: $(sort -t' ' -k2 -nr on.folded | head -3)"
 		pass "dlmopen(LM_ID_NEWLM): MODULE recorded, plug_leaf $leaf of $total samples, $whole unwound through main"
 		;;
+	longpath)
+		# Item 15: the runtime writes into an SONDE_OUTPUT whose streams' paths
+		# are longer than PATH_MAX (it walks the directory with openat), but
+		# `sonde report` and `sonde dump` said "File name too long" (a file
+		# given) or found no .sonde file (a directory: its entries' paths were
+		# cut). They now open such paths piece by piece, as the runtime does.
+		D=$T/$(printf 'd%.0s' $(seq 200))
+		for i in $(seq 19); do D=$D/$(printf '%s' $i; printf 'x%.0s' $(seq 200)); done
+		D=$D/$(printf 'p%.0s' $(seq $((4085 - ${#D} - 1)))) # 4085 bytes: the runtime takes it
+		[ ${#D} = 4085 ] || fail "long dir: ${#D} bytes"
+		P="$B/hostile"
+		runs plain -- "$P" loop 0.2
+		runs on SONDE_OUTPUT="$D" -- "$P" loop 0.2
+		[ "$(cat on.rc)" = 0 ] || fail "profiled run: $(cat on.err)"
+		grep '^sonde' on.err && fail "the runtime said: $(cat on.err)"
+		f=$(cd "$D" && ls *.sonde)
+		[ "$(echo "$f" | wc -l)" = 1 ] || fail "streams written: $f"
+		F=$D/$f
+		[ ${#F} -gt 4096 ] || fail "the stream's path is ${#F} bytes, not past PATH_MAX"
+		(cd "$D" && "$SONDE" report --format csv --view processes "$f") >short.csv 2>short.err ||
+			fail "report from the directory itself: $(cat short.err)"
+		for arg in "$D" "$F"; do
+			"$SONDE" report --format csv --view processes "$arg" >long.csv 2>long.err ||
+				fail "report of a ${#arg}-byte path: $(cat long.err)"
+			[ -s long.err ] && fail "report of a ${#arg}-byte path said: $(cat long.err)"
+			# the same rows but for the last column, the file as given
+			diff <(sed 's/,[^,]*$//' short.csv) <(sed 's/,[^,]*$//' long.csv) ||
+				fail "report of a ${#arg}-byte path differs"
+		done
+		grep -q '^hostile\[' short.csv || fail "no hostile process in: $(cat short.csv)"
+		"$SONDE" dump "$F" >dump.json 2>dump.err || fail "dump of a ${#F}-byte path: $(cat dump.err)"
+		tail -n 1 dump.json | grep -q '"kind":"END"' || fail "dump: no END record"
+		pass "a ${#F}-byte stream path written, reported and dumped"
+		;;
 	badsignal)
 		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
 		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is
