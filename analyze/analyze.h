@@ -707,6 +707,14 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
  * ENOMEM. */
 double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *o);
 void sd_csv_str(FILE *out, const char *s);
+/* Text output of a name from a stream (program names, argv, symbols, annotations): the
+ * escaped form of s[0..len) into dst (NULL: only measured), its length returned.
+ * Newline, tab, CR and backslash as \n \t \r \\; other control characters (C0, DEL, and
+ * C1 as UTF-8) and bytes that are not UTF-8 as \xNN each; the rest as is. So a name
+ * never moves the cursor, sets the terminal's title or breaks a row. */
+size_t sd_text_esc(char *dst, const char *s, size_t len);
+/* s (NUL-terminated) escaped so onto out. */
+void sd_text_put(FILE *out, const char *s);
 /* JSON helpers shared with `dump`. */
 void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);
@@ -771,9 +779,9 @@ void sd_table_pct(struct sd_table *t, double pct);         /* text "12.34%", els
 void sd_table_ms(struct sd_table *t, uint64_t ns);         /* ns as ms, 3 decimals */
 void sd_table_null(struct sd_table *t);                    /* none: "-", empty, null */
 /* In text only (CSV and JSON keep the cell): the cell added last shows the printf result
- * instead, of any length; with max > 0 (at least 3), control characters as '?' and, when
- * longer than max bytes, cut to max - 3 and ended by "..." (arbitrary strings kept on
- * one line of bounded width). For a text-only column, add any cell first. */
+ * instead, of any length; with max > 0 (at least 3), escaped (sd_text_esc) and, when
+ * longer than max bytes, cut to at most max - 3 and ended by "..." (arbitrary strings
+ * kept on one line of bounded width). For a text-only column, add any cell first. */
 void sd_table_text(struct sd_table *t, size_t max, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 size_t sd_table_rows(const struct sd_table *t);

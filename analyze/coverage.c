@@ -216,8 +216,9 @@ static void thread_line(FILE *out, const struct sd_cov_row *c)
 	const char *of;
 	double pc = cov_pct(c, &of);
 
-	fprintf(out, "  thread %" PRIu64 " (%s, pid %" PRIu64 "): cpu %.3f ms%s, sampled %.3f ms",
-		c->tid, c->name, c->pid, c->cpu_ns / 1e6,
+	fprintf(out, "  thread %" PRIu64 " (", c->tid);
+	sd_text_put(out, c->name); /* a name from the stream: escaped */
+	fprintf(out, ", pid %" PRIu64 "): cpu %.3f ms%s, sampled %.3f ms", c->pid, c->cpu_ns / 1e6,
 		c->cpu_from == SD_COV_FLUSH ? " up to the last flush" : "", c->sampled_ns / 1e6);
 	if (pc >= 0)
 		fprintf(out, " (%.2f%% of %s)", pc, of);

@@ -247,19 +247,82 @@ void sd_json_obj(FILE *out, const msgpack_object *o)
 	}
 }
 
+/* s with each '"' doubled when quoted, and bytes that are not UTF-8 as U+FFFD (a csv
+ * file is valid UTF-8 whatever the names hold) */
+static void csv_put(FILE *out, const char *str, int quoted)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str);
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(s + i, n - i);
+		if (quoted && s[i] == '"')
+			putc('"', out);
+		if (l)
+			fwrite(s + i, 1, l, out);
+		else
+			fputs("\xef\xbf\xbd", out);
+		i += l ? l : 1;
+	}
+}
+
 void sd_csv_str(FILE *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	int quoted = strpbrk(s, ",\"\n\r") != NULL;
+	if (quoted)
+		putc('"', out);
+	csv_put(out, s, quoted);
+	if (quoted)
+		putc('"', out);
+}
+
+size_t sd_text_esc(char *dst, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t l = utf8_len(s + i, len - i);
+		const char *e = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
+			      : c == '\\' ? "\\\\" : NULL;
+		/* controls (C0, DEL, C1 as U+0080..U+009F) and bytes that are not UTF-8:
+		 * each byte as \xNN */
+		int hex = !e && (c < 0x20 || c == 0x7f || !l || (c == 0xc2 && s[i + 1] < 0xa0));
+		if (!e && !hex) {
+			if (dst)
+				memcpy(dst + o, s + i, l);
+			o += l;
+			i += l;
+			continue;
+		}
+		size_t nb = hex ? (l ? l : 1) : 1;
+		for (size_t k = 0; k < nb; k++) {
+			char b[8];
+			if (hex)
+				snprintf(b, sizeof(b), "\\x%02x", s[i + k]);
+			if (dst)
+				memcpy(dst + o, hex ? b : e, hex ? 4 : 2);
+			o += hex ? 4 : 2;
+		}
+		i += nb;
+	}
+	return o;
+}
+
+void sd_text_put(FILE *out, const char *s)
+{
+	size_t len = strlen(s), n = sd_text_esc(NULL, s, len);
+	if (n == len) {
 		fputs(s, out);
 		return;
 	}
-	putc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			putc('"', out);
-		putc(*s, out);
+	char *b = malloc(n);
+	if (!b) {
+		fputs("?", out);
+		return;
 	}
-	putc('"', out);
+	sd_text_esc(b, s, len);
+	fwrite(b, 1, n, out);
+	free(b);
 }
 
 /* ---- metrics ----------------------------------------------------------------------- */
@@ -479,8 +542,10 @@ int sd_folded_print(FILE *out, const struct sd_folded_tree *t)
 	size_t nl, shown;
 	if (folded_lines(t, &lines, &nl, &shown))
 		return -ENOMEM;
-	for (size_t i = 0; i < shown; i++)
-		fprintf(out, "%s %.0f\n", lines[i].path, lines[i].v);
+	for (size_t i = 0; i < shown; i++) {
+		sd_text_put(out, lines[i].path); /* one line each, whatever the names hold */
+		fprintf(out, " %.0f\n", lines[i].v);
+	}
 	flines_free(lines, nl);
 	return 0;
 }
@@ -522,8 +587,9 @@ void sd_xml_put(FILE *out, const char *str, size_t n, size_t max)
 			fputs("&quot;", out);
 		else if (c == '\'')
 			fputs("&apos;", out);
-		else if (c < 0x20 || c == 0x7f)
-			putc('?', out);
+		else if (c < 0x20 || c == 0x7f || (c == 0xc2 && l == 2 && s[i + 1] < 0xa0) ||
+			 (c == 0xef && l == 3 && s[i + 1] == 0xbf && s[i + 2] >= 0xbe))
+			putc('?', out); /* C0, DEL, C1; U+FFFE and U+FFFF are not XML characters */
 		else if (!l)
 			fputs("\xef\xbf\xbd", out);
 		else

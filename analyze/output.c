@@ -103,14 +103,22 @@ static void counter_lines(FILE *out, const struct sd_profile *p)
 {
 	for (size_t i = 0; i < p->ncounters; i++) {
 		const struct sd_counter_row *c = &p->counters[i];
-		fprintf(out, "counter %s: %" PRIu64 " total", c->name, c->total);
+		fputs("counter ", out);
+		sd_text_put(out, c->name); /* names from the streams: escaped */
+		fprintf(out, ": %" PRIu64 " total", c->total);
 		if (p->cpu_ns > 0)
 			fprintf(out, ", %.1f per CPU-second", (double)c->total / (p->cpu_ns / 1e9));
-		fprintf(out, " (%s)\n", c->source);
+		fputs(" (", out);
+		sd_text_put(out, c->source);
+		fputs(")\n", out);
 	}
-	for (size_t i = 0; i < p->nunavail; i++)
-		fprintf(out, "counter %s: unavailable (%s)\n", p->unavail[i].name,
-			p->unavail[i].reason);
+	for (size_t i = 0; i < p->nunavail; i++) {
+		fputs("counter ", out);
+		sd_text_put(out, p->unavail[i].name);
+		fputs(": unavailable (", out);
+		sd_text_put(out, p->unavail[i].reason);
+		fputs(")\n", out);
+	}
 }
 
 size_t sd_incomplete(const struct sd_profile *p)
@@ -183,7 +191,8 @@ static void mixed_periods_line(FILE *out, const struct sd_profile *p)
 		const struct sd_source_row *s = &p->sources[i];
 		if (!s->samples)
 			continue;
-		fprintf(out, "%s%s", sep ? ", " : "", s->spec);
+		fputs(sep ? ", " : "", out);
+		sd_text_put(out, s->spec);
 		sep = 1;
 	}
 	fprintf(out, ") (%s)\n",
@@ -359,12 +368,18 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 		p->npids, p->nthreads);
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct sd_source_row *s = &p->sources[i];
+		fputs("source ", out);
+		sd_text_put(out, s->name);
 		if (p->picked_source && strcmp(s->name, p->picked_source)) /* the note says */
-			fprintf(out, "source %s: not shown", s->name);
+			fputs(": not shown (", out);
 		else
-			fprintf(out, "source %s: %" PRIu64 " samples", s->name, s->samples);
-		fprintf(out, " (%s, period %" PRIu64 " %s, %s)\n", s->spec, s->period, s->unit,
-			s->mechanism);
+			fprintf(out, ": %" PRIu64 " samples (", s->samples);
+		sd_text_put(out, s->spec);
+		fprintf(out, ", period %" PRIu64 " ", s->period);
+		sd_text_put(out, s->unit);
+		fputs(", ", out);
+		sd_text_put(out, s->mechanism);
+		fputs(")\n", out);
 	}
 	counter_lines(out, p);
 	sd_notes(out, p, o);

@@ -107,15 +107,20 @@ static void push(struct sd_table *t, size_t len, int str, int null)
 	t->len += len + 1;
 }
 
-/* Append one cell of len bytes (a NUL is added). */
+/* Append one cell of len bytes (a NUL is added). In text a string is kept escaped
+ * (sd_text_esc), so that its width is what the terminal shows. */
 static void add(struct sd_table *t, const char *s, size_t len, int str, int null)
 {
-	char *b = room(t, len);
+	size_t n = str && t->fmt == SD_FMT_TEXT ? sd_text_esc(NULL, s, len) : len;
+	char *b = room(t, n);
 
 	if (!b)
 		return;
-	memcpy(b, s, len);
-	push(t, len, str, null);
+	if (n != len)
+		sd_text_esc(b, s, len);
+	else
+		memcpy(b, s, len);
+	push(t, n, str, null);
 }
 
 void sd_table_str(struct sd_table *t, const char *s)
@@ -178,19 +183,36 @@ void sd_table_text(struct sd_table *t, size_t max, const char *fmt, ...)
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	size_t len = n < 0 ? 0 : (size_t)n;
-	char *b = room(t, len);
-	if (!b)
+	char *raw = malloc(len + 1);
+	if (!raw) {
+		t->err = -ENOMEM;
 		return;
+	}
 	va_start(ap, fmt);
-	vsnprintf(b, len + 1, fmt, ap);
+	vsnprintf(raw, len + 1, fmt, ap);
 	va_end(ap);
-	if (max) {
-		size_t show = len > max ? max - 3 : len;
-		for (size_t i = 0; i < show; i++)
-			if ((unsigned char)b[i] < 0x20 || b[i] == 0x7f)
-				b[i] = '?';
-		if (show < len)
-			memcpy(b + show, "...", 3), len = max;
+	size_t elen = max ? sd_text_esc(NULL, raw, len) : len; /* max: arbitrary strings */
+	char *b = room(t, elen);
+	if (!b) {
+		free(raw);
+		return;
+	}
+	if (max)
+		sd_text_esc(b, raw, len);
+	else
+		memcpy(b, raw, len);
+	free(raw);
+	len = elen;
+	if (max && len > max) {
+		size_t show = max - 3;
+		while (show && ((unsigned char)b[show] & 0xc0) == 0x80)
+			show--; /* not inside a UTF-8 sequence */
+		for (size_t k = show >= 3 ? show - 3 : 0; k < show; k++)
+			if (b[k] == '\\' && k + (b[k + 1] == 'x' ? 4 : 2) > show) {
+				show = k; /* nor inside an escape */
+				break;
+			}
+		memcpy(b + show, "...", 3), len = show + 3;
 	}
 	push(t, len, last.str, 0);
 }

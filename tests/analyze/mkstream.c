@@ -74,6 +74,9 @@ static const char *cwd_arg;  /* header(): `cwd` when given (--cwd DIR) */
 static const char *argv0 = "mkstream";
 static int no_argv, no_exe;
 static uint64_t ppid = 1, clock_ns = 123456789;
+/* --evil S: the name of flat's first thread and ctx's phase value "solve" (escapes,
+ * newlines and bytes that are not UTF-8, for the escaping tests) */
+static const char *evil;
 
 static void counter(const char *name, const char *group, const char *source)
 {
@@ -337,6 +340,8 @@ int main(int argc, char **argv)
 			argv0 = argv[++i];
 		else if (!strcmp(argv[i], "--end-reason") && i + 1 < argc)
 			end_reason = argv[++i];
+		else if (!strcmp(argv[i], "--evil") && i + 1 < argc)
+			evil = argv[++i];
 		else if (!strcmp(argv[i], "--no-argv"))
 			no_argv = 1;
 		else if (!strcmp(argv[i], "--no-exe"))
@@ -412,7 +417,7 @@ int main(int argc, char **argv)
 		/* paths (callers first) and counts; 100 samples, 90 cpu-time + 10 wall-time:
 		 *   T1 main;alpha;beta 50 w1 | T1 main;alpha 20 w1 | T2 main;gamma 10 w2
 		 *   T2 main;gamma 10 w1 (wall-time) | T2 main;recurse;recurse;beta 10 w1 */
-		thread(1, pid, 1000, "main");
+		thread(1, pid, 1000, evil ? evil : "main");
 		thread(2, pid + 1, 5000, "worker");
 		frame(1, 0, 1, addr_of(mk_main, b));
 		frame(2, 1, 1, addr_of(mk_alpha, b));
@@ -567,7 +572,7 @@ int main(int argc, char **argv)
 			if (k == A_RUN) attribute(k, "run", "string", "process");
 			if (k == A_REGION) attribute(k, "region", "string", "thread");
 		}
-		context(1, 0, A_PHASE, "solve");
+		context(1, 0, A_PHASE, evil ? evil : "solve");
 		context_int(2, 1, A_ITER, 1);
 		context_int(3, 1, A_ITER, 2);
 		context(4, 0, A_PHASE, "exchange");
