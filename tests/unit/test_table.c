@@ -2,7 +2,7 @@
  * tables printed to memory: a fixed column pads each text cell on its own as printf's
  * "%*s" does (a wider cell shifts its row only), an aligned one takes its widest cell;
  * sd_table_text replaces a cell in text only, cut to its bound with "..." and control
- * characters shown as '?', while CSV and JSON keep the cell as added.
+ * characters escaped (\t), while CSV and JSON keep the cell as added.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -46,7 +46,7 @@ static void test_text(void)
 {
 	char *s = print(SD_FMT_TEXT);
 	CHECK_STR(s, "   n name  cmd\n"
-		     "   7 a     x?y,z\n"
+		     "   7 a     x\\ty,z\n"
 		     "123456 long  (no...\n");
 	free(s);
 }

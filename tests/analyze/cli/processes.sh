@@ -14,11 +14,11 @@
 	sed -n '/^process /,$p' "$T/out" >p.txt
 	expect_file p.txt <<'EOF'
 process                 pid     ppid      cpu_ms  samples threads   start_ms    wall_ms  end         command
-solver[100]             100        7     547.500      372       5      0.000   1000.000  exit        /opt/bin/solver a,"b"?
+solver[100]             100        7     547.500      372       5      0.000   1000.000  exit        /opt/bin/solver a,"b"\n
 mkstream-test[200]      200        1           -      100       2    500.000   1000.000  exit        (no argv)
 ?[300]                  300        1           -      100       2   1000.000     70.001  incomplete  (no argv)
-sh[400]                 400        1           -      100       2   1100.000   1000.000  exec        sh a,"b"?
-true[400]               400        1           -      100       2   1200.000   1000.000  signal 9    /bin/true a,"b"?
+sh[400]                 400        1           -      100       2   1100.000   1000.000  exec        sh a,"b"\n
+true[400]               400        1           -      100       2   1200.000   1000.000  signal 9    /bin/true a,"b"\n
 cpu_ms of 1 process is partial: a thread's CPU time is unknown, or known up to the last flush only (killed or still running; see --view coverage); '-': no CPU time recorded
 EOF
 	run "$SONDE" report --view processes --format csv --top 3 $ALL
