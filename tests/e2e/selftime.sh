@@ -9,9 +9,11 @@
 # Ground truth where perf works: perf record -e task-clock:u on the same run;
 # its user-mode samples in sonde's handler code (libsonde.so, libunwind, the
 # vDSO clock reads, libc) are a share of all its user-mode samples that
-# [sonde]'s share of sonde's time must match within a factor of 3 (both are
-# counts of a few dozen samples: the noise of each is 15-20 %; perf's libc
-# share also holds the program's own libc calls).
+# [sonde]'s share of sonde's time must match within a factor of 4: both are
+# counts of a few dozen samples (the noise of each is 15-20 %), perf's libc
+# share also holds the program's own libc calls, and sonde measures its
+# handler's elapsed time, system calls included (rt_sigpending at short
+# periods), capped (docs/ENV.md): 0.48-0.76 % for perf's 0.32-0.45 % here.
 . "$(dirname "$0")/lib.sh"
 W="$B/wl_split"
 use_perf=0
@@ -22,10 +24,10 @@ fi
 run() {
 	if [ $use_perf = 1 ]; then
 		perf record -q -e task-clock:u -c 100000 -o w.perf -- \
-			env LD_PRELOAD="$LIB" SONDE_OUTPUT=p SONDE_SAMPLE=cpu-time@100us WL_CPU=1 "$W" 1.0 \
+			env LD_PRELOAD="$LIB" SONDE_OUTPUT=p SONDE_SAMPLE=cpu-time@100us "$W" 1.0 \
 			>p.out 2>p.err || fail "perf record + sonde: exit $?: $(tail -3 p.err)"
 	else
-		SONDE_SAMPLE=cpu-time@100us WL_CPU=1 profile p "$W" 1.0 || fail "wl_split: exit $?: $(tail -3 p.err)"
+		SONDE_SAMPLE=cpu-time@100us profile p "$W" 1.0 || fail "wl_split: exit $?: $(tail -3 p.err)"
 	fi
 }
 run
@@ -39,7 +41,7 @@ msg="[sonde] ${s} % of the sampled time at cpu-time@100us"
 if [ $use_perf = 1 ]; then
 	p=$(perf report -i w.perf --stdio --sort dso 2>/dev/null |
 		awk '$2 ~ /^(libsonde\.so|libunwind.*|\[vdso\]|libc\.so.*)$/ { sub("%", "", $1); s += $1 } END { printf "%.2f", s }')
-	awk -v s="$s" -v p="$p" 'BEGIN { exit !(p > 0 && s >= p / 3 && s <= p * 3) }' ||
+	awk -v s="$s" -v p="$p" 'BEGIN { exit !(p > 0 && s >= p / 4 && s <= p * 4) }' ||
 		fail "[sonde] ${s} % of sonde's samples; perf's user-mode samples in sonde's handler code: ${p} %"
 	msg="$msg; perf: ${p} % of user-mode samples in libsonde, libunwind, vdso and libc"
 fi
