@@ -514,13 +514,14 @@ static int known_collect(void)
 	}
 	ended_n = keep;
 	pthread_mutex_unlock(&ended_lock);
-	qsort(known_tids, known_n, sizeof *known_tids, cmp_tid);
+	if (known_n > 1) /* never qsort(NULL, 0, ...): out of memory leaves it NULL */
+		qsort(known_tids, known_n, sizeof *known_tids, cmp_tid);
 	return err;
 }
 
 static int is_known(pid_t tid)
 {
-	return bsearch(&tid, known_tids, known_n, sizeof *known_tids, cmp_tid) != NULL;
+	return known_n && bsearch(&tid, known_tids, known_n, sizeof *known_tids, cmp_tid) != NULL;
 }
 
 void sd_tasks_thread_gone(pid_t tid)
