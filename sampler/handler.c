@@ -560,8 +560,9 @@ static int stack_room_sigsafe(const struct sd_thread *t)
  * installed with the flag (interpose.c): in a thread that has sonde's stack
  * and none of the program's, they would run on sonde's. Such a thread
  * switches sonde's off at its next sample, through the context sigreturn
- * restores (uc_stack), unless the sample interrupted code on that very
- * stack (sigreturn would fail). Threads begun later get none. async-signal-safe. */
+ * restores (uc_stack: sonde's stack is SS_AUTODISARM, without which a
+ * handler running on it cannot change it), unless the sample interrupted
+ * code on that very stack. Threads begun later get none. async-signal-safe. */
 static void altstack_off_sigsafe(struct sd_thread *t, void *ucv)
 {
 	if (!t->alt_lo || t->alt_off || t->prog_alt ||

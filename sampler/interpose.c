@@ -797,7 +797,8 @@ SONDE_API int sigaltstack(const stack_t *ss, stack_t *old)
 	}
 	if (ss) {
 		if (ss->ss_flags & SS_DISABLE) {
-			stack_t mine = {.ss_sp = (void *)t->alt_lo, .ss_size = t->alt_bytes};
+			stack_t mine = {.ss_sp = (void *)t->alt_lo, .ss_size = t->alt_bytes,
+					.ss_flags = SD_SS_AUTODISARM};
 			if (t->prog_alt && sd_real_sigaltstack(&mine, NULL) != 0)
 				return -1;
 			t->prog_alt = 0;

@@ -340,8 +340,17 @@ static void altstack_open(struct sd_thread *t)
 			return;
 		mprotect(m, page, PROT_NONE);
 	}
-	stack_t ss = {.ss_sp = m + page, .ss_size = SD_ALTSTACK_BYTES, .ss_flags = 0};
-	if (sd_real_sigaltstack(&ss, NULL) != 0) {
+	/* SS_AUTODISARM: off while a handler runs on it, and what the handler's
+	 * context says at its return (handler.c switches it off that way once
+	 * the program uses alternate stacks; without the flag, a handler on
+	 * the stack cannot change it). Kernels before 4.7: without. */
+	stack_t ss = {.ss_sp = m + page, .ss_size = SD_ALTSTACK_BYTES, .ss_flags = SD_SS_AUTODISARM};
+	int r = sd_real_sigaltstack(&ss, NULL);
+	if (r != 0) {
+		ss.ss_flags = 0;
+		r = sd_real_sigaltstack(&ss, NULL);
+	}
+	if (r != 0) {
 		if (!alt_pool_put(m))
 			munmap(m, bytes);
 		return;

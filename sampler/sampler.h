@@ -327,6 +327,8 @@ unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max)
  * directly, outside it through the kernel (probe 1; at most SD_FP_PROBES
  * reads a walk, ~1 us each) or not at all (probe 0). async-signal-safe. */
 #define SD_FP_PROBES 16
+/* sigaltstack's SS_AUTODISARM (linux/signal.h, Linux >= 4.7). */
+#define SD_SS_AUTODISARM ((int)(1u << 31))
 unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int probe,
 			      uint64_t *pcs, unsigned max, uint8_t *flags);
 /* Charges the calling thread's samples to pseudo-frame `pseudo` under its
