@@ -22,7 +22,8 @@
  *   read/write        inside the handler (libunwind validating an address
  *                     through its pipe), only that pipe is read or written:
  *                     never a number a raw close_range freed and the
- *                     program reused (tasks.c)
+ *                     program reused (tasks.c); under valgrind the address
+ *                     is read through the kernel instead of written
  *   sigaction/signal  the sampling signal stays sonde's; SIGTERM/SIGINT/SIGHUP
  *                     flush-then-default handlers stay invisible
  */
@@ -48,6 +49,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -537,6 +539,42 @@ static int unwinder_fd_stale_sigsafe(int fd)
 	return t && t->in_handler && !sd_tasks_fd_remembered_sigsafe(fd);
 }
 
+/* Under valgrind, libunwind's check of an address it is not sure of (the
+ * write of the byte there into its pipe, after mincore or msync) is a
+ * memcheck error of the program's: "Syscall param write(buf) points to
+ * unaddressable byte(s)" (the byte is below the stack pointer, or was never
+ * written), and --error-exitcode changes the program's status. There the
+ * byte is read through the kernel instead: process_vm_readv on this
+ * process, whose remote side memcheck does not check. libunwind gets the
+ * same answer, 1, or -1 and EFAULT where the byte cannot be read (unmapped,
+ * PROT_NONE), and its pipe stays empty (its next read says EAGAIN, which it
+ * takes as a good pipe). Returns 1 with *r set when it answered; 0 to make
+ * the write after all: not libunwind's write, or the kernel refused the read
+ * (a valgrind without process_vm_readv says ENOSYS). Not valgrind: the write
+ * as libunwind made it (a seccomp filter that lets the program write may
+ * kill it on process_vm_readv). async-signal-safe. */
+static int unwinder_check_sigsafe(int fd, const void *buf, size_t n, ssize_t *r)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!sd_rt.under_valgrind || n != 1 || !t || !t->in_handler ||
+	    !sd_tasks_fd_remembered_sigsafe(fd))
+		return 0;
+	char byte;
+	struct iovec local = {.iov_base = &byte, .iov_len = 1};
+	struct iovec remote = {.iov_base = (void *)buf, .iov_len = 1};
+	long got = sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0);
+	if (got == 1) {
+		*r = 1;
+		return 1;
+	}
+	if (got == -EFAULT) {
+		errno = EFAULT;
+		*r = -1;
+		return 1;
+	}
+	return 0;
+}
+
 SONDE_API ssize_t read(int fd, void *buf, size_t n)
 {
 	if (unwinder_fd_stale_sigsafe(fd)) {
@@ -557,6 +595,9 @@ SONDE_API ssize_t write(int fd, const void *buf, size_t n)
 		errno = EBADF;
 		return -1;
 	}
+	ssize_t checked;
+	if (unwinder_check_sigsafe(fd, buf, n, &checked))
+		return checked;
 	RESOLVE(write);
 	int on = blk_enter(__builtin_return_address(0), __builtin_frame_address(0),
 			   (void *)REAL(write));
@@ -579,6 +620,7 @@ __attribute__((no_sanitize_address)) SONDE_API long syscall(long no, ...)
 {
 	va_list ap;
 	long a[6];
+	ssize_t checked;
 	va_start(ap, no);
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
@@ -590,6 +632,9 @@ __attribute__((no_sanitize_address)) SONDE_API long syscall(long no, ...)
 			errno = EBADF;
 			return -1;
 		}
+		if (no == SYS_write &&
+		    unwinder_check_sigsafe((int)a[0], (const void *)a[1], (size_t)a[2], &checked))
+			return checked;
 		break;
 	case SYS_exit_group:
 		/* the process ends with no libc exit path: the stream is

@@ -152,6 +152,26 @@ void sd_loader_fork_child(void)
 	atomic_store(&suspect, 1);
 }
 
+/* valgrind loads its core preload into every dynamically linked program it
+ * runs (LD_PRELOAD, before the program's own, sonde's included). */
+static int valgrind_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	const char *base = strrchr(name, '/');
+	if (strncmp(base ? base + 1 : name, "vgpreload_core-", 15) != 0)
+		return 0;
+	*(int *)data = 1;
+	return 1;
+}
+
+int sd_loader_under_valgrind(void)
+{
+	int found = 0;
+	sd_real_dl_iterate_phdr(valgrind_cb, &found);
+	return found;
+}
+
 /* Runs libunwind's slow path a few frames in ordinary context, on the first
  * thread that begins, so that its process-wide lazy state (its set-up, the
  * caches of the unwind tables it met, its memory-validation pipe) is made

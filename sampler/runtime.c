@@ -925,6 +925,11 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 				      .fd_track = sd_runtime_fd_track_sigsafe};
 	if (sd_writer_open_dir(&dc) != 0)
 		return; /* said why; the program runs on unprofiled */
+	/* Before libunwind's first use: its address checks (interpose.c). */
+	sd_rt.under_valgrind = sd_loader_under_valgrind();
+	if (sd_rt.under_valgrind && sd_rt.cfg.verbose)
+		sd_msg("sonde: running under valgrind: libunwind's address checks read through "
+		       "process_vm_readv, not written to its pipe (docs/ENV.md, Under valgrind)");
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND) {
 		atomic_store(&sd_rt.unwind_init, 1);
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);

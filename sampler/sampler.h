@@ -194,6 +194,7 @@ struct sd_runtime {
 	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
 	_Atomic int nadopted;
 	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
+	int under_valgrind;            /* set at start: valgrind's preload is loaded */
 	struct sd_foreign foreign[SD_MAX_FOREIGN]; /* tasks.c writes, handlers read */
 	_Atomic int nforeign;          /* slots in use */
 	_Atomic int starting;          /* pthread_create'd threads not registered yet */
@@ -370,6 +371,9 @@ void sd_handler_entry_note(int sig, const struct sigaction *act);
 int sd_loader_poll(void);
 void sd_loader_changed(uint64_t t0_ns);
 void sd_loader_fork_child(void);
+/* 1 when the process runs under valgrind (its core preload,
+ * vgpreload_core-<arch>-<os>.so, is loaded), else 0. Ordinary context. */
+int sd_loader_under_valgrind(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);

@@ -225,6 +225,73 @@ for c in $cases; do
 		done
 		pass "SONDE_SIGNAL of fault, job-control and malformed signals refused in one line, the program unchanged and sampled"
 		;;
+	valgrind)
+		# Item 10: under valgrind, libunwind checked the addresses it was not
+		# sure of by writing their first byte into a pipe; memcheck flagged
+		# each such write ("Syscall param write(buf) points to unaddressable
+		# byte(s)", 3 to 5 errors a run), and a program run with
+		# --error-exitcode ended with that status instead of its own. Plain
+		# under valgrind and profiled under valgrind: the same output and
+		# status, no memcheck error, and samples.
+		command -v valgrind >/dev/null || skip "no valgrind here (.ci/deps installs it)"
+		vg() { echo valgrind --error-exitcode=99 --child-silent-after-fork=yes; }
+		errors() {
+			grep -o 'ERROR SUMMARY: [0-9]* errors' "$1.err" | awk '{ print $3 }' | tail -n 1
+		}
+		runs plain -- $(vg) "$B/hostile" loop 0.2
+		[ "$(cat plain.rc)" = 0 ] || fail "the program fails under valgrind on its own: $(tail -c 600 plain.err)"
+		[ "$(errors plain)" = 0 ] || fail "memcheck errors without sonde: $(tail -c 600 plain.err)"
+		runs vg -- $(vg) "$B/hostile" loop 0.2
+		same_as_plain vg
+		[ "$(errors vg)" = 0 ] || fail "$(errors vg) memcheck errors under sonde: $(grep -A12 -m1 '^==[0-9]*== [A-Z]' vg.err | head -c 1500)"
+		grep '^sonde: ' vg.err && fail "sonde said something under valgrind: $(grep '^sonde: ' vg.err)"
+		f=$(ls vg/*.sonde 2>/dev/null | head -n 1)
+		[ -n "$f" ] || fail "no stream under valgrind: $(tail -c 600 vg.err)"
+		valid_stream "$f"
+		# periods, not samples: under valgrind the handler is slow enough
+		# that the sampler throttles itself (fewer samples, weighted)
+		"$SONDE" report --format folded --metric weight vg >vg.folded
+		n=$(awk '{ s += $NF } END { print s + 0 }' vg.folded)
+		[ "$n" -ge 100 ] || fail "$n periods of 1 ms under valgrind for 0.2 s of CPU"
+		grep -q 'mode_loop;loop_work' vg.folded ||
+			fail "no stack through the program's loop: $(head -5 vg.folded)"
+		# said once, and only when asked
+		runs vgv SONDE_VERBOSE=1 -- $(vg) "$B/hostile" loop 0.05
+		st=$(cat vgv.rc)
+		[ "$st" = 0 ] || fail "SONDE_VERBOSE=1 under valgrind: status $st"
+		want="sonde: running under valgrind: libunwind's address checks read through process_vm_readv, not written to its pipe (docs/ENV.md, Under valgrind)"
+		[ "$(grep -cxF "$want" vgv.err)" = 1 ] ||
+			fail "SONDE_VERBOSE=1 under valgrind: expected '$want' once, got: $(grep '^sonde: ' vgv.err)"
+		# threads: each has its own unwinder state (libunwind's page cache)
+		runs plain -- $(vg) "$B/wl_threads" 2 0.1
+		[ "$(cat plain.rc)" = 0 ] || fail "wl_threads fails under valgrind on its own: $(tail -c 600 plain.err)"
+		runs vgt -- $(vg) "$B/wl_threads" 2 0.1
+		[ "$(cat vgt.rc)" = 0 ] || fail "wl_threads under sonde and valgrind: status $(cat vgt.rc): $(grep -A12 -m1 '^==[0-9]*== [A-Z]' vgt.err | head -c 1500)"
+		[ "$(errors vgt)" = 0 ] || fail "wl_threads: $(errors vgt) memcheck errors under sonde"
+		[ "$(grep -v '^thread ' plain.out)" = "$(grep -v '^thread ' vgt.out)" ] ||
+			fail "wl_threads: output differs: $(diff plain.out vgt.out | head -10)"
+		f=$(ls vgt/*.sonde 2>/dev/null | head -n 1)
+		[ -n "$f" ] || fail "wl_threads: no stream"
+		valid_stream "$f"
+		# rbp kept in a PROT_NONE page (fpwalk jit): libunwind's frame-chain
+		# guess checks addresses that cannot be read; each must be refused
+		# (a wrong "readable" faults the program), and no check flagged.
+		# Without --error-exitcode: this program switches to a makecontext
+		# stack valgrind does not know, and memcheck's stack tracking then
+		# flags the loader's lazy binding on the main stack ("Invalid write
+		# ... _dl_runtime_resolve_xsave") under sonde's sampling, with
+		# SONDE_UNWIND=fp as well (docs/ENV.md, Under valgrind).
+		runs plain -- valgrind "$B/fpwalk" jit
+		[ "$(cat plain.rc)" = 0 ] || fail "fpwalk fails under valgrind on its own: $(tail -c 600 plain.err)"
+		runs vgj -- valgrind "$B/fpwalk" jit
+		same_as_plain vgj
+		grep -q 'Syscall param' vgj.err &&
+			fail "fpwalk jit: $(grep -A8 -m1 'Syscall param' vgj.err | head -c 1500)"
+		f=$(ls vgj/*.sonde 2>/dev/null | head -n 1)
+		[ -n "$f" ] || fail "fpwalk jit: no stream"
+		valid_stream "$f"
+		pass "under valgrind (memcheck): no error, the program's output and status, $n periods sampled"
+		;;
 	*) fail "unknown case $c" ;;
 	esac
 done
