@@ -107,6 +107,7 @@ static pid_t gettid_(void)
 }
 
 /* Is from -> to an arrow of the lifecycle drawn in sampler.h? */
+__attribute__((unused)) /* only in SD_ASSERT, compiled out without SONDE_ASSERTS */
 static int state_arrow(int from, int to)
 {
 	return (from == SD_OFF && to == SD_ARMED) || (from == SD_ARMED && to == SD_RUNNING) ||
