@@ -395,6 +395,22 @@ struct sd_stream_info {
 	uint64_t threads;           /* threads it defined */
 };
 
+/* A child process that a stream's CHILD records name (docs/FORMAT.md): its parent's
+ * stream started it (fork, spawn) or reaped it, or both. The processes view lists the
+ * children that no stream of the report is from (docs/REPORT.md, "Processes view"). */
+struct sd_child {
+	uint64_t pid;
+	uint32_t parent;            /* the stream that recorded it: index into sinfo */
+	int how;                    /* enum sd_child_event of its start; -1: unknown */
+	int has_start;              /* its start was recorded: start_ns is valid */
+	uint64_t start_ns;          /* CLOCK_MONOTONIC (its parent's clock origin + t) */
+	int end;                    /* SD_CHILD_EXIT or SD_CHILD_SIGNAL as the program reaped
+				     * it (value: exit code or signal); -1: unknown */
+	uint64_t end_ns, value;
+	int has_stream;             /* a stream of the report is from its host and pid
+				     * (sd_profile_children) */
+};
+
 /* ---- coverage.c: the CPU time the kernel measured against what the samples stand for ---- */
 
 /* Sample drop reasons of docs/FORMAT.md (DROPS) as coverage gaps, in this order; the last,
@@ -498,6 +514,10 @@ struct sd_profile {
 	struct sd_stream_info *sinfo; size_t nsinfo, capsinfo; /* merged streams, in order */
 	uint64_t streams, truncated;
 	uint64_t *pids; size_t npids, cappids; /* distinct processes */
+	struct sd_child *child; size_t nchild, capchild; /* CHILD records, merged */
+	struct sd_u64map childmap;  /* pid -> its latest entry in children */
+	size_t children_nostream;   /* children without a stream (sd_profile_children): the
+				     * report's processes are npids + these */
 	struct sd_proc *procs; size_t nprocs, capprocs; /* distinct (rank, pid) of the streams */
 	struct sd_strmap drop_reasons; uint64_t *drop_counts; size_t ndrop, capdrop;
 	char **drop_names;
@@ -547,6 +567,9 @@ int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off);
 /* What tells a stream from its copies: its HEADER's pid, host and clock origin (host
  * valid while l is). 0, or -ENOENT when l was not read whole or its HEADER has no clock. */
 int sd_load_ident(const struct sd_load *l, uint64_t *pid, const char **host, uint64_t *origin_ns);
+/* After the last stream was merged: which children recorded by a stream's CHILD
+ * records have a stream of their own (same host and pid), and how many do not. */
+void sd_profile_children(struct sd_profile *p);
 /* Drop a load without merging it. */
 void sd_load_free(struct sd_load *l);
 /* where.c: add a plain --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`)

@@ -65,6 +65,8 @@ void sd_sstate_fini(struct sstate *st)
 	}
 	free(st->sources);
 	free(st->host);
+	free(st->children);
+	sd_u64map_fini(&st->childmap);
 	sd_strmap_fini(&st->drops);
 	for (size_t i = 0; i < st->ndrops; i++)
 		free(st->dropr[i]);
@@ -720,6 +722,7 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 					"excl_ns:u", "min_ns:u", "max_ns:u", "sumsq_ns2:f",
 					"forced:u", "site:u" },
 		[SD_K_REGION_OPEN] = { "thread:u", "t:u", "node:u", "begin_t:u" },
+		[SD_K_CHILD] = { "t:u", "pid:u", "event:s", "+value:u" },
 	};
 	static const char *const kinds[SD_K_LAST + 1] = SD_KIND_NAMES;
 
@@ -1234,6 +1237,53 @@ static int rec_region_open(struct rec_ctx *c)
 	return 0;
 }
 
+/* A CHILD: a child process the program started (fork, spawn) or reaped (exit, signal).
+ * Events of one pid meet in one entry; a start after an end is a new child (the pid
+ * was reused). An event of a later format counts as a start of an unknown kind. */
+static int rec_child(struct rec_ctx *c)
+{
+	static const char *const names[SD_CHILD_NEVENTS] = SD_CHILD_NAMES;
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t t, pid, value = 0;
+	const char *ev;
+	uint32_t len;
+	if (sd_rec_u64(r, SD_F_CHILD_T, &t) || sd_rec_u64(r, SD_F_CHILD_PID, &pid) ||
+	    sd_rec_str(r, SD_F_CHILD_EVENT, &ev, &len) ||
+	    (r->n > SD_F_CHILD_VALUE && sd_rec_u64(r, SD_F_CHILD_VALUE, &value)))
+		return REC_BAD;
+	int e = -1;
+	for (int i = 0; i < SD_CHILD_NEVENTS; i++)
+		if (strlen(names[i]) == len && !memcmp(names[i], ev, len))
+			e = i;
+	int is_end = e == SD_CHILD_EXIT || e == SD_CHILD_SIGNAL;
+	uint32_t k;
+	struct schild *ch = NULL;
+	if (sd_u64map_get(&st->childmap, pid, &k)) {
+		ch = &st->children[k];
+		if (is_end ? ch->end >= 0 : ch->has_start) /* the pid again: another child */
+			ch = NULL;
+	}
+	if (!ch) {
+		if (sd_grow(&st->children, &st->capchildren, st->nchildren + 1,
+			    sizeof(*st->children)) ||
+		    sd_u64map_put(&st->childmap, pid, (uint32_t)st->nchildren))
+			return -ENOMEM;
+		ch = &st->children[st->nchildren++];
+		*ch = (struct schild){ .pid = pid, .how = -1, .end = -1 };
+	}
+	if (is_end) {
+		ch->end = e;
+		ch->end_t = t;
+		ch->value = value;
+	} else {
+		ch->has_start = 1;
+		ch->how = e;
+		ch->t = t;
+	}
+	return 0;
+}
+
 static int rec_thread_cpu(struct rec_ctx *c)
 {
 	struct sstate *st = c->st;
@@ -1371,7 +1421,7 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_THREAD_CPU] = rec_thread_cpu, [SD_K_UNSAMPLED] = rec_unsampled,
 		[SD_K_DROPS] = rec_drops, [SD_K_END] = rec_end, [SD_K_REGION_STATS] = rec_region_stats,
 		[SD_K_REGION_OPEN] = rec_region_open,
-		[SD_K_NOTE] = rec_note,
+		[SD_K_NOTE] = rec_note, [SD_K_CHILD] = rec_child,
 	};
 	/* where `t` is in the records that have one (SAMPLE: its thread's time) */
 	static const uint8_t t_index[SD_K_LAST + 1] = {
@@ -1379,7 +1429,8 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_THREAD] = SD_F_THREAD_T, [SD_K_THREAD_END] = SD_F_THREAD_END_T,
 		[SD_K_END] = SD_F_END_T, [SD_K_NOTE] = SD_F_NOTE_T, [SD_K_REGION] = SD_F_REGION_T,
 		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T,
-		[SD_K_REGION_STATS] = SD_F_RSTATS_T, [SD_K_REGION_OPEN] = SD_F_ROPEN_T };
+		[SD_K_REGION_STATS] = SD_F_RSTATS_T, [SD_K_REGION_OPEN] = SD_F_ROPEN_T,
+		[SD_K_CHILD] = SD_F_CHILD_T };
 	uint64_t t;
 
 	if (r->kind > SD_K_LAST)

@@ -268,7 +268,7 @@ static void run_facts(FILE *out, const struct sd_profile *p)
 	kv_row(out, "hosts");
 	distinct(out, p, offsetof(struct sd_stream_info, host));
 	kv_row(out, "processes");
-	fprintf(out, "%zu</td></tr>\n", p->npids);
+	fprintf(out, "%zu</td></tr>\n", p->npids + p->children_nostream);
 	kv_row(out, "threads");
 	fprintf(out, "%zu</td></tr>\n", p->nthreads);
 	kv_row(out, "streams");

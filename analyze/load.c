@@ -239,6 +239,7 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		}
 		sd_stream_close(&sl->s);
 	}
+	sd_profile_children(p);
 	for (size_t j = 0; j < nthreads; j++)
 		pthread_join(threads[j], NULL);
 	if (shown)

@@ -565,6 +565,65 @@ static int merge_drops(struct sd_profile *p, const struct sstate *st, uint64_t *
 	return 0;
 }
 
+/* The children the stream's CHILD records name, as p->child (stream index si). A
+ * child whose start one stream recorded and whose end another did (an image that
+ * exec'd, then reaped the child its previous image forked: same host and parent pid)
+ * is one entry. */
+static int merge_children(struct sd_profile *p, const struct sstate *st, uint32_t si)
+{
+	const struct sd_stream_info *me = &p->sinfo[si];
+	for (size_t i = 0; i < st->nchildren; i++) {
+		const struct schild *c = &st->children[i];
+		struct sd_child *ch = NULL;
+		uint32_t k;
+		if (sd_u64map_get(&p->childmap, c->pid, &k)) {
+			ch = &p->child[k];
+			const struct sd_stream_info *o = &p->sinfo[ch->parent];
+			if (o->pid != me->pid || strcmp(o->host, me->host) ||
+			    (c->has_start && ch->has_start) || (c->end >= 0 && ch->end >= 0))
+				ch = NULL;
+		}
+		if (!ch) {
+			if (sd_grow(&p->child, &p->capchild, p->nchild + 1,
+				    sizeof(*p->child)) ||
+			    sd_u64map_put(&p->childmap, c->pid, (uint32_t)p->nchild))
+				return -ENOMEM;
+			ch = &p->child[p->nchild++];
+			*ch = (struct sd_child){ .pid = c->pid, .parent = si, .how = -1, .end = -1 };
+		}
+		if (c->has_start) {
+			ch->has_start = 1;
+			ch->how = c->how;
+			ch->start_ns = st->origin_ns + c->t;
+			ch->parent = si;
+		}
+		if (c->end >= 0) {
+			ch->end = c->end;
+			ch->end_ns = st->origin_ns + c->end_t;
+			ch->value = c->value;
+		}
+	}
+	return 0;
+}
+
+void sd_profile_children(struct sd_profile *p)
+{
+	p->children_nostream = 0;
+	for (size_t i = 0; i < p->nchild; i++) {
+		struct sd_child *c = &p->child[i];
+		const char *host = p->sinfo[c->parent].host;
+		c->has_stream = 0;
+		for (size_t k = 0; k < p->nsinfo && !c->has_stream; k++)
+			c->has_stream = p->sinfo[k].pid == c->pid && !strcmp(p->sinfo[k].host, host);
+		if (!c->has_stream) {
+			size_t j;
+			for (j = 0; j < p->npids && p->pids[j] != c->pid; j++)
+				;
+			p->children_nostream += j == p->npids; /* distinct, as npids */
+		}
+	}
+}
+
 /* The stream's row of --view streams and processes, and its pid and (rank, pid). */
 static int merge_stream_info(struct sd_profile *p, struct sstate *st, const char *name,
 			     int truncated, uint64_t sdrop, uint64_t rdrop)
@@ -600,6 +659,8 @@ static int merge_stream_info(struct sd_profile *p, struct sstate *st, const char
 		return -ENOMEM;
 	}
 	p->nsinfo++;
+	if (merge_children(p, st, (uint32_t)(p->nsinfo - 1)))
+		return -ENOMEM;
 	size_t j;
 	for (j = 0; j < p->npids && p->pids[j] != st->pid; j++)
 		;

@@ -364,8 +364,11 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 		fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
 	else if (o->weight)
 		fprintf(out, " (%.3f ms)", p->weight / 1e6);
-	fprintf(out, "  streams: %" PRIu64 "  processes: %zu  threads: %zu\n", p->streams,
-		p->npids, p->nthreads);
+	fprintf(out, "  streams: %" PRIu64 "  processes: %zu", p->streams,
+		p->npids + p->children_nostream);
+	if (p->children_nostream) /* children their parent recorded, without a stream */
+		fprintf(out, " (%zu without a stream: --view processes)", p->children_nostream);
+	fprintf(out, "  threads: %zu\n", p->nthreads);
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct sd_source_row *s = &p->sources[i];
 		fputs("source ", out);
@@ -393,9 +396,10 @@ static void flat_head_json(FILE *out, const struct sd_profile *p, const struct s
 	sd_json_head(out, p, o, sd_metric_name(o));
 	if (o->counter)
 		fprintf(out, ",\"metric_total\":%.0f", f->all);
-	fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"threads\":%zu,"
-		"\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
-		p->streams, p->npids, p->nthreads, p->dropped, p->dropped_regions);
+	fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"processes_without_stream\":%zu,"
+		"\"threads\":%zu,\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
+		p->streams, p->npids + p->children_nostream, p->children_nostream, p->nthreads,
+		p->dropped, p->dropped_regions);
 	if (f->st)
 		sd_stats_json_key(out, f->st);
 }

@@ -81,6 +81,8 @@ void sd_profile_fini(struct sd_profile *p)
 	}
 	free(p->sources);
 	free(p->pids);
+	free(p->child);
+	sd_u64map_fini(&p->childmap);
 	free(p->procs);
 	sd_strmap_fini(&p->drop_reasons);
 	for (size_t i = 0; i < p->ndrop; i++)

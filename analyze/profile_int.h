@@ -51,6 +51,10 @@ struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, force
 	      double sumsq; /* of the inclusive times, ns^2 */
 	      uint64_t *cnt; /* inclusive counter deltas, NULL until the first */ };
 struct scounter { char *name, *group, *unit, *source; uint32_t gid; };
+/* A child process its CHILD records name: how it started (how: an SD_CHILD_* start
+ * event, -1: a start of a later format; has_start 0: only its end was recorded) and
+ * how the program saw it end (end: SD_CHILD_EXIT or SD_CHILD_SIGNAL, -1: unknown). */
+struct schild { uint64_t pid, t, end_t, value; int how, has_start, end; };
 struct ssource { char *name, *spec, *unit, *mechanism; uint64_t period, samples; double weight; };
 
 /* Everything known about the stream being read. Index 0 of nodes is the root; index 0 of
@@ -98,6 +102,8 @@ struct sstate {
 	uint64_t nsamples_all;                         /* SAMPLE records read */
 	uint64_t throttled;                            /* bit i: a NOTE says source i was
 							* throttled (i < 64) */
+	struct schild *children; size_t nchildren, capchildren; /* CHILD records, by pid */
+	struct sd_u64map childmap;                     /* pid -> its latest entry in children */
 	int tl_on;                                     /* p->timeline is set: keep them */
 	struct sd_tl_stream *tl;                       /* its events, when p->timeline */
 };

@@ -41,14 +41,15 @@ enum sd_kind {
 	SD_K_UNSAMPLED,
 	SD_K_REGION_STATS,
 	SD_K_REGION_OPEN,
-	SD_K_LAST = SD_K_REGION_OPEN /* the highest kind this version defines */
+	SD_K_CHILD,
+	SD_K_LAST = SD_K_CHILD /* the highest kind this version defines */
 };
 
 /* Record names, indexed by kind ("" for 0). */
 #define SD_KIND_NAMES                                                                     \
 	{ "", "HEADER", "MODULE", "MODULE_END", "THREAD", "THREAD_END", "FRAME", "SAMPLE", \
 	  "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT", "REGION", "THREAD_CPU", "UNSAMPLED",     \
-	  "REGION_STATS", "REGION_OPEN" }
+	  "REGION_STATS", "REGION_OPEN", "CHILD" }
 
 /* Field positions, per kind (element 0 is the kind). Optional trailing
  * fields are marked; every other field is always present. */
@@ -94,6 +95,10 @@ enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALL
        SD_F_RSTATS_N };
 /* REGION_OPEN: a region of a thread still open when its REGION_STATS were read. */
 enum { SD_F_ROPEN_THREAD = 1, SD_F_ROPEN_T, SD_F_ROPEN_NODE, SD_F_ROPEN_BEGIN, SD_F_ROPEN_N };
+/* CHILD: a child process the program started, or one it reaped. */
+enum { SD_F_CHILD_T = 1, SD_F_CHILD_PID, SD_F_CHILD_EVENT,
+       SD_F_CHILD_VALUE, /* optional: events exit (code) and signal (number) */
+       SD_F_CHILD_N };
 
 /* Field names (docs/FORMAT.md's layouts), per kind, after the kind:
  * fields[kind][SD_F_X - 1]; NULL after the last. */
@@ -120,6 +125,7 @@ enum { SD_F_ROPEN_THREAD = 1, SD_F_ROPEN_T, SD_F_ROPEN_NODE, SD_F_ROPEN_BEGIN, S
 					"excl_ns", "min_ns", "max_ns", "sumsq_ns2",     \
 					"forced", "site", "counts" },                   \
 		[SD_K_REGION_OPEN] = { "thread", "t", "node", "begin_t" },              \
+		[SD_K_CHILD] = { "t", "pid", "event", "value" },                        \
 	}
 
 /* SAMPLE flags bits. */
@@ -183,5 +189,17 @@ enum sd_drop { SD_DROP_REASONS(SD_DROP_ENUM_) SD_DROP_NREASONS };
 enum sd_unsampled { SD_UNSAMPLED_REASONS(SD_UNSAMPLED_ENUM_) SD_UNSAMPLED_NREASONS };
 #define SD_UNSAMPLED_NAME_(e, name) name,
 #define SD_UNSAMPLED_NAMES { SD_UNSAMPLED_REASONS(SD_UNSAMPLED_NAME_) }
+
+/* CHILD events. X(ENUM, "name"). Readers accept names they do not know. */
+#define SD_CHILD_EVENTS(X)                                                        \
+	X(FORK, "fork")                     /* forked, followed: writes its stream */ \
+	X(FORK_UNPROFILED, "fork_unprofiled") /* forked, SONDE_FOLLOW_FORK=0 */      \
+	X(SPAWN, "spawn")                   /* posix_spawn: runs a new program */     \
+	X(EXIT, "exit")                     /* reaped: exited, value the code */      \
+	X(SIGNAL, "signal")                 /* reaped: killed, value the signal */
+#define SD_CHILD_ENUM_(e, name) SD_CHILD_##e,
+enum sd_child_event { SD_CHILD_EVENTS(SD_CHILD_ENUM_) SD_CHILD_NEVENTS };
+#define SD_CHILD_NAME_(e, name) name,
+#define SD_CHILD_NAMES { SD_CHILD_EVENTS(SD_CHILD_NAME_) }
 
 #endif

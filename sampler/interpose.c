@@ -11,6 +11,11 @@
  *   dl_iterate_phdr   inside a sample, served from the snapshot: no loader lock
  *   exec*             the stream is flushed first; resumed if exec fails
  *   _exit/_Exit       the stream is completed first
+ *   fork/posix_spawn  the child's pid is recorded (CHILD), and how the
+ *   wait*             program saw it end when it reaps it: a child that
+ *                     leaves no stream is still known to the report
+ *   chroot, unshare,  the stream file is made first and the output
+ *   setns             directory kept open, so no stream goes into a jail
  *   close/closefrom   sonde's descriptors (and libunwind's pipe, see pipe2)
  *                     are spared: their numbers are never reused under us
  *   dup2/dup3         onto a sonde descriptor: honoured, sonde opens anew
@@ -37,7 +42,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -88,6 +95,14 @@ DECL(int, sigprocmask, (int, const sigset_t *, sigset_t *));
 DECL(long, syscall, (long, ...));
 DECL(ssize_t, read, (int, void *, size_t));
 DECL(ssize_t, write, (int, const void *, size_t));
+DECL(pid_t, fork, (void));
+DECL(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]));
+DECL(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,
+			 const posix_spawnattr_t *, char *const[], char *const[]));
+DECL(int, chroot, (const char *));
+DECL(int, unshare, (int));
+DECL(int, setns, (int, int));
 
 static void blk_resolve(void);
 static void blk_self_init(void);
@@ -130,6 +145,12 @@ void sd_interpose_init(void)
 	RESOLVE(syscall);
 	RESOLVE(read);
 	RESOLVE(write);
+	RESOLVE(fork);
+	RESOLVE(posix_spawn);
+	RESOLVE(posix_spawnp);
+	RESOLVE(chroot);
+	RESOLVE(unshare);
+	RESOLVE(setns);
 }
 
 static int running(void)
@@ -428,6 +449,107 @@ SONDE_API int execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
+/* ---- child processes ---------------------------------------------------- */
+
+/* A child the program started: recorded in this process's stream (CHILD), so
+ * that the report knows it even when it leaves no stream of its own (killed
+ * before its first flush, a program that is not profiled). vfork is not
+ * wrapped (its child shares this stack: a wrapper's frame would be gone when
+ * the parent resumes); a vfork child that execs writes its own stream, whose
+ * HEADER names this process as its ppid. async-signal-safe. */
+static void child_started(pid_t pid, enum sd_child_event how)
+{
+	if (pid <= 0 || !running() || !our_process())
+		return;
+	int e = errno;
+	sd_writer_child_sigsafe(pid, how, 0);
+	errno = e;
+}
+
+/* A child the program reaped, with its wait status: how it ended. Wait
+ * wrappers run in the program's SIGCHLD handlers too: async-signal-safe. */
+static void child_reaped(pid_t pid, int status)
+{
+	if (pid <= 0 || !running() || !our_process())
+		return;
+	int e = errno;
+	if (WIFEXITED(status))
+		sd_writer_child_sigsafe(pid, SD_CHILD_EXIT, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		sd_writer_child_sigsafe(pid, SD_CHILD_SIGNAL, WTERMSIG(status));
+	errno = e;
+}
+
+SONDE_API pid_t fork(void)
+{
+	RESOLVE(fork);
+	pid_t pid = REAL(fork)();
+	if (pid > 0)
+		child_started(pid, sd_rt.cfg.follow_fork ? SD_CHILD_FORK : SD_CHILD_FORK_UNPROFILED);
+	return pid;
+}
+
+SONDE_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	RESOLVE(posix_spawn);
+	pid_t p = 0;
+	int r = REAL(posix_spawn)(&p, path, fa, at, argv, envp);
+	if (r == 0) {
+		child_started(p, SD_CHILD_SPAWN);
+		if (pid)
+			*pid = p;
+	}
+	return r;
+}
+
+SONDE_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	RESOLVE(posix_spawnp);
+	pid_t p = 0;
+	int r = REAL(posix_spawnp)(&p, file, fa, at, argv, envp);
+	if (r == 0) {
+		child_started(p, SD_CHILD_SPAWN);
+		if (pid)
+			*pid = p;
+	}
+	return r;
+}
+
+/* The process changes what paths name (its root, its mount namespace): its
+ * stream file is made first, in the real output directory, whose descriptor
+ * is kept for the children it forks later (sd_writer_pin_output). */
+static void pin_output(void)
+{
+	if (!running() || !our_process())
+		return;
+	int e = errno;
+	sd_writer_pin_output();
+	errno = e;
+}
+
+SONDE_API int chroot(const char *path)
+{
+	RESOLVE(chroot);
+	pin_output();
+	return REAL(chroot)(path);
+}
+
+SONDE_API int unshare(int flags)
+{
+	RESOLVE(unshare);
+	pin_output();
+	return REAL(unshare)(flags);
+}
+
+SONDE_API int setns(int fd, int nstype)
+{
+	RESOLVE(setns);
+	pin_output();
+	return REAL(setns)(fd, nstype);
+}
+
 SONDE_API void _exit(int status)
 {
 	RESOLVE(_exit);
@@ -641,6 +763,12 @@ __attribute__((no_sanitize_address)) SONDE_API long syscall(long no, ...)
 		 * completed first, as for _exit */
 		if (running() && our_process())
 			sd_runtime_stop("_exit", 0);
+		break;
+	case SYS_chroot:
+	case SYS_pivot_root:
+	case SYS_unshare:
+	case SYS_setns:
+		pin_output();
 		break;
 	case SYS_close:
 		return close((int)a[0]);
@@ -1211,10 +1339,48 @@ BLK_WRAP(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *
 BLK_WRAP(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f))
 BLK_WRAP(int, accept, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l))
 BLK_WRAP(int, accept4, (int fd, struct sockaddr *a, socklen_t *l, int f), (fd, a, l, f))
-BLK_WRAP(pid_t, wait, (int *st), (st))
-BLK_WRAP(pid_t, waitpid, (pid_t p, int *st, int o), (p, st, o))
-BLK_WRAP(pid_t, wait4, (pid_t p, int *st, int o, struct rusage *ru), (p, st, o, ru))
-BLK_WRAP(int, waitid, (idtype_t w, id_t id, siginfo_t *i, int o), (w, id, i, o))
+/* Waits for children: blocking calls, whose result also says how a child
+ * ended (child_reaped); a status the program does not ask for is read into
+ * a local. */
+#define BLK_WAIT_WRAP(name, params, call)                                      \
+	DECL(pid_t, name, params);                                             \
+	SONDE_API pid_t name params                                            \
+	{                                                                      \
+		RESOLVE(name);                                                 \
+		int own_;                                                      \
+		int *stp_ = st ? st : &own_;                                   \
+		int on_ = blk_enter(__builtin_return_address(0),               \
+				    __builtin_frame_address(0), (void *)REAL(name));  \
+		pid_t r_ = REAL(name) call;                                    \
+		blk_leave(on_);                                                \
+		if (r_ > 0)                                                    \
+			child_reaped(r_, *stp_);                               \
+		return r_;                                                     \
+	}
+BLK_WAIT_WRAP(wait, (int *st), (stp_))
+BLK_WAIT_WRAP(waitpid, (pid_t p, int *st, int o), (p, stp_, o))
+BLK_WAIT_WRAP(wait4, (pid_t p, int *st, int o, struct rusage *ru), (p, stp_, o, ru))
+
+DECL(int, waitid, (idtype_t w, id_t id, siginfo_t *i, int o));
+SONDE_API int waitid(idtype_t w, id_t id, siginfo_t *i, int o)
+{
+	RESOLVE(waitid);
+	siginfo_t own;
+	siginfo_t *ip = i ? i : &own;
+	if (!i)
+		memset(&own, 0, sizeof own);
+	int on = blk_enter(__builtin_return_address(0), __builtin_frame_address(0),
+			   (void *)REAL(waitid));
+	int r = REAL(waitid)(w, id, ip, o);
+	blk_leave(on);
+	if (r == 0 && ip->si_pid > 0 && !(o & WNOWAIT)) {
+		if (ip->si_code == CLD_EXITED)
+			child_reaped(ip->si_pid, ip->si_status << 8);
+		else if (ip->si_code == CLD_KILLED || ip->si_code == CLD_DUMPED)
+			child_reaped(ip->si_pid, ip->si_status & 0x7f);
+	}
+	return r;
+}
 BLK_WRAP(int, pthread_join, (pthread_t th, void **ret), (th, ret))
 BLK_WRAP(int, pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *ts),
 	 (th, ret, ts))

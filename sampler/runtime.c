@@ -1207,6 +1207,7 @@ void sd_runtime_fork_child(void)
 	sd_rt.threads = self;
 	sd_papi_fork_child(); /* before any other thread exists in the child */
 	sd_loader_fork_child();
+	sd_tasks_fork_child_open();
 	if (sd_writer_fork_child(self->ring) != 0) {
 		sd_state_move(-1, SD_OFF);
 		sd_runtime_restore_signals(&fork_saved_mask);

@@ -402,6 +402,9 @@ void sd_tasks_thread_gone(pid_t tid);
 /* In a forked child, after the registry was emptied: forgets every foreign
  * thread and the parent's task directory. */
 void sd_tasks_fork_child(void);
+/* A followed child opens its /proc/self/task at once, before its writer
+ * starts (so before any chroot of the child: its first tick could not). */
+void sd_tasks_fork_child_open(void);
 
 /* foreign.c: signal context. Takes the sample when the calling thread is a
  * foreign one (sd_rt.foreign, found by gettid); returns 0 otherwise.

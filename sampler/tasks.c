@@ -791,6 +791,11 @@ void sd_tasks_fork_child(void)
 	ended_n = 0;
 }
 
+void sd_tasks_fork_child_open(void)
+{
+	task_dir();
+}
+
 void sd_tasks_tick(int stream_fd_lost)
 {
 	static unsigned ticks;

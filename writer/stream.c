@@ -270,6 +270,21 @@ void sd_stream_note(const char *text)
 	pack_str(text);
 }
 
+void sd_stream_child(uint64_t t_ns, int32_t pid, unsigned event, int32_t value)
+{
+	static const char *const names[SD_CHILD_NEVENTS] = SD_CHILD_NAMES;
+	int has_value = event == SD_CHILD_EXIT || event == SD_CHILD_SIGNAL;
+	if (event >= SD_CHILD_NEVENTS)
+		return;
+	rec_begin(has_value ? SD_F_CHILD_N : SD_F_CHILD_VALUE);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_CHILD);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(t_ns));
+	msgpack_pack_uint32(&sd_w.pk, (uint32_t)pid);
+	pack_str(names[event]);
+	if (has_value)
+		msgpack_pack_uint32(&sd_w.pk, (uint32_t)value);
+}
+
 void sd_stream_end(const char *reason, int signo)
 {
 	uint64_t dropped = sd_w.n_dropped;

@@ -89,6 +89,57 @@ static void emit_notes(void)
 		sd_stream_note(sd_w.notes[sd_w.notes_sent++]);
 }
 
+/* ---- child processes: from any thread or handler, no lock ---------------- */
+
+void sd_writer_child_sigsafe(pid_t pid, enum sd_child_event event, int value)
+{
+	if (!atomic_load(&sd_w.inited) || pid <= 0 || event >= SD_CHILD_NEVENTS)
+		return;
+	uint64_t h = atomic_load(&sd_w.child_head);
+	do {
+		if (h - atomic_load(&sd_w.child_tail) >= SD_CHILD_SLOTS) {
+			atomic_fetch_add(&sd_w.child_lost, 1);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak(&sd_w.child_head, &h, h + 1));
+	struct sd_child_ev *e = &sd_w.child_ev[h % SD_CHILD_SLOTS];
+	e->t_ns = sd_now_ns_sigsafe();
+	e->pid = (int32_t)pid;
+	e->value = value;
+	e->event = (unsigned)event;
+	atomic_store_explicit(&e->seq, h + 1, memory_order_release);
+}
+
+/* The queued CHILD events, in the order their slots were claimed, up to the
+ * first one still being filled (next time). Writer lock held. */
+static void emit_children(void)
+{
+	uint64_t tail = atomic_load(&sd_w.child_tail);
+	for (;; tail++) {
+		struct sd_child_ev *e = &sd_w.child_ev[tail % SD_CHILD_SLOTS];
+		if (atomic_load_explicit(&e->seq, memory_order_acquire) != tail + 1)
+			break;
+		sd_stream_child(e->t_ns, e->pid, e->event, e->value);
+		atomic_store_explicit(&sd_w.child_tail, tail + 1, memory_order_release);
+	}
+	uint64_t lost = atomic_load(&sd_w.child_lost);
+	if (lost != sd_w.child_lost_said && !sd_w.child_lost_said)
+		say("sonde: child processes: %llu fork, spawn or wait events were not recorded "
+		    "(more than %d between two writer ticks; the report may not know every child)",
+		    (unsigned long long)lost, SD_CHILD_SLOTS);
+	sd_w.child_lost_said = lost;
+}
+
+static void children_reset(void)
+{
+	for (unsigned i = 0; i < SD_CHILD_SLOTS; i++)
+		atomic_store(&sd_w.child_ev[i].seq, 0);
+	atomic_store(&sd_w.child_head, 0);
+	atomic_store(&sd_w.child_tail, 0);
+	atomic_store(&sd_w.child_lost, 0);
+	sd_w.child_lost_said = 0;
+}
+
 void sd_writer_drop_global_sigsafe(enum sd_drop why)
 {
 	atomic_fetch_add_explicit(&sd_w.global_drops[why], 1, memory_order_relaxed);
@@ -144,7 +195,10 @@ void sd_writer_fd_closed(int fd)
  * also the descriptor number reserved for the file, so a program that uses
  * up RLIMIT_NOFILE before its first sample still gets its stream. It is
  * closed only if the number still names the directory (device and inode),
- * never after a raw close_range took it and the program reused the number. */
+ * never after a raw close_range took it and the program reused the number.
+ * Once the process changes its root or mount namespace (sd_writer_pin_output)
+ * the descriptor is kept for good and is the only way to the directory: its
+ * path may name another directory, or one inside a chroot jail, by then. */
 static int prepare_dir(void)
 {
 	mode_t dmode = sd_w.cfg.dir_mode ? sd_w.cfg.dir_mode : 0700;
@@ -211,15 +265,45 @@ static void drop_dir_fd(void)
 		close(fd);
 }
 
+/* Made by sd_writer_pin_output (below), which needs it. */
+static int create_file(void);
+
+void sd_writer_pin_output(void)
+{
+	if (!atomic_load(&sd_w.inited))
+		return;
+	pthread_mutex_lock(&sd_w.lock);
+	if (!sd_w.dir_pinned) {
+		if (!dir_fd_ours()) {
+			release_dir_fd();
+			prepare_dir();
+		}
+		sd_w.dir_pinned = 1;
+	}
+	if (sd_w.file_pending && !atomic_load(&sd_w.ended)) {
+		sd_w.file_pending = 0;
+		if (create_file() != 0)
+			sd_w.file_ok = 0;
+	}
+	pthread_mutex_unlock(&sd_w.lock);
+}
+
 /* Creates a new file for this process, <exe>.<host>.<pid>[.<seq>].sonde, in
  * the output directory (prepare_dir); sd_w.path is the file's absolute path,
  * by which it is opened again (checked by device and inode). */
 static int create_file(void)
 {
 	mode_t fmode = sd_w.cfg.file_mode ? sd_w.cfg.file_mode : 0600;
-	int dirfd = take_dir_fd();
-	if (dirfd < 0)
+	int pinned = sd_w.dir_pinned;
+	int dirfd = !pinned ? take_dir_fd() : dir_fd_ours() ? sd_w.dir_fd : -1;
+	if (dirfd < 0) {
+		if (pinned)
+			say("sonde: SONDE_OUTPUT: '%s': the output directory's descriptor was closed "
+			    "after the process changed its root or mount namespace (chroot, unshare, "
+			    "setns): no stream for this process (its path would name another "
+			    "directory now)", sd_w.dir);
 		return -ENOENT;
+	}
 	char host[256] = "host";
 	gethostname(host, sizeof host - 1);
 	int err = -EEXIST;
@@ -237,7 +321,7 @@ static int create_file(void)
 		}
 		int fd = dirfd >= 0 ? sd_outdir_create_file(dirfd, base_name(sd_w.path), fmode)
 				    : sd_outdir_create_file(AT_FDCWD, sd_w.path, fmode);
-		if (fd == -EMFILE && dirfd >= 0) {
+		if (fd == -EMFILE && dirfd >= 0 && !pinned) {
 			/* Out of descriptors: the directory's number was the one kept
 			 * for the file. Same directory, by its absolute path. */
 			close(dirfd);
@@ -253,7 +337,7 @@ static int create_file(void)
 			    sd_w.dir, strerror(-err));
 			break;
 		}
-		if (dirfd >= 0)
+		if (dirfd >= 0 && !pinned)
 			close(dirfd);
 		struct stat st;
 		fstat(fd, &st);
@@ -268,7 +352,7 @@ static int create_file(void)
 			say("sonde: profiling to %s", sd_w.path);
 		return 0;
 	}
-	if (dirfd >= 0)
+	if (dirfd >= 0 && !pinned)
 		close(dirfd);
 	if (err == -EEXIST)
 		say("sonde: SONDE_OUTPUT: too many files for this process in '%s' "
@@ -312,7 +396,9 @@ static int out_fd_lost(void)
  * errno (ESTALE when the path names another file) otherwise. */
 static int reopen_same_file(void)
 {
-	int fd = open(sd_w.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	int fd = !sd_w.dir_pinned ? open(sd_w.path, flags)
+		 : dir_fd_ours() ? openat(sd_w.dir_fd, base_name(sd_w.path), flags) : -1;
 	if (fd < 0)
 		return -1;
 	struct stat st;
@@ -665,6 +751,7 @@ static void emit_drops(struct sd_ring *r)
 static void drain(int final)
 {
 	emit_notes();
+	emit_children();
 	struct sd_ring **p;
 	for (p = &sd_w.rings; *p;) {
 		struct sd_ring *r = *p;
@@ -1021,6 +1108,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	atomic_store(&sd_w.notes_head, 0);
 	atomic_store(&sd_w.notes_done, 0);
 	sd_w.notes_sent = 0;
+	children_reset(); /* the parent's events are the parent's to write */
 	atomic_store(&sd_w.ended, 0);
 	atomic_store(&sd_w.final_req, 0);
 	atomic_store(&sd_w.final_done, 0);

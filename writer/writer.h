@@ -395,6 +395,20 @@ void sd_writer_vsay(const char *fmt, va_list ap);
 /* One diagnostic line into the stream (NOTE record); also what was printed.
  * Lock-free: async-signal-safe, any thread. */
 void sd_writer_note(const char *text);
+/* A child process the program started (SD_CHILD_FORK, _FORK_UNPROFILED,
+ * _SPAWN) or reaped (SD_CHILD_EXIT with its exit code, SD_CHILD_SIGNAL with
+ * the signal that killed it): queued now, written as a CHILD record at the
+ * next writer tick (docs/FORMAT.md). Lock-free, never blocks: a full queue
+ * counts the event lost. async-signal-safe; any thread of the process whose
+ * stream this is (never a vfork child). */
+void sd_writer_child_sigsafe(pid_t pid, enum sd_child_event event, int value);
+/* The process is about to change its root or mount namespace (chroot,
+ * pivot_root, unshare, setns): the stream file is made now if it is not yet,
+ * and the output directory's descriptor is kept for good, so that this
+ * stream and those of later forked children are made in the real output
+ * directory, never by a path that would name another one afterwards. Ordinary
+ * context, any thread. */
+void sd_writer_pin_output(void);
 /* Process-wide drops (no thread record). async-signal-safe. */
 void sd_writer_drop_global_sigsafe(enum sd_drop why);
 

@@ -12,6 +12,16 @@
 
 #define SD_BUILD_ID_MAX 64
 #define SD_NOTES 16
+#define SD_CHILD_SLOTS 256 /* child events queued between two writer ticks */
+
+/* One CHILD event (docs/FORMAT.md), queued by any thread or signal handler
+ * (sd_writer_child_sigsafe): `seq` is its place in the queue + 1 once filled. */
+struct sd_child_ev {
+	_Atomic uint64_t seq;
+	uint64_t t_ns;
+	int32_t pid, value;
+	unsigned event;
+};
 
 struct sd_module {
 	uint32_t id;
@@ -52,6 +62,13 @@ struct sd_writer {
 	_Atomic uint64_t global_drops[SD_DROP_NREASONS];
 	uint64_t global_drops_sent[SD_DROP_NREASONS];
 	char notes[SD_NOTES][256];
+	/* CHILD events: a bounded queue, many producers (lock-free: the fork
+	 * and wait wrappers, also from the program's signal handlers), one
+	 * consumer (drain, writer lock held). head counts slots claimed, tail
+	 * slots written; an event that finds the queue full is counted lost. */
+	struct sd_child_ev child_ev[SD_CHILD_SLOTS];
+	_Atomic uint64_t child_head, child_tail, child_lost;
+	uint64_t child_lost_said;
 	_Atomic unsigned notes_head; /* slots claimed */
 	_Atomic unsigned notes_done; /* slots filled */
 	unsigned notes_sent;
@@ -72,7 +89,12 @@ struct sd_writer {
 	uint64_t out_bytes;         /* size of the file we wrote */
 	int file_ok;
 	int file_pending;           /* not made yet (flush_file_at) */
-	int dir_fd;                 /* output directory, kept until the file is made */
+	int dir_fd;                 /* output directory, kept until the file is made
+				     * (for good once pinned) */
+	int dir_pinned;             /* the process changed its root or mount
+				     * namespace (sd_writer_pin_output): the
+				     * directory is reached through dir_fd only,
+				     * never by its path */
 	dev_t dir_dev;
 	ino_t dir_ino;
 	int seq;
@@ -150,6 +172,8 @@ void sd_offcpu_tick(struct sd_ring *r);
 void sd_stream_drops(uint32_t thread, const uint64_t *counts);
 void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns);
 void sd_stream_end(const char *reason, int signo);
+/* CHILD: event (enum sd_child_event) of child pid at t_ns (CLOCK_MONOTONIC). */
+void sd_stream_child(uint64_t t_ns, int32_t pid, unsigned event, int32_t value);
 void sd_stream_note(const char *text);
 void sd_stream_intern_reset(void);
 uint64_t sd_stream_rel(uint64_t t_ns);

@@ -24,11 +24,11 @@ EOF
 	run "$SONDE" report --view processes --format csv --top 3 $ALL
 	expect_rc 0 "processes csv"
 	expect_file "$T/out" <<'EOF'
-process,pid,ppid,name,cpu_ms,cpu_threads,samples,threads,start_ms,wall_ms,end,signal,exe,command,file
+process,pid,ppid,name,cpu_ms,cpu_threads,samples,threads,start_ms,wall_ms,end,signal,exe,command,file,stream,no_stream
 solver[100],100,7,solver,547.500,4,372,5,0.000,1000.000,exit,,/usr/bin/mkstream-test,"/opt/bin/solver a,""b""
-",c.sonde
-mkstream-test[200],200,1,mkstream-test,,0,100,2,500.000,1000.000,exit,,/usr/bin/mkstream-test,,a.sonde
-?[300],300,1,?,,0,100,2,1000.000,70.001,incomplete,,,,b.sonde
+",c.sonde,true,
+mkstream-test[200],200,1,mkstream-test,,0,100,2,500.000,1000.000,exit,,/usr/bin/mkstream-test,,a.sonde,true,
+?[300],300,1,?,,0,100,2,1000.000,70.001,incomplete,,,,b.sonde,true,
 EOF
 	run "$SONDE" report --view processes --format json $ALL
 	expect_rc 0 "processes json"
@@ -40,7 +40,8 @@ assert [x["process"] for x in p] == ["solver[100]", "mkstream-test[200]", "?[300
 assert p[0] == {"process": "solver[100]", "pid": 100, "ppid": 7, "name": "solver", "cpu_ms": 547.5,
                 "cpu_threads": 4, "cpu_from_flush": 1, "samples": 372, "threads": 5, "start_ms": 0.0,
                 "wall_ms": 1000.0, "end": "exit", "signal": None, "exe": "/usr/bin/mkstream-test",
-                "command": "/opt/bin/solver a,\"b\"\n", "file": "c.sonde"}, p[0]
+                "command": "/opt/bin/solver a,\"b\"\n", "file": "c.sonde", "stream": True,
+                "no_stream": None}, p[0]
 assert p[1]["command"] is None and p[1]["exe"] == "/usr/bin/mkstream-test" and p[1]["cpu_ms"] is None, p[1]
 assert p[2]["exe"] is None and p[2]["name"] == "?" and p[2]["end"] == "incomplete", p[2]
 assert p[3]["end"] == "exec" and p[4]["end"] == "signal" and p[4]["signal"] == 9, p[3:]
