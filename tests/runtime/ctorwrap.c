@@ -19,8 +19,10 @@
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +381,25 @@ static void sweep(const char *ph)
 	siginfo_t si;
 	r = waitid(P_PID, (id_t)pid, &si, WEXITED);
 	say("waitid", "%d %d", r, si.si_status);
+	pid = fork();
+	if (pid == 0)
+		_exit(7);
+	r = waitpid(pid, &st, 0) == pid;
+	say("fork", "%d %d", r, WEXITSTATUS(st));
+	char *targv[] = {"true", NULL};
+	r = posix_spawn(&pid, "/bin/true", NULL, NULL, targv, environ);
+	say("posix_spawn", "%d %d %d", r, waitpid(pid, &st, 0) == pid, WEXITSTATUS(st));
+	r = posix_spawnp(&pid, "true", NULL, NULL, targv, environ);
+	say("posix_spawnp", "%d %d %d", r, waitpid(pid, &st, 0) == pid, WEXITSTATUS(st));
+	/* a root, a namespace, that stay what they were */
+	errno = 0;
+	r = chroot("/");
+	say("chroot", "%d %d", r, r ? errno : 0);
+	r = unshare(0);
+	say("unshare", "%d %d", r, r ? errno : 0);
+	errno = 0;
+	r = setns(-1, 0);
+	say("setns", "%d %d", r, r ? errno : 0);
 }
 
 void ctorwrap_sweep(const char *ph)
