@@ -1148,28 +1148,35 @@ static int blk_enter(void *ra, void *fp, void *fn)
 	uint32_t seq = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
 	if (seq & 1)
 		return 0; /* nested (a handler of the program's inside a call) */
-	if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp ||
-	    r->blk_fn != (uintptr_t)fn) {
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed);
+	if (r->blk_key_ra[cur] != (uintptr_t)ra || r->blk_key_fp[cur] != (uintptr_t)fp ||
+	    r->blk_fn[cur] != (uintptr_t)fn) {
+		/* Another call site: the other buffer (which may hold it
+		 * already), so that the last call's stack stays for the writer. */
+		uint32_t b = r->blk_key_ra[cur] == (uintptr_t)ra && r->blk_key_fp[cur] == (uintptr_t)fp
+				     ? cur : cur ^ 1;
 		uint32_t g = atomic_load_explicit(&r->blk_gen, memory_order_relaxed);
 		atomic_store_explicit(&r->blk_gen, g + 1, memory_order_relaxed);
 		atomic_thread_fence(memory_order_release);
-		if (r->blk_key_ra != (uintptr_t)ra || r->blk_key_fp != (uintptr_t)fp) {
+		if (r->blk_key_ra[b] != (uintptr_t)ra || r->blk_key_fp[b] != (uintptr_t)fp) {
+			uint64_t *pcs = r->blk_pcs + (size_t)b * sd_rt.cfg.max_depth;
 			t->busy = 1;
 			atomic_signal_fence(memory_order_seq_cst);
 			/* max_depth frames: one more than the writer keeps, so
 			 * that a full buffer says the stack was cut (offcpu.c) */
-			unsigned n = sd_handler_stack_here(t, r->blk_pcs, sd_rt.cfg.max_depth);
+			unsigned n = sd_handler_stack_here(t, pcs, sd_rt.cfg.max_depth);
 			if (!n) {
-				r->blk_pcs[0] = (uintptr_t)ra;
+				pcs[0] = (uintptr_t)ra;
 				n = 1;
 			}
 			atomic_signal_fence(memory_order_seq_cst);
 			t->busy = 0;
-			r->blk_depth = (uint32_t)n;
-			r->blk_key_ra = (uintptr_t)ra;
-			r->blk_key_fp = (uintptr_t)fp;
+			r->blk_depth[b] = (uint32_t)n;
+			r->blk_key_ra[b] = (uintptr_t)ra;
+			r->blk_key_fp[b] = (uintptr_t)fp;
 		}
-		r->blk_fn = (uintptr_t)fn;
+		r->blk_fn[b] = (uintptr_t)fn;
+		atomic_store_explicit(&r->blk_cur, b, memory_order_relaxed);
 		atomic_store_explicit(&r->blk_gen, g + 2, memory_order_release);
 	}
 	r->blk_t0 = sd_now_ns_sigsafe();
@@ -1188,7 +1195,9 @@ static void blk_leave(int on)
 	struct sd_ring *r = t->ring;
 	uint64_t now = sd_now_ns_sigsafe();
 	if (now > r->blk_t0)
-		atomic_fetch_add_explicit(&r->blk_done_ns, now - r->blk_t0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->blk_done_ns[atomic_load_explicit(&r->blk_cur,
+									memory_order_relaxed)],
+					  now - r->blk_t0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&r->blk_seq, 1, memory_order_release);
 	errno = e;
 }

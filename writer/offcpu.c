@@ -32,23 +32,25 @@
 
 #include "writer/writer_int.h"
 
-/* Copies the stack of the blocking call the thread is in or last left,
- * if the copy is consistent; returns its depth, 0 otherwise. pcs[0] is the
- * libc function it waits in (its entry + 1: frames above the innermost are
- * looked up one byte back, as return addresses), then the stack where it
- * called it, at most max_depth - 1 frames: *trunc is set when the thread
- * took max_depth (its stack was cut); pcs holds max_depth. */
-static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs, int *trunc)
+/* Copies the stack of buffer b (the blocking call the thread is in or
+ * last left, or the one before), if the copy is consistent; returns its
+ * depth, 0 otherwise. pcs[0] is the libc function it waits in (its entry
+ * + 1: frames above the innermost are looked up one byte back, as return
+ * addresses), then the stack where it called it, at most max_depth - 1
+ * frames: *trunc is set when the thread took max_depth (its stack was
+ * cut); pcs holds max_depth. */
+static unsigned blocked_stack(struct sd_ring *r, uint32_t b, uint64_t *pcs, int *trunc)
 {
 	uint32_t g1 = atomic_load_explicit(&r->blk_gen, memory_order_acquire);
 	if ((g1 & 1) || !r->blk_pcs)
 		return 0;
 	unsigned max = sd_w.cfg.max_depth;
-	unsigned d = ((volatile uint32_t *)&r->blk_depth)[0];
+	unsigned d = ((volatile uint32_t *)r->blk_depth)[b];
 	unsigned n = d < max ? d : max - 1;
-	uintptr_t fn = ((volatile uintptr_t *)&r->blk_fn)[0];
+	uintptr_t fn = ((volatile uintptr_t *)r->blk_fn)[b];
+	const volatile uint64_t *src = r->blk_pcs + (size_t)b * max;
 	for (unsigned i = 0; i < n; i++)
-		pcs[i + 1] = ((volatile uint64_t *)r->blk_pcs)[i];
+		pcs[i + 1] = src[i];
 	atomic_thread_fence(memory_order_acquire);
 	uint32_t g2 = atomic_load_explicit(&r->blk_gen, memory_order_relaxed);
 	if (g1 != g2 || !n || !fn)
@@ -59,30 +61,58 @@ static unsigned blocked_stack(struct sd_ring *r, uint64_t *pcs, int *trunc)
 }
 
 /* The elapsed time the thread spent inside blocking calls since the last
- * tick: the calls it left (blk_done_ns, less what earlier ticks counted of
- * the one that was open then) and the part of the one it is in. A call
- * that begins or ends while this reads is counted at the next tick. */
-static int64_t blocked_wall(struct sd_ring *r, uint64_t now)
+ * tick, by stack buffer, into d[2]: the calls it left (blk_done_ns, less
+ * what earlier ticks counted of the one that was open then) and the part
+ * of the one it is in. A call that begins or ends while this reads is
+ * counted at the next tick. */
+static void blocked_wall(struct sd_ring *r, uint64_t now, int64_t d[2])
 {
-	int64_t d = (int64_t)atomic_exchange_explicit(&r->blk_done_ns, 0, memory_order_relaxed);
+	for (int b = 0; b < 2; b++)
+		d[b] = (int64_t)atomic_exchange_explicit(&r->blk_done_ns[b], 0, memory_order_relaxed);
 	uint32_t s1 = atomic_load_explicit(&r->blk_seq, memory_order_acquire);
 	uint64_t t0 = ((volatile uint64_t *)&r->blk_t0)[0];
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) & 1;
 	atomic_thread_fence(memory_order_acquire);
 	uint32_t s2 = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
 	if ((r->blk_wseq & 1) && s1 != r->blk_wseq) {
-		d -= r->blk_wpart; /* that call ended: its whole time is in done */
+		d[r->blk_wbuf] -= r->blk_wpart; /* that call ended: its whole time is in done */
 		r->blk_wseq = 0;
 		r->blk_wpart = 0;
 	}
 	if ((s1 & 1) && s1 == s2 && now > t0) {
-		int64_t cur = (int64_t)(now - t0);
+		int64_t part = (int64_t)(now - t0);
 		if (s1 != r->blk_wseq)
 			r->blk_wpart = 0;
-		d += cur - r->blk_wpart;
+		d[cur] += part - r->blk_wpart;
 		r->blk_wseq = s1;
-		r->blk_wpart = cur;
+		r->blk_wbuf = cur;
+		r->blk_wpart = part;
 	}
-	return d;
+}
+
+/* Up to k periods of the time in calls (acc_blk), as samples of pseudo
+ * under each call's own stack, the older buffer first (its time came
+ * first); returns the periods charged. */
+static uint64_t charge_calls(struct sd_ring *r, uint64_t now, uint8_t src, uint64_t period,
+			     uint64_t k, uint32_t pseudo)
+{
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) & 1;
+	uint64_t done = 0;
+	for (int i = 0; i < 2 && done < k; i++) {
+		uint32_t b = i == 0 ? cur ^ 1 : cur;
+		uint64_t kb = r->acc_blk_ns[b] > 0 ? (uint64_t)r->acc_blk_ns[b] / period : 0;
+		if (kb > k - done)
+			kb = k - done;
+		int trunc = 0;
+		unsigned n = kb ? blocked_stack(r, b, sd_w.tmp_pcs, &trunc) : 0;
+		if (!n)
+			continue;
+		r->acc_blk_ns[b] -= (int64_t)(kb * period);
+		sd_stream_accounted(r, now, src, sd_w.tmp_pcs, n, pseudo, (uint32_t)kb,
+				    trunc ? SD_FLAG_TRUNCATED : 0);
+		done += kb;
+	}
+	return done;
 }
 
 void sd_offcpu_tick(struct sd_ring *r)
@@ -122,9 +152,11 @@ void sd_offcpu_tick(struct sd_ring *r)
 		return;
 	r->acc_off_ns += elapsed - cpu_d;
 	r->acc_kernel_ns += cpu_d - sampled;
-	r->acc_blk_ns += blocked_wall(r, now);
+	int64_t dw[2];
+	blocked_wall(r, now, dw);
+	r->acc_blk_ns[0] += dw[0];
+	r->acc_blk_ns[1] += dw[1];
 	uint64_t *pcs = sd_w.tmp_pcs;
-	int trunc = 0;
 	/* [off-cpu] and [kernel] go under the last sampled stack: cut if it was */
 	uint8_t last_fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0;
 	if (r->acc_off_ns >= (int64_t)period) {
@@ -133,16 +165,7 @@ void sd_offcpu_tick(struct sd_ring *r)
 		/* Off-CPU time inside blocking calls goes to where the thread
 		 * waited, the rest (waiting for a CPU, calls sonde does not know)
 		 * to its last sampled stack. */
-		uint64_t kb = r->acc_blk_ns > 0 ? (uint64_t)r->acc_blk_ns / period : 0;
-		if (kb > k)
-			kb = k;
-		unsigned n = kb ? blocked_stack(r, pcs, &trunc) : 0;
-		if (n) {
-			r->acc_blk_ns -= (int64_t)(kb * period);
-			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_BLOCKED,
-					    (uint32_t)kb, trunc ? SD_FLAG_TRUNCATED : 0);
-			k -= kb;
-		}
+		k -= charge_calls(r, now, (uint8_t)src, period, k, SD_PSEUDO_BLOCKED);
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_OFFCPU,
 					    (uint32_t)k, last_fl);
@@ -154,24 +177,23 @@ void sd_offcpu_tick(struct sd_ring *r)
 		 * kernel (the system call's work: a read of /dev/zero) or in a
 		 * lock's spin: kernel time up to it goes under the call, the
 		 * rest to the last sampled stack. */
-		uint64_t kc = r->acc_blk_ns > 0 ? (uint64_t)r->acc_blk_ns / period : 0;
-		if (kc > k)
-			kc = k;
-		unsigned n = kc ? blocked_stack(r, pcs, &trunc) : 0;
-		if (n) {
-			r->acc_blk_ns -= (int64_t)(kc * period);
-			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_KERNEL,
-					    (uint32_t)kc, trunc ? SD_FLAG_TRUNCATED : 0);
-			k -= kc;
-		}
+		k -= charge_calls(r, now, (uint8_t)src, period, k, SD_PSEUDO_KERNEL);
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL,
 					    (uint32_t)k, last_fl);
 	}
 	/* What is left of the time inside calls beyond a period was user time
 	 * there (a spinning lock, sched_yield), sampled where it ran: not
-	 * carried over. */
+	 * carried over (the older call's first). */
 	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
-	if (r->acc_blk_ns > keep)
-		r->acc_blk_ns = keep;
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) & 1;
+	int64_t over = r->acc_blk_ns[0] + r->acc_blk_ns[1] - keep;
+	for (int i = 0; i < 2 && over > 0; i++) {
+		uint32_t b = i == 0 ? cur ^ 1 : cur;
+		int64_t cut = r->acc_blk_ns[b] < over ? r->acc_blk_ns[b] : over;
+		if (cut > 0) {
+			r->acc_blk_ns[b] -= cut;
+			over -= cut;
+		}
+	}
 }

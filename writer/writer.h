@@ -86,21 +86,25 @@ struct sd_ring {
 
 	/* wall-time: the periods (weights) of the on-CPU samples its handler
 	 * took, and where the thread waits. blk_seq is odd while it is inside
-	 * a blocking call, which it entered at blk_t0 (CLOCK_MONOTONIC);
-	 * blk_done_ns sums the elapsed time of the calls it left since the
-	 * writer last took it. blk_pcs/blk_depth/blk_fn: the stack of the
-	 * current or last call (fn: the libc function's entry), rewritten by
-	 * the thread (ordinary context) between an odd and the next even
-	 * blk_gen, read by the writer under an even blk_gen that did not
-	 * change meanwhile. */
+	 * a blocking call, which it entered at blk_t0 (CLOCK_MONOTONIC). Two
+	 * stack buffers: blk_cur is the one of the current or last call, the
+	 * other holds the call before when it was made elsewhere, so that a
+	 * writer tick that comes late charges each call's time to its own
+	 * stack; blk_done_ns[b] sums the elapsed time of the calls of buffer b
+	 * the thread left since the writer last took it. blk_pcs (max_depth
+	 * entries per buffer), blk_depth, blk_fn (the libc function's entry)
+	 * and blk_cur are rewritten by the thread (ordinary context) between an
+	 * odd and the next even blk_gen, read by the writer under an even
+	 * blk_gen that did not change meanwhile. */
 	_Atomic uint64_t wall_periods;
 	_Atomic uint32_t blk_seq;
 	_Atomic uint32_t blk_gen;
 	uint64_t blk_t0;
-	_Atomic uint64_t blk_done_ns;
-	uint32_t blk_depth;   /* frames in blk_pcs, at most max_depth: then cut */
-	uintptr_t blk_key_ra, blk_key_fp, blk_fn;
-	uint64_t *blk_pcs;    /* max_depth entries; NULL without wall-time */
+	_Atomic uint64_t blk_done_ns[2];
+	_Atomic uint32_t blk_cur;
+	uint32_t blk_depth[2];  /* frames in each buffer, at most max_depth: then cut */
+	uintptr_t blk_key_ra[2], blk_key_fp[2], blk_fn[2];
+	uint64_t *blk_pcs;      /* 2 x max_depth entries; NULL without wall-time */
 
 	/* Cumulative CPU time not sampled, per enum sd_unsampled (any thread
 	 * sets it through sd_writer_ring_unsampled), and a bit per reason set
@@ -124,8 +128,9 @@ struct sd_ring {
 	uint64_t regions_written_ns; /* last collection of `regions` */
 	uint64_t wall_mono, wall_cpu, wall_seen;
 	int64_t acc_off_ns, acc_kernel_ns;
-	int64_t acc_blk_ns;    /* elapsed in blocking calls, not yet charged */
+	int64_t acc_blk_ns[2]; /* elapsed in blocking calls, by buffer, not yet charged */
 	uint32_t blk_wseq;     /* the call counted in part at the last tick */
+	uint32_t blk_wbuf;     /* its buffer */
 	int64_t blk_wpart;     /* how much of it */
 	uint64_t last_t_ns;
 	uint64_t drops_sent[SD_DROP_NREASONS];
