@@ -1151,10 +1151,25 @@ static int blk_enter(void *ra, void *fp, void *fn)
 	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed);
 	if (r->blk_key_ra[cur] != (uintptr_t)ra || r->blk_key_fp[cur] != (uintptr_t)fp ||
 	    r->blk_fn[cur] != (uintptr_t)fn) {
-		/* Another call site: the other buffer (which may hold it
-		 * already), so that the last call's stack stays for the writer. */
-		uint32_t b = r->blk_key_ra[cur] == (uintptr_t)ra && r->blk_key_fp[cur] == (uintptr_t)fp
-				     ? cur : cur ^ 1;
+		/* Another call site: the buffer that holds it already, else
+		 * one whose time the writer took (never the current), else the
+		 * next in turn; the stacks of the calls made since the writer's
+		 * last tick stay for it. */
+		uint32_t b = SD_BLK_BUFS, free_b = SD_BLK_BUFS;
+		for (uint32_t i = 0; i < SD_BLK_BUFS && b == SD_BLK_BUFS; i++)
+			if (r->blk_key_ra[i] == (uintptr_t)ra && r->blk_key_fp[i] == (uintptr_t)fp)
+				b = i;
+			else if (free_b == SD_BLK_BUFS && i != cur &&
+				 !atomic_load_explicit(&r->blk_done_ns[i], memory_order_relaxed))
+				free_b = i;
+		if (b == SD_BLK_BUFS && free_b == SD_BLK_BUFS) {
+			free_b = r->blk_next % SD_BLK_BUFS;
+			if (free_b == cur)
+				free_b = (free_b + 1) % SD_BLK_BUFS;
+			r->blk_next = free_b + 1;
+		}
+		if (b == SD_BLK_BUFS)
+			b = free_b;
 		uint32_t g = atomic_load_explicit(&r->blk_gen, memory_order_relaxed);
 		atomic_store_explicit(&r->blk_gen, g + 1, memory_order_relaxed);
 		atomic_thread_fence(memory_order_release);

@@ -61,17 +61,17 @@ static unsigned blocked_stack(struct sd_ring *r, uint32_t b, uint64_t *pcs, int 
 }
 
 /* The elapsed time the thread spent inside blocking calls since the last
- * tick, by stack buffer, into d[2]: the calls it left (blk_done_ns, less
+ * tick, by stack buffer, into d: the calls it left (blk_done_ns, less
  * what earlier ticks counted of the one that was open then) and the part
  * of the one it is in. A call that begins or ends while this reads is
  * counted at the next tick. */
-static void blocked_wall(struct sd_ring *r, uint64_t now, int64_t d[2])
+static void blocked_wall(struct sd_ring *r, uint64_t now, int64_t d[SD_BLK_BUFS])
 {
-	for (int b = 0; b < 2; b++)
+	for (int b = 0; b < SD_BLK_BUFS; b++)
 		d[b] = (int64_t)atomic_exchange_explicit(&r->blk_done_ns[b], 0, memory_order_relaxed);
 	uint32_t s1 = atomic_load_explicit(&r->blk_seq, memory_order_acquire);
 	uint64_t t0 = ((volatile uint64_t *)&r->blk_t0)[0];
-	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) & 1;
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
 	atomic_thread_fence(memory_order_acquire);
 	uint32_t s2 = atomic_load_explicit(&r->blk_seq, memory_order_relaxed);
 	if ((r->blk_wseq & 1) && s1 != r->blk_wseq) {
@@ -91,15 +91,15 @@ static void blocked_wall(struct sd_ring *r, uint64_t now, int64_t d[2])
 }
 
 /* Up to k periods of the time in calls (acc_blk), as samples of pseudo
- * under each call's own stack, the older buffer first (its time came
- * first); returns the periods charged. */
+ * under each call's own stack, the current call's last (the others' time
+ * came first); returns the periods charged. */
 static uint64_t charge_calls(struct sd_ring *r, uint64_t now, uint8_t src, uint64_t period,
 			     uint64_t k, uint32_t pseudo)
 {
-	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) & 1;
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
 	uint64_t done = 0;
-	for (int i = 0; i < 2 && done < k; i++) {
-		uint32_t b = i == 0 ? cur ^ 1 : cur;
+	for (uint32_t i = 1; i <= SD_BLK_BUFS && done < k; i++) {
+		uint32_t b = (cur + i) % SD_BLK_BUFS; /* the current one last */
 		uint64_t kb = r->acc_blk_ns[b] > 0 ? (uint64_t)r->acc_blk_ns[b] / period : 0;
 		if (kb > k - done)
 			kb = k - done;
@@ -152,10 +152,10 @@ void sd_offcpu_tick(struct sd_ring *r)
 		return;
 	r->acc_off_ns += elapsed - cpu_d;
 	r->acc_kernel_ns += cpu_d - sampled;
-	int64_t dw[2];
+	int64_t dw[SD_BLK_BUFS];
 	blocked_wall(r, now, dw);
-	r->acc_blk_ns[0] += dw[0];
-	r->acc_blk_ns[1] += dw[1];
+	for (int b = 0; b < SD_BLK_BUFS; b++)
+		r->acc_blk_ns[b] += dw[b];
 	uint64_t *pcs = sd_w.tmp_pcs;
 	/* [off-cpu] and [kernel] go under the last sampled stack: cut if it was */
 	uint8_t last_fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0;
@@ -166,10 +166,32 @@ void sd_offcpu_tick(struct sd_ring *r)
 		 * waited, the rest (waiting for a CPU, calls sonde does not know)
 		 * to its last sampled stack. */
 		k -= charge_calls(r, now, (uint8_t)src, period, k, SD_PSEUDO_BLOCKED);
+		/* The rest, when the thread did nothing but such calls since the
+		 * last tick (no sample on CPU): waiting for a CPU as they returned,
+		 * under the last call's stack; else under the last sampled one. */
+		int64_t in_calls = 0;
+		for (int b = 0; b < SD_BLK_BUFS; b++)
+			in_calls += dw[b];
+		int trunc = 0;
+		unsigned n = k && !sampled && in_calls > 0
+				     ? blocked_stack(r, atomic_load_explicit(&r->blk_cur,
+								 memory_order_relaxed) % SD_BLK_BUFS,
+						     pcs, &trunc)
+				     : 0;
 		if (k)
-			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_OFFCPU,
-					    (uint32_t)k, last_fl);
+			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_OFFCPU,
+					    (uint32_t)k, n ? (trunc ? SD_FLAG_TRUNCATED : 0) : last_fl);
 	}
+	/* What is left of the earlier calls (less than a period each, or what
+	 * their off-CPU time did not cover) is carried by the current one, as
+	 * one accumulator would: nothing lingers to be charged to an old call
+	 * site later. */
+	uint32_t now_b = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
+	for (uint32_t b = 0; b < SD_BLK_BUFS; b++)
+		if (b != now_b) {
+			r->acc_blk_ns[now_b] += r->acc_blk_ns[b];
+			r->acc_blk_ns[b] = 0;
+		}
 	if (r->acc_kernel_ns >= (int64_t)period) {
 		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
 		r->acc_kernel_ns -= (int64_t)(k * period);
@@ -184,12 +206,14 @@ void sd_offcpu_tick(struct sd_ring *r)
 	}
 	/* What is left of the time inside calls beyond a period was user time
 	 * there (a spinning lock, sched_yield), sampled where it ran: not
-	 * carried over (the older call's first). */
+	 * carried over (the older calls' first). */
 	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
-	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) & 1;
-	int64_t over = r->acc_blk_ns[0] + r->acc_blk_ns[1] - keep;
-	for (int i = 0; i < 2 && over > 0; i++) {
-		uint32_t b = i == 0 ? cur ^ 1 : cur;
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
+	int64_t over = -keep;
+	for (int b = 0; b < SD_BLK_BUFS; b++)
+		over += r->acc_blk_ns[b];
+	for (uint32_t i = 1; i <= SD_BLK_BUFS && over > 0; i++) {
+		uint32_t b = (cur + i) % SD_BLK_BUFS;
 		int64_t cut = r->acc_blk_ns[b] < over ? r->acc_blk_ns[b] : over;
 		if (cut > 0) {
 			r->acc_blk_ns[b] -= cut;

@@ -580,7 +580,7 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	r->max_rec_bytes = ring_max_rec();
 	/* wall-time: the stack where the thread waits (offcpu.c) */
 	if (sd_w.cfg.wall_source >= 0 &&
-	    !(r->blk_pcs = malloc(2 * (size_t)sd_w.cfg.max_depth * sizeof *r->blk_pcs))) {
+	    !(r->blk_pcs = malloc(SD_BLK_BUFS * (size_t)sd_w.cfg.max_depth * sizeof *r->blk_pcs))) {
 		free(r);
 		return NULL;
 	}

@@ -24,6 +24,10 @@
 #include "kernel/kernel.h"
 
 enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
+
+/* Stacks kept per thread of the blocking calls it made (wall-time), one per
+ * call site: the calls between two writer ticks are charged to their own. */
+#define SD_BLK_BUFS 4
 /* In a REGION's `source` (its event): region events of the thread were dropped
  * just before this one. */
 #define SD_REC_REGION_LOST 0x80u
@@ -86,13 +90,15 @@ struct sd_ring {
 
 	/* wall-time: the periods (weights) of the on-CPU samples its handler
 	 * took, and where the thread waits. blk_seq is odd while it is inside
-	 * a blocking call, which it entered at blk_t0 (CLOCK_MONOTONIC). Two
-	 * stack buffers: blk_cur is the one of the current or last call, the
-	 * other holds the call before when it was made elsewhere, so that a
-	 * writer tick that comes late charges each call's time to its own
-	 * stack; blk_done_ns[b] sums the elapsed time of the calls of buffer b
-	 * the thread left since the writer last took it. blk_pcs (max_depth
-	 * entries per buffer), blk_depth, blk_fn (the libc function's entry)
+	 * a blocking call, which it entered at blk_t0 (CLOCK_MONOTONIC).
+	 * SD_BLK_BUFS stack buffers, one per call site: blk_cur is the one of
+	 * the current or last call, the others hold the sites called before,
+	 * so that a writer tick that comes late charges each call's time to
+	 * its own stack; blk_done_ns[b] sums the elapsed time of the calls of
+	 * buffer b the thread left since the writer last took it (a buffer is
+	 * reused for another site only when the writer took its time, unless
+	 * all are pending). blk_pcs (max_depth entries per buffer), blk_depth,
+	 * blk_fn (the libc function's entry)
 	 * and blk_cur are rewritten by the thread (ordinary context) between an
 	 * odd and the next even blk_gen, read by the writer under an even
 	 * blk_gen that did not change meanwhile. */
@@ -100,11 +106,12 @@ struct sd_ring {
 	_Atomic uint32_t blk_seq;
 	_Atomic uint32_t blk_gen;
 	uint64_t blk_t0;
-	_Atomic uint64_t blk_done_ns[2];
+	_Atomic uint64_t blk_done_ns[SD_BLK_BUFS];
 	_Atomic uint32_t blk_cur;
-	uint32_t blk_depth[2];  /* frames in each buffer, at most max_depth: then cut */
-	uintptr_t blk_key_ra[2], blk_key_fp[2], blk_fn[2];
-	uint64_t *blk_pcs;      /* 2 x max_depth entries; NULL without wall-time */
+	uint32_t blk_next;      /* the buffer to reuse when all are pending */
+	uint32_t blk_depth[SD_BLK_BUFS]; /* frames in each, at most max_depth: then cut */
+	uintptr_t blk_key_ra[SD_BLK_BUFS], blk_key_fp[SD_BLK_BUFS], blk_fn[SD_BLK_BUFS];
+	uint64_t *blk_pcs;      /* SD_BLK_BUFS x max_depth entries; NULL without wall-time */
 
 	/* Cumulative CPU time not sampled, per enum sd_unsampled (any thread
 	 * sets it through sd_writer_ring_unsampled), and a bit per reason set
@@ -128,7 +135,7 @@ struct sd_ring {
 	uint64_t regions_written_ns; /* last collection of `regions` */
 	uint64_t wall_mono, wall_cpu, wall_seen;
 	int64_t acc_off_ns, acc_kernel_ns;
-	int64_t acc_blk_ns[2]; /* elapsed in blocking calls, by buffer, not yet charged */
+	int64_t acc_blk_ns[SD_BLK_BUFS]; /* elapsed in blocking calls, by buffer, not yet charged */
 	uint32_t blk_wseq;     /* the call counted in part at the last tick */
 	uint32_t blk_wbuf;     /* its buffer */
 	int64_t blk_wpart;     /* how much of it */
