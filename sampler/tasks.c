@@ -559,6 +559,11 @@ static void adopt_foreign(pid_t tid)
 			       SD_MAX_FOREIGN);
 		return;
 	}
+	/* Listed, but gone since (a thread that ended while the listing was
+	 * read, and was pruned from the ended ones as the kernel let it go):
+	 * nothing to adopt. */
+	if (sd_syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH)
+		return;
 	char rel[32], name[16];
 	snprintf(rel, sizeof rel, "%d/comm", (int)tid);
 	comm_of(rel, name);
@@ -589,6 +594,11 @@ static void adopt_foreign(pid_t tid)
 	/* Not sampled: all of its time; sampled: the time before it was found. */
 	f->unsampled_ns = f->cpu_ns;
 	sd_writer_ring_unsampled(t->ring, SD_UNSAMPLED_NOT_SAMPLED, f->unsampled_ns);
+	/* It ended meanwhile (gone, or exiting: its name could not be read):
+	 * the next scan ends its record; nothing to say */
+	if (!f->sampled && (!name[0] || (sd_syscall(SYS_tgkill, getpid(), tid, 0) != 0 &&
+					 errno == ESRCH)))
+		return;
 	if (said++)
 		return;
 	if (f->sampled)
