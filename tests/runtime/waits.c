@@ -4,8 +4,8 @@
  * lock, a raw futex wait and a raw nanosleep through syscall(), each about
  * WAIT_MS (argument 1, default 300). Another thread makes each wait end.
  * Then it reads /dev/zero in large blocks for about WAIT_MS, mostly kernel
- * time (issue 18 item 4), and prints `read_zero.sys MS`, its system time
- * (getrusage RUSAGE_THREAD).
+ * time (issue 18 item 4), and prints `read_zero.sys MS` and `read_zero.user
+ * MS`, its system and user time (getrusage RUSAGE_THREAD).
  *
  * Prints one line per phase, `NAME WALL_MS`, from CLOCK_MONOTONIC around the
  * call, so a test can compare sonde's wall-time per function with the
@@ -105,7 +105,14 @@ static double sys_ms(void)
 	return ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
 }
 
-static double read_zero_sys;
+static double user_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
+}
+
+static double read_zero_sys, read_zero_user;
 
 NOINLINE static void read_zero(void)
 {
@@ -113,11 +120,12 @@ NOINLINE static void read_zero(void)
 	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		exit(1);
-	double s0 = sys_ms(), t0 = now_ms();
+	double s0 = sys_ms(), u0 = user_ms(), t0 = now_ms();
 	while (now_ms() - t0 < wait_ms)
 		if (read(fd, buf, sizeof buf) <= 0)
 			exit(1);
 	read_zero_sys = sys_ms() - s0;
+	read_zero_user = user_ms() - u0;
 	close(fd);
 }
 
@@ -195,5 +203,6 @@ int main(int argc, char **argv)
 	pthread_join(h, NULL);
 	PHASE("read_zero", read_zero());
 	printf("read_zero.sys %.3f\n", read_zero_sys);
+	printf("read_zero.user %.3f\n", read_zero_user);
 	return 0;
 }
