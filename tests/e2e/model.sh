@@ -2,7 +2,7 @@
 # an annotated parameter (tests/runtime/scaling.c, SONDE_REGIONS=on):
 #   lin ~ n, nlogn ~ n log n, quad ~ n^2 give back that term and exponent with
 #   R^2 >= 0.95; grid ~ n * m (two parameters) gives n * m; the noisy region
-#   (work ~ n plus uniform noise up to 30 times as much) is said to fit poorly
+#   (work ~ n plus 60 times as much in a pseudo-random quarter of the calls) is said to fit poorly
 #   or fairly, never "good"; the table has one row per size with 9 calls each;
 #   csv and json carry the same. The law checks fit the shortest call per size
 #   (--fit min): preemption on a shared machine only adds time, so the minimum
