@@ -489,12 +489,9 @@ SONDE_API pid_t fork(void)
 	return pid;
 }
 
-SONDE_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-			  const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+/* A spawn that returned r with child p: recorded, and told the caller. */
+static int spawned(int r, pid_t p, pid_t *pid)
 {
-	RESOLVE(posix_spawn);
-	pid_t p = 0;
-	int r = REAL(posix_spawn)(&p, path, fa, at, argv, envp);
 	if (r == 0) {
 		child_started(p, SD_CHILD_SPAWN);
 		if (pid)
@@ -503,18 +500,22 @@ SONDE_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 	return r;
 }
 
+SONDE_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	RESOLVE(posix_spawn);
+	pid_t p = 0;
+	int r = REAL(posix_spawn)(&p, path, fa, at, argv, envp); /* before p is read */
+	return spawned(r, p, pid);
+}
+
 SONDE_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
 	RESOLVE(posix_spawnp);
 	pid_t p = 0;
 	int r = REAL(posix_spawnp)(&p, file, fa, at, argv, envp);
-	if (r == 0) {
-		child_started(p, SD_CHILD_SPAWN);
-		if (pid)
-			*pid = p;
-	}
-	return r;
+	return spawned(r, p, pid);
 }
 
 /* The process changes what paths name (its root, its mount namespace): its

@@ -93,10 +93,9 @@ static void blocked_wall(struct sd_ring *r, uint64_t now, int64_t d[SD_BLK_BUFS]
 /* Up to k periods of the time in calls (acc_blk), as samples of pseudo
  * under each call's own stack, the current call's last (the others' time
  * came first); returns the periods charged. */
-static uint64_t charge_calls(struct sd_ring *r, uint64_t now, uint8_t src, uint64_t period,
-			     uint64_t k, uint32_t pseudo)
+static uint64_t charge_calls(struct sd_ring *r, uint32_t cur, uint64_t now, uint8_t src,
+			     uint64_t period, uint64_t k, uint32_t pseudo)
 {
-	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
 	uint64_t done = 0;
 	for (uint32_t i = 1; i <= SD_BLK_BUFS && done < k; i++) {
 		uint32_t b = (cur + i) % SD_BLK_BUFS; /* the current one last */
@@ -156,6 +155,8 @@ void sd_offcpu_tick(struct sd_ring *r)
 	blocked_wall(r, now, dw);
 	for (int b = 0; b < SD_BLK_BUFS; b++)
 		r->acc_blk_ns[b] += dw[b];
+	/* the current call's buffer, once for this tick */
+	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
 	uint64_t *pcs = sd_w.tmp_pcs;
 	/* [off-cpu] and [kernel] go under the last sampled stack: cut if it was */
 	uint8_t last_fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0;
@@ -165,7 +166,7 @@ void sd_offcpu_tick(struct sd_ring *r)
 		/* Off-CPU time inside blocking calls goes to where the thread
 		 * waited, the rest (waiting for a CPU, calls sonde does not know)
 		 * to its last sampled stack. */
-		k -= charge_calls(r, now, (uint8_t)src, period, k, SD_PSEUDO_BLOCKED);
+		k -= charge_calls(r, cur, now, (uint8_t)src, period, k, SD_PSEUDO_BLOCKED);
 		/* The rest, when the thread did nothing but such calls since the
 		 * last tick (no sample on CPU): waiting for a CPU as they returned,
 		 * under the last call's stack; else under the last sampled one. */
@@ -174,9 +175,7 @@ void sd_offcpu_tick(struct sd_ring *r)
 			in_calls += dw[b];
 		int trunc = 0;
 		unsigned n = k && !sampled && in_calls > 0
-				     ? blocked_stack(r, atomic_load_explicit(&r->blk_cur,
-								 memory_order_relaxed) % SD_BLK_BUFS,
-						     pcs, &trunc)
+				     ? blocked_stack(r, cur, pcs, &trunc)
 				     : 0;
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_OFFCPU,
@@ -186,10 +185,9 @@ void sd_offcpu_tick(struct sd_ring *r)
 	 * their off-CPU time did not cover) is carried by the current one, as
 	 * one accumulator would: nothing lingers to be charged to an old call
 	 * site later. */
-	uint32_t now_b = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
 	for (uint32_t b = 0; b < SD_BLK_BUFS; b++)
-		if (b != now_b) {
-			r->acc_blk_ns[now_b] += r->acc_blk_ns[b];
+		if (b != cur) {
+			r->acc_blk_ns[cur] += r->acc_blk_ns[b];
 			r->acc_blk_ns[b] = 0;
 		}
 	if (r->acc_kernel_ns >= (int64_t)period) {
@@ -199,7 +197,7 @@ void sd_offcpu_tick(struct sd_ring *r)
 		 * kernel (the system call's work: a read of /dev/zero) or in a
 		 * lock's spin: kernel time up to it goes under the call, the
 		 * rest to the last sampled stack. */
-		k -= charge_calls(r, now, (uint8_t)src, period, k, SD_PSEUDO_KERNEL);
+		k -= charge_calls(r, cur, now, (uint8_t)src, period, k, SD_PSEUDO_KERNEL);
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL,
 					    (uint32_t)k, last_fl);
@@ -208,7 +206,6 @@ void sd_offcpu_tick(struct sd_ring *r)
 	 * there (a spinning lock, sched_yield), sampled where it ran: not
 	 * carried over (the older calls' first). */
 	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
-	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
 	int64_t over = -keep;
 	for (int b = 0; b < SD_BLK_BUFS; b++)
 		over += r->acc_blk_ns[b];
