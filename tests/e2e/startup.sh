@@ -24,7 +24,7 @@ n=$(ls fe | wc -l)
 [ "$(ls fe | grep -cE '^(da)?sh\.')" = 1 ] && [ "$(ls fe | grep -c '^true\.')" = 2 ] ||
 	fail "fork-then-exec: streams $(ls fe | tr '\n' ' ')"
 # exec without fork: the pid's stream is the new image's only
-LD_PRELOAD="$LIB" SONDE_OUTPUT=ex /bin/sh -c 'exec /bin/true' 2>ex.err || fail "exec: $(cat ex.err)"
+LD_PRELOAD="$LIB" SONDE_OUTPUT=ex SONDE_SAMPLE=cpu-time@1s /bin/sh -c 'exec /bin/true' 2>ex.err || fail "exec: $(cat ex.err)"
 [ "$(ls ex | tr '\n' ' ')" = "$(ls ex | grep '^true\.' | tr '\n' ' ')" ] && [ "$(ls ex | wc -l)" = 1 ] ||
 	fail "exec: streams $(ls ex | tr '\n' ' ')"
 pass "fork-then-exec and exec: one stream per process ($(ls fe | tr '\n' ' '))"
