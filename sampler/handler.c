@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sched.h>
 #include <signal.h>
@@ -195,7 +196,7 @@ static unsigned unwind_libunwind_sigsafe(struct sd_thread *t, const ucontext_t *
  * not send (kill, raise, sigqueue, tgkill or a timer of the program's). Our
  * POSIX timers carry SD_TIMER_COOKIE + index; our perf events signal with a
  * kernel si_code and their descriptor. */
-#define SRC_STALE (-2) /* a timer of sonde's, deleted since it fired */
+#define SRC_STALE (-2) /* sonde's, from a timer or descriptor it no longer has */
 
 static int source_of_sigsafe(const struct sd_thread *t, const siginfo_t *si)
 {
@@ -212,6 +213,17 @@ static int source_of_sigsafe(const struct sd_thread *t, const siginfo_t *si)
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		if (t->src_fd[i] >= 0 && t->src_fd[i] == si->si_fd)
 			return (int)i;
+	/* A descriptor's signal (POLL_IN...) naming none of this thread's
+	 * sources: queued by a sampling descriptor of ours before it was
+	 * closed behind sonde's back (a raw close_range) or replaced, and
+	 * delivered since, when the number is sonde's again or the program's
+	 * own file. It is the program's only when the number it names is a
+	 * descriptor of the program's set to send this very signal (F_SETSIG):
+	 * forwarding any other would kill a program that never handles
+	 * sonde's signal (tests/e2e/rawfds.sh, pending). */
+	if (sd_runtime_is_sonde_fd(si->si_fd) ||
+	    sd_sys(SYS_fcntl, si->si_fd, F_GETSIG) != sd_rt.cfg.signo)
+		return SRC_STALE;
 	return -1;
 }
 
@@ -407,9 +419,10 @@ static void discard_queued_sigsafe(struct sd_thread *t)
 	for (int i = 0; i < 100000 && n < 8; i++) {
 		if (sd_syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) <= 0)
 			break;
-		if (source_of_sigsafe(t, &si) >= 0)
+		int src = source_of_sigsafe(t, &si);
+		if (src >= 0)
 			sd_ring_drop_sigsafe(t->ring, SD_DROP_THROTTLED);
-		else
+		else if (src != SRC_STALE)
 			theirs[n++] = si;
 	}
 	for (unsigned i = 0; i < n; i++)

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 P="$B/rawfds"
 
-for m in syscall asm; do
+for m in syscall asm pending; do
 	mkdir -p "plain$m" "files$m"
 	(ulimit -n 128; exec timeout 60 "$P" "$m" "plain$m" 30) >"plain$m.out" 2>&1; want=$?
 	[ $want -eq 0 ] || fail "$m: the program fails even without sonde ($want): $(cat "plain$m.out")"

@@ -9,15 +9,20 @@
  *
  * A second thread computes across the close.
  *
- * usage: rawfds syscall|asm DIR [N]   (N files and N pipes, interleaved)
+ * usage: rawfds syscall|asm|pending DIR [N]   (N files and N pipes, interleaved)
  *   syscall  close_range through libc's syscall(SYS_close_range, 3, ~0U, 0)
  *   asm      the same through an inline `syscall` instruction
+ *   pending  as asm, while the second thread holds every signal blocked
+ *            (raw rt_sigprocmask): the signals its old sampling descriptor
+ *            queued are delivered after the close, naming a number that is
+ *            closed or the program's own file now
  * Prints what it checked; exit 0 when every check held, 1 otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,14 +43,34 @@ NOINLINE static void after_close(double s) { wl_burn(s); }
 NOINLINE static void thread_before(double s) { wl_burn(s); }
 NOINLINE static void thread_after(double s) { wl_burn(s); }
 
+static long raw4(long nr, long a, long b, long c, long d)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* A second thread: its sampling descriptors are closed too. */
-static _Atomic int closed;
+static _Atomic int closed, block_signals;
 static void *worker(void *unused)
 {
 	(void)unused;
 	thread_before(0.2);
+	uint64_t all = ~0ull, old = 0;
+	if (block_signals)
+		raw4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8);
 	while (!atomic_load(&closed))
 		;
+	if (block_signals) {
+		/* Computing with signals held, long enough for the writer to
+		 * find the descriptors gone and re-arm, then let them in. */
+		thread_before(0.1);
+		raw4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
+	}
 	thread_after(0.4);
 	return NULL;
 }
@@ -54,21 +79,17 @@ static long raw_close_range(int use_asm)
 {
 	if (!use_asm)
 		return syscall(SYS_close_range, 3u, ~0u, 0u);
-	long ret;
-	register long r10 __asm__("r10") = 0;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_close_range), "D"(3L), "S"((long)~0u), "d"(0L), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
+	return raw4(SYS_close_range, 3, (long)~0u, 0, 0);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "syscall") && strcmp(argv[1], "asm"))) {
-		fprintf(stderr, "usage: rawfds syscall|asm DIR [NFILES]\n");
+	if (argc < 3 || (strcmp(argv[1], "syscall") && strcmp(argv[1], "asm") &&
+			 strcmp(argv[1], "pending"))) {
+		fprintf(stderr, "usage: rawfds syscall|asm|pending DIR [NFILES]\n");
 		return 2;
 	}
+	block_signals = !strcmp(argv[1], "pending");
 	const char *dir = argv[2];
 	int nfiles = argc > 3 ? atoi(argv[3]) : 40;
 	if (nfiles < 1 || nfiles > MAXF)
@@ -77,7 +98,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&th, NULL, worker, NULL) != 0)
 		return 1;
 	before_close(0.3);
-	if (raw_close_range(!strcmp(argv[1], "asm")) != 0) {
+	if (raw_close_range(strcmp(argv[1], "syscall") != 0) != 0) {
 		printf("close_range failed\n");
 		return 1;
 	}
