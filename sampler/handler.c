@@ -302,6 +302,20 @@ static size_t put_sigsafe(char *buf, size_t at, size_t cap, const char *s)
 	return at;
 }
 
+static size_t put_uint_sigsafe(char *buf, size_t at, size_t cap, uint64_t v)
+{
+	char d[24], num[24];
+	int n = 0;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < 23);
+	for (int i = 0; i < n; i++)
+		num[i] = d[n - 1 - i];
+	num[n] = 0;
+	return put_sigsafe(buf, at, cap, num);
+}
+
 static size_t put_period_sigsafe(char *buf, size_t at, size_t cap, uint64_t ns)
 {
 	const char *unit = "ns";
@@ -363,15 +377,26 @@ void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
 	say_line_sigsafe(buf, n, sizeof buf);
 }
 
-void sd_say_nofd_sigsafe(int src)
+void sd_say_nofd_sigsafe(int src, int share)
 {
 	if (atomic_exchange(&sd_rt.nofd_said, 1))
 		return;
 	char buf[400];
 	size_t n = source_head_sigsafe(buf, sizeof buf, src);
+	if (share) {
+		n = put_sigsafe(buf, n, sizeof buf,
+				": no file descriptor left for a perf_event task clock within sonde's "
+				"share of RLIMIT_NOFILE (");
+		n = put_uint_sigsafe(buf, n, sizeof buf, (uint64_t)sd_rt.fd_share);
+		n = put_sigsafe(buf, n, sizeof buf, " of ");
+		n = put_uint_sigsafe(buf, n, sizeof buf, (uint64_t)sd_rt.fd_limit);
+		n = put_sigsafe(buf, n, sizeof buf, ")");
+	} else {
+		n = put_sigsafe(buf, n, sizeof buf,
+				": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE)");
+	}
 	n = put_sigsafe(buf, n, sizeof buf,
-			": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE); "
-			"threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
+			"; threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
 			"-n for exact rates)");
 	say_line_sigsafe(buf, n, sizeof buf);
 }

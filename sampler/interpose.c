@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -581,6 +582,102 @@ int sd_real_close(int fd)
 	return REAL(close)(fd);
 }
 
+/* libunwind's address-validation pipe, without descriptors. libunwind
+ * checks an address it is not sure of by writing the byte there into a pipe
+ * of its own (the kernel says EFAULT where it cannot be read), reading the
+ * pipe empty first. Two descriptors for every process, below the program's
+ * limit: under ulimit -n 6 a shell pipeline failed for want of them (issue
+ * 19 item 4). Where this process can read its own memory through the kernel
+ * (process_vm_readv, probed at start: sd_rt.vpipe), libunwind's pipe2 gets
+ * two numbers no descriptor can have (above fs.nr_open's ceiling), and its
+ * calls on them are answered here: the write by process_vm_readv of the
+ * byte (1, or -1 and EFAULT: the answer the pipe gives), the read with
+ * EAGAIN (an empty pipe), the close with 0. Not under a seccomp filter (a
+ * filter may kill on process_vm_readv and allow write): at start libunwind
+ * then keeps its own pipe, and a filter installed later (each check asks
+ * PR_GET_SECCOMP, one system call) makes the checks go through a pipe of
+ * sonde's. async-signal-safe. */
+#define VPIPE_R 0x7ffffff0
+#define VPIPE_W 0x7ffffff1
+
+static int vpipe_fd_sigsafe(int fd)
+{
+	return fd == VPIPE_R || fd == VPIPE_W;
+}
+
+/* A real pipe of sonde's for the checks, made when first needed: once the
+ * program runs under a seccomp filter, which may refuse process_vm_readv
+ * (or kill on it) while it allows write. Both ends above the floor, marked
+ * as sonde's. async-signal-safe (system calls only). */
+static _Atomic int vpipe_real[2] = {-1, -1};
+
+static ssize_t vpipe_real_write_sigsafe(uintptr_t addr)
+{
+	int w = atomic_load(&vpipe_real[1]), r = atomic_load(&vpipe_real[0]);
+	if (w < 0 || !sd_tasks_fd_remembered_sigsafe(w) || !sd_tasks_fd_remembered_sigsafe(r)) {
+		int fds[2];
+		if (sd_sys(SYS_pipe2, fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+			errno = EFAULT; /* unknown: taken as unreadable (the stack ends there) */
+			return -1;
+		}
+		for (int i = 0; i < 2; i++) {
+			long hi = sd_rt.fd_floor > 0 ? sd_sys(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor)
+						     : -1;
+			if (hi >= 0) {
+				sd_sys(SYS_close, fds[i]);
+				fds[i] = (int)hi;
+			}
+			sd_runtime_fd_track_sigsafe(fds[i], 1);
+			sd_tasks_fd_remember_sigsafe(fds[i]);
+		}
+		atomic_store(&vpipe_real[0], fds[0]);
+		atomic_store(&vpipe_real[1], fds[1]);
+		r = fds[0];
+		w = fds[1];
+	}
+	char drain[64];
+	while (sd_sys(SYS_read, r, drain, sizeof drain) > 0)
+		;
+	long got = sd_sys(SYS_write, w, addr, 1);
+	if (got == 1)
+		return 1;
+	errno = EFAULT; /* EFAULT, or the pipe failed: taken as unreadable */
+	return -1;
+}
+
+static ssize_t vpipe_io_sigsafe(int fd, uintptr_t addr, size_t n)
+{
+	if (fd == VPIPE_R || n == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	/* A seccomp filter installed since start (PR_GET_SECCOMP: 2) may
+	 * refuse process_vm_readv: the pipe's own way then. */
+	if (sd_sys(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
+		return vpipe_real_write_sigsafe(addr);
+	char byte;
+	struct iovec local = {.iov_base = &byte, .iov_len = 1};
+	struct iovec remote = {.iov_base = (void *)addr, .iov_len = 1};
+	if (sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 1)
+		return 1;
+	errno = EFAULT;
+	return -1;
+}
+
+/* Whether the kernel reads this process's memory for it (a seccomp filter
+ * or an old kernel may refuse). At start, before libunwind's first use. */
+int sd_interpose_vpipe_probe(void)
+{
+	static volatile char here = 1;
+	if (sd_sys(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
+		return 0; /* under a seccomp filter: libunwind's own pipe */
+	char byte = 0;
+	struct iovec local = {.iov_base = &byte, .iov_len = 1};
+	struct iovec remote = {.iov_base = (void *)&here, .iov_len = 1};
+	return sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 1 &&
+	       byte == 1;
+}
+
 /* Descriptors that are sonde's (perf events, the output file, libunwind's
  * validation pipe) are left open when the program closes them: the program
  * never opened those numbers, and closing them would let a later open() of
@@ -589,6 +686,8 @@ int sd_real_close(int fd)
  * is honoured: the program asked for that number explicitly. */
 SONDE_API int close(int fd)
 {
+	if (vpipe_fd_sigsafe(fd))
+		return 0;
 	struct sd_thread *t = sd_tls_thread;
 	if (t && t->in_handler) {
 		/* Only libunwind closes inside our handler: its validation pipe,
@@ -700,6 +799,8 @@ static int unwinder_check_sigsafe(int fd, const void *buf, size_t n, ssize_t *r)
 
 SONDE_API ssize_t read(int fd, void *buf, size_t n)
 {
+	if (vpipe_fd_sigsafe(fd))
+		return vpipe_io_sigsafe(fd, (uintptr_t)buf, n);
 	if (unwinder_fd_stale_sigsafe(fd)) {
 		errno = EBADF;
 		return -1;
@@ -714,6 +815,8 @@ SONDE_API ssize_t read(int fd, void *buf, size_t n)
 
 SONDE_API ssize_t write(int fd, const void *buf, size_t n)
 {
+	if (vpipe_fd_sigsafe(fd))
+		return vpipe_io_sigsafe(fd, (uintptr_t)buf, n);
 	if (unwinder_fd_stale_sigsafe(fd)) {
 		errno = EBADF;
 		return -1;
@@ -751,6 +854,8 @@ __attribute__((no_sanitize_address)) SONDE_API long syscall(long no, ...)
 	switch (no) {
 	case SYS_read:
 	case SYS_write:
+		if (vpipe_fd_sigsafe((int)a[0]))
+			return vpipe_io_sigsafe((int)a[0], (uintptr_t)a[1], (size_t)a[2]);
 		if (unwinder_fd_stale_sigsafe((int)a[0])) {
 			errno = EBADF;
 			return -1;
@@ -794,10 +899,15 @@ __attribute__((no_sanitize_address)) SONDE_API long syscall(long no, ...)
  * and marked as sonde's, like our own descriptors. */
 SONDE_API int pipe2(int fds[2], int flags)
 {
-	RESOLVE(pipe2);
-	int r = REAL(pipe2)(fds, flags);
 	struct sd_thread *t = sd_tls_thread;
 	int libunwind = (t && t->in_handler) || atomic_load(&sd_rt.unwind_init);
+	if (libunwind && sd_rt.vpipe) {
+		fds[0] = VPIPE_R;
+		fds[1] = VPIPE_W;
+		return 0;
+	}
+	RESOLVE(pipe2);
+	int r = REAL(pipe2)(fds, flags);
 	if (r == 0 && libunwind && sd_rt.fd_floor > 0) {
 		for (int i = 0; i < 2; i++) {
 			int hi = fcntl(fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor);

@@ -51,16 +51,24 @@ static char mechanism[SD_MAX_SOURCES][96];
  * sd_runtime_fd_track is async-signal-safe (atomics only). */
 #define FDMAP_BITS 65536
 static _Atomic uint64_t fdmap[FDMAP_BITS / 64];
+static _Atomic int fd_count; /* bits set in fdmap */
 
 void sd_runtime_fd_track_sigsafe(int fd, int on)
 {
 	if (fd < 0 || fd >= FDMAP_BITS)
 		return;
 	uint64_t bit = 1ull << (fd % 64);
-	if (on)
-		atomic_fetch_or(&fdmap[fd / 64], bit);
-	else
-		atomic_fetch_and(&fdmap[fd / 64], ~bit);
+	if (on) {
+		if (!(atomic_fetch_or(&fdmap[fd / 64], bit) & bit))
+			atomic_fetch_add(&fd_count, 1);
+	} else if (atomic_fetch_and(&fdmap[fd / 64], ~bit) & bit) {
+		atomic_fetch_sub(&fd_count, 1);
+	}
+}
+
+int sd_runtime_fd_room_sigsafe(int n)
+{
+	return atomic_load_explicit(&fd_count, memory_order_relaxed) + n <= sd_rt.fd_share;
 }
 
 int sd_runtime_is_sonde_fd(int fd)
@@ -250,10 +258,17 @@ static void thread_open_sources(struct sd_thread *t)
 		t->ctr.fds[i] = -1;
 	int err;
 	if (sd_rt.counters.n) {
-		err = sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor,
-					      t->tid == sd_rt.pid && !t->adopted, &t->ctr);
+		int share = sd_rt.counters.nperf &&
+			    !sd_runtime_fd_room_sigsafe((int)sd_rt.counters.nperf);
+		err = share ? -EMFILE
+			    : sd_kernel_counters_open(&sd_rt.counters, t->tid, sd_rt.fd_floor,
+						      t->tid == sd_rt.pid && !t->adopted, &t->ctr);
 		static _Atomic int said;
-		if (err && !atomic_exchange(&said, 1))
+		if (err && share && !atomic_exchange(&said, 1))
+			sd_msg("sonde: thread %d: counters unavailable: no file descriptor left within "
+			       "sonde's share of RLIMIT_NOFILE (%d of %ld) (its samples carry no counter "
+			       "values; raise RLIMIT_NOFILE)", (int)t->tid, sd_rt.fd_share, sd_rt.fd_limit);
+		else if (err && !atomic_exchange(&said, 1))
 			sd_msg("sonde: thread %d: counters unavailable: %s (its samples carry no counter "
 			       "values; %s)", (int)t->tid, strerror(-err), open_hint(err));
 		for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
@@ -730,14 +745,28 @@ static void adopt_existing_threads(pid_t self)
 	closedir(d);
 }
 
-static int pick_fd_floor(void)
+/* Where sonde's descriptors go and how many it may hold (docs/ENV.md,
+ * "Descriptors"): of a soft RLIMIT_NOFILE L, the stream's one and up to
+ * (L - 3) / 16 more (the clocks, counters, /proc/self/task), a thread that
+ * finds the share used up samples on a POSIX timer; libunwind's pipe takes
+ * none (interpose.c, pipe2). They live in the top numbers of a small limit
+ * (the program's lowest numbers stay free), from 1024 up under a large one. */
+static void pick_fd_floor(void)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		return 512;
-	if (rl.rlim_cur >= 4096)
-		return 1024;
-	return (int)(rl.rlim_cur / 2);
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > FDMAP_BITS) {
+		sd_rt.fd_limit = -1;
+		sd_rt.fd_share = FDMAP_BITS / 16;
+		sd_rt.fd_floor = 1024;
+		return;
+	}
+	long soft = (long)rl.rlim_cur;
+	sd_rt.fd_limit = soft;
+	sd_rt.fd_share = 1 + (soft > 3 ? (int)((soft - 3) / 16) : 0);
+	sd_rt.fd_floor = soft >= 4096 ? 1024 : (int)(soft - sd_rt.fd_share);
+	if (sd_rt.fd_floor < 3)
+		sd_rt.fd_floor = 3;
 }
 
 static void install_flush_handlers(void)
@@ -870,7 +899,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	if (another_copy())
 		return;
 	sd_rt.pid = getpid();
-	sd_rt.fd_floor = pick_fd_floor();
+	pick_fd_floor();
 	pthread_key_create(&thread_key, thread_key_destructor);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
@@ -928,6 +957,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		return; /* said why; the program runs on unprofiled */
 	/* Before libunwind's first use: its address checks (interpose.c). */
 	sd_rt.under_valgrind = sd_loader_under_valgrind();
+	sd_rt.vpipe = sd_interpose_vpipe_probe();
 	if (sd_rt.under_valgrind && sd_rt.cfg.verbose)
 		sd_msg("sonde: running under valgrind: libunwind's address checks read through "
 		       "process_vm_readv, not written to its pipe (docs/ENV.md, Under valgrind)");
@@ -1066,7 +1096,8 @@ void sd_runtime_fd_reopen(void)
 			    s->use_timer || (int)i == sd_rt.derived_src)
 				continue;
 			int fd;
-			if (sd_kernel_clock_open_sigsafe(t->tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
+			if (sd_runtime_fd_room_sigsafe(1) &&
+			    sd_kernel_clock_open_sigsafe(t->tid, s->period_ns * t->mult[i], sd_rt.cfg.signo,
 						 sd_rt.fd_floor, &fd) == 0 &&
 			    (t->paused || sd_kernel_enable_sigsafe(fd, 1) == 0)) {
 				if (t->paused) /* opened enabled: the program keeps the signal blocked */

@@ -189,12 +189,15 @@ struct sd_runtime {
 	struct sd_config cfg;
 	pid_t pid;
 	int fd_floor;                  /* sonde's fds live at or above this */
+	int fd_share;                  /* at most this many descriptors are sonde's */
+	long fd_limit;                 /* RLIMIT_NOFILE (soft) when sonde started; -1: none */
 	struct sd_counters counters;   /* SONDE_COUNTERS, probed at start */
 	struct sd_thread *threads;     /* registry, under lock */
 	struct sd_thread *adopted[64]; /* alive before start; immutable once published */
 	_Atomic int nadopted;
 	_Atomic int unwind_init;        /* libunwind initialising: its pipe is ours */
 	int under_valgrind;            /* set at start: valgrind's preload is loaded */
+	int vpipe;                     /* libunwind's pipe is answered without descriptors */
 	struct sd_foreign foreign[SD_MAX_FOREIGN]; /* tasks.c writes, handlers read */
 	_Atomic int nforeign;          /* slots in use */
 	_Atomic int starting;          /* pthread_create'd threads not registered yet */
@@ -256,6 +259,10 @@ void sd_runtime_restore_signals(const sigset_t *old);
 int sd_runtime_is_sonde_fd(int fd);
 /* Marks fd as sonde's (on) or not. async-signal-safe. */
 void sd_runtime_fd_track_sigsafe(int fd, int on);
+/* Whether sonde may hold n more descriptors within its share of
+ * RLIMIT_NOFILE (sd_rt.fd_share, docs/ENV.md "Descriptors"): every
+ * descriptor sonde opens beyond its stream asks first. async-signal-safe. */
+int sd_runtime_fd_room_sigsafe(int n);
 void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 /* The next descriptor at or above fd marked as sonde's, or -1. */
@@ -305,8 +312,9 @@ void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
 /* The one `sonde:` line (and NOTE) saying that source src was throttled,
  * first to period_ns. Once per source and process. async-signal-safe. */
 /* "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
- * once per process. async-signal-safe. */
-void sd_say_nofd_sigsafe(int src);
+ * once per process; share: sonde's share of RLIMIT_NOFILE was used up (not
+ * the program's limit). async-signal-safe. */
+void sd_say_nofd_sigsafe(int src, int share);
 /* A new thread's perf_event clock refused for another reason than
  * descriptors (err: a positive errno), after the probe at start worked: said
  * once. async-signal-safe. */
@@ -374,6 +382,9 @@ void sd_loader_fork_child(void);
 /* 1 when the process runs under valgrind (its core preload,
  * vgpreload_core-<arch>-<os>.so, is loaded), else 0. Ordinary context. */
 int sd_loader_under_valgrind(void);
+/* Whether process_vm_readv reads this process (libunwind's pipe then needs
+ * no descriptors: interpose.c). */
+int sd_interpose_vpipe_probe(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);

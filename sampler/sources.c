@@ -50,14 +50,25 @@ void sd_sources_probe(struct sd_config *cfg)
 			continue;
 		int fd = -1;
 		uint32_t m = atomic_load(&sd_rt.start_mult[i]);
+		s->use_timer = 1;
+		if (!sd_runtime_fd_room_sigsafe(1)) {
+			snprintf(s->fallback_reason, sizeof s->fallback_reason,
+				 "sonde's share of RLIMIT_NOFILE used up (%d of %ld)", sd_rt.fd_share,
+				 sd_rt.fd_limit);
+			sd_msg("sonde: %s: perf_event task clock unavailable: no file descriptor left "
+			       "within sonde's share of RLIMIT_NOFILE (%d of %ld) (sampling with a POSIX "
+			       "CPU-time timer, limited to the scheduler tick; raise RLIMIT_NOFILE for "
+			       "exact rates)", s->spec, sd_rt.fd_share, sd_rt.fd_limit);
+			continue;
+		}
 		int err = sd_kernel_clock_open_sigsafe(probe_tid, s->period_ns * (m ? m : 1), cfg->signo,
 						       sd_rt.fd_floor, &fd);
 		if (err == 0) {
 			probe_fd[i] = fd;
+			sd_runtime_fd_track_sigsafe(fd, 1); /* counted in sonde's share */
 			s->use_timer = 0;
 			continue;
 		}
-		s->use_timer = 1;
 		char par[96];
 		int nofd = err == -EMFILE || err == -ENFILE;
 		sd_kernel_paranoid_text(par, sizeof par);
@@ -73,8 +84,10 @@ void sd_sources_probe(struct sd_config *cfg)
 void sd_sources_probe_release(void)
 {
 	for (unsigned i = 0; i < SD_MAX_SOURCES; i++) {
-		if (probe_fd[i] >= 0)
+		if (probe_fd[i] >= 0) {
+			sd_runtime_fd_track_sigsafe(probe_fd[i], 0);
 			sd_real_close(probe_fd[i]);
+		}
 		probe_fd[i] = -1;
 	}
 }
@@ -135,15 +148,20 @@ static int clock_start(struct sd_thread *t, unsigned i, pid_t tid)
 		t->src_fd[i] = probe_fd[i]; /* the probe's: this thread's clock already */
 		probe_fd[i] = -1;
 		err = sd_kernel_period_sigsafe(t->src_fd[i], first);
-	} else {
+	} else if (sd_runtime_fd_room_sigsafe(1)) {
 		err = sd_kernel_clock_open_sigsafe(tid, first, sd_rt.cfg.signo, sd_rt.fd_floor,
 						   &t->src_fd[i]);
+	} else {
+		err = -EDQUOT; /* sonde's share of descriptors used up (said as such) */
 	}
 	/* Set before the clock runs: its first sample may come at once. */
 	t->phase[i] = first != full;
-	if (err == 0)
+	if (err == 0) {
+		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1); /* counted in sonde's share at once */
 		err = sd_kernel_enable_sigsafe(t->src_fd[i], 1);
+	}
 	if (err && t->src_fd[i] >= 0) {
+		sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
 		sd_real_close(t->src_fd[i]);
 		t->src_fd[i] = -1;
 	}
@@ -182,8 +200,8 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 				 * by its overruns, so totals stay right. */
 				int why = err;
 				err = timer_open(t, i, sd_kernel_thread_clock(tid), tid);
-				if (err == 0 && (why == -EMFILE || why == -ENFILE))
-					sd_say_nofd_sigsafe((int)i);
+				if (err == 0 && (why == -EMFILE || why == -ENFILE || why == -EDQUOT))
+					sd_say_nofd_sigsafe((int)i, why == -EDQUOT);
 				else if (err == 0)
 					sd_say_refused_sigsafe((int)i, -why);
 			}

@@ -212,7 +212,10 @@ static int rearm(struct sd_thread *t, unsigned i)
 	uint64_t period = s->period_ns * (t->mult[i] ? t->mult[i] : 1); /* throttled or not */
 	int fd, err = -EINVAL;
 	if ((s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL) && !s->use_timer) {
-		err = sd_kernel_clock_open_sigsafe(t->tid, period, sd_rt.cfg.signo, sd_rt.fd_floor, &fd);
+		err = sd_runtime_fd_room_sigsafe(1)
+			      ? sd_kernel_clock_open_sigsafe(t->tid, period, sd_rt.cfg.signo,
+							     sd_rt.fd_floor, &fd)
+			      : -EMFILE;
 		if (err == 0) {
 			t->src_fd[i] = fd; /* before the first signal can come */
 			sd_runtime_fd_track_sigsafe(fd, 1);
@@ -387,6 +390,11 @@ static int task_dir(void)
 		return 0;
 	if (task_dirfd >= 0)
 		sd_runtime_fd_track_sigsafe(task_dirfd, 0); /* not ours any more */
+	task_dirfd = -1;
+	/* Beyond sonde's share of descriptors: no scan (raw clones are then
+	 * neither sampled nor accounted; the share is said with the clocks). */
+	if (!sd_runtime_fd_room_sigsafe(1))
+		return -EMFILE;
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		/* Without it, threads made without pthread_create and children
