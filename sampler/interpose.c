@@ -104,6 +104,7 @@ DECL(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t
 DECL(int, chroot, (const char *));
 DECL(int, unshare, (int));
 DECL(int, setns, (int, int));
+DECL(int, timer_create, (clockid_t, struct sigevent *, timer_t *));
 
 static void blk_resolve(void);
 static void blk_self_init(void);
@@ -152,6 +153,7 @@ void sd_interpose_init(void)
 	RESOLVE(chroot);
 	RESOLVE(unshare);
 	RESOLVE(setns);
+	RESOLVE(timer_create);
 }
 
 static int running(void)
@@ -568,6 +570,42 @@ SONDE_API void _Exit(int status)
 	REAL(_Exit)(status);
 }
 
+/* ---- timers --------------------------------------------------------------- */
+
+/* sonde's own timers (sources.c: its signal, a cookie value, one thread)
+ * pass through the wrapper below untouched. */
+static int timer_is_sondes(const struct sigevent *sev)
+{
+	return sev && sev->sigev_notify == SIGEV_THREAD_ID && sd_rt.cfg.signo > 0 &&
+	       sev->sigev_signo == sd_rt.cfg.signo &&
+	       (unsigned)(sev->sigev_value.sival_int - SD_TIMER_COOKIE) < SD_MAX_SOURCES;
+}
+
+/* The program's timers. Each POSIX timer holds one unit of the user's
+ * RLIMIT_SIGPENDING (the kernel allocates its signal when it is made), and
+ * so does each of sonde's where perf_event is refused. When the program's
+ * timer_create finds the quota used up (EAGAIN) while sonde holds timers,
+ * sonde gives one up (that thread is not sampled from then on, said once)
+ * and the call is made again: the program never lacks a timer sonde took. */
+SONDE_API int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
+{
+	RESOLVE(timer_create);
+	if (!REAL(timer_create)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	for (;;) {
+		int r = REAL(timer_create)(clock, sev, id);
+		if (r == 0 || errno != EAGAIN || !running() || !our_process() || timer_is_sondes(sev))
+			return r;
+		int e = errno;
+		if (!sd_runtime_timer_yield()) {
+			errno = e;
+			return r;
+		}
+	}
+}
+
 /* ---- descriptors -------------------------------------------------------- */
 
 /* Every wrapper resolves its real function itself before calling it: a
@@ -875,6 +913,16 @@ __attribute__((no_sanitize_address)) SONDE_API long syscall(long no, ...)
 	case SYS_unshare:
 	case SYS_setns:
 		pin_output();
+		break;
+	case SYS_timer_create:
+		RESOLVE(syscall);
+		if (REAL(syscall) && running() && our_process()) {
+			long r;
+			while ((r = REAL(syscall)(no, a[0], a[1], a[2], a[3], a[4], a[5])) != 0 &&
+			       errno == EAGAIN && sd_runtime_timer_yield())
+				;
+			return r;
+		}
 		break;
 	case SYS_close:
 		return close((int)a[0]);

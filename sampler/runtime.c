@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -238,6 +239,8 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
  * message): the descriptor limit only when that is what was hit. */
 static const char *open_hint(int err)
 {
+	if (err == -EDQUOT)
+		return "raise ulimit -i";
 	if (err == -EMFILE || err == -ENFILE)
 		return "raise RLIMIT_NOFILE";
 	if (err == -EAGAIN) /* timer_create: the per-user timer and signal limit */
@@ -279,7 +282,11 @@ static void thread_open_sources(struct sd_thread *t)
 		sd_papi_thread_open(t); /* PAPI sets are per calling thread */
 	static _Atomic int warned;
 	err = sd_sources_open(t, t->tid);
-	if (err && !atomic_exchange(&warned, 1))
+	if (err == -EDQUOT && !atomic_exchange(&warned, 1))
+		sd_msg("sonde: thread %d: not sampled: no POSIX timer left within sonde's share of "
+		       "RLIMIT_SIGPENDING (%d of %ld) (its CPU time shows as not sampled; raise ulimit -i)",
+		       (int)t->tid, sd_rt.timer_share, sd_rt.sigpending_limit);
+	else if (err && !atomic_exchange(&warned, 1))
 		sd_msg("sonde: thread %d: cannot start sampling: %s (this thread is not sampled; "
 		       "%s)", (int)t->tid, strerror(-err), open_hint(err));
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
@@ -745,6 +752,49 @@ static void adopt_existing_threads(pid_t self)
 	closedir(d);
 }
 
+/* sonde's POSIX timers (where perf_event is refused) hold at most a
+ * sixteenth of the user's signal quota (docs/ENV.md). */
+static void pick_timer_share(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (rlim_t)INT_MAX) {
+		sd_rt.sigpending_limit = -1;
+		sd_rt.timer_share = INT_MAX;
+		return;
+	}
+	sd_rt.sigpending_limit = (long)rl.rlim_cur;
+	sd_rt.timer_share = (int)(rl.rlim_cur / 16);
+}
+
+int sd_runtime_timer_yield(void)
+{
+	if (atomic_load(&sd_rt.timers) <= 0)
+		return 0;
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	pthread_mutex_lock(&lock);
+	struct sd_thread *gave = NULL;
+	for (struct sd_thread *t = sd_rt.threads; t && !gave; t = t->next)
+		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
+			if (t->has_timer[i]) {
+				t->has_timer[i] = 0; /* its queued signal is stale now */
+				sd_sources_timer_delete(t->src_timer[i]);
+				gave = t;
+				break;
+			}
+	pid_t tid = gave ? gave->tid : 0;
+	pthread_mutex_unlock(&lock);
+	sd_runtime_restore_signals(&old);
+	static _Atomic int said;
+	if (gave && !atomic_exchange(&said, 1))
+		sd_msg("sonde: RLIMIT_SIGPENDING: the program's timer_create found the signal quota "
+		       "(%ld) used up: sonde gave up its own timers as needed, first thread %d's (not "
+		       "sampled from then on; its CPU time shows as not sampled; raise ulimit -i)",
+		       sd_rt.sigpending_limit, (int)tid);
+	return gave != NULL;
+}
+
 /* Where sonde's descriptors go and how many it may hold (docs/ENV.md,
  * "Descriptors"): of a soft RLIMIT_NOFILE L, the stream's one and up to
  * (L - 3) / 16 more (the clocks, counters, /proc/self/task), a thread that
@@ -900,6 +950,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		return;
 	sd_rt.pid = getpid();
 	pick_fd_floor();
+	pick_timer_share();
 	pthread_key_create(&thread_key, thread_key_destructor);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];

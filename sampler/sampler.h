@@ -190,6 +190,9 @@ struct sd_runtime {
 	pid_t pid;
 	int fd_floor;                  /* sonde's fds live at or above this */
 	int fd_share;                  /* at most this many descriptors are sonde's */
+	_Atomic int timers;            /* sonde's POSIX timers now */
+	int timer_share;               /* at most this many (RLIMIT_SIGPENDING / 16) */
+	long sigpending_limit;         /* RLIMIT_SIGPENDING when sonde started; -1: none */
 	long fd_limit;                 /* RLIMIT_NOFILE (soft) when sonde started; -1: none */
 	struct sd_counters counters;   /* SONDE_COUNTERS, probed at start */
 	struct sd_thread *threads;     /* registry, under lock */
@@ -263,6 +266,15 @@ void sd_runtime_fd_track_sigsafe(int fd, int on);
  * RLIMIT_NOFILE (sd_rt.fd_share, docs/ENV.md "Descriptors"): every
  * descriptor sonde opens beyond its stream asks first. async-signal-safe. */
 int sd_runtime_fd_room_sigsafe(int n);
+/* The program's timer_create found the signal quota used up: sonde gives up
+ * one of its own POSIX timers (a thread's; that thread is not sampled from
+ * then on, said once). 1 if one was given up. */
+int sd_runtime_timer_yield(void);
+/* sonde's POSIX timers: at most sd_rt.timer_share (-EDQUOT beyond), each
+ * counted (timer_create's wrapper knows them by their signal and cookie and
+ * never gives its own up for them: interpose.c). */
+int sd_sources_timer_create(clockid_t clock, struct sigevent *sev, timer_t *id);
+void sd_sources_timer_delete(timer_t id);
 void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 /* The next descriptor at or above fd marked as sonde's, or -1. */

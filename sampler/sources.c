@@ -111,6 +111,26 @@ static uint64_t first_period_ns(pid_t tid, unsigned i, uint64_t period)
 	return lo + z % (period - lo + 1);
 }
 
+int sd_sources_timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
+{
+	if (atomic_fetch_add(&sd_rt.timers, 1) >= sd_rt.timer_share) {
+		atomic_fetch_sub(&sd_rt.timers, 1);
+		return -EDQUOT; /* sonde's share of the signal quota used up */
+	}
+	if (timer_create(clock, sev, id) != 0) {
+		int err = -errno;
+		atomic_fetch_sub(&sd_rt.timers, 1);
+		return err;
+	}
+	return 0;
+}
+
+void sd_sources_timer_delete(timer_t id)
+{
+	timer_delete(id);
+	atomic_fetch_sub(&sd_rt.timers, 1);
+}
+
 static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t tid)
 {
 	struct sigevent sev;
@@ -119,8 +139,9 @@ static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t ti
 	sev.sigev_signo = sd_rt.cfg.signo;
 	sev.sigev_value.sival_int = SD_TIMER_COOKIE + (int)i;
 	sev.sigev_notify_thread_id = tid;
-	if (timer_create(clock, &sev, &t->src_timer[i]) < 0)
-		return -errno;
+	int err = sd_sources_timer_create(clock, &sev, &t->src_timer[i]);
+	if (err)
+		return err;
 	uint64_t p = sd_rt.cfg.sources[i].period_ns * t->mult[i];
 	uint64_t first = first_period_ns(tid, i, p);
 	struct itimerspec its = {
@@ -128,8 +149,8 @@ static int timer_open(struct sd_thread *t, unsigned i, clockid_t clock, pid_t ti
 		.it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)},
 	};
 	if (timer_settime(t->src_timer[i], 0, &its, NULL) < 0) {
-		int err = -errno;
-		timer_delete(t->src_timer[i]);
+		err = -errno;
+		sd_sources_timer_delete(t->src_timer[i]);
 		return err;
 	}
 	t->has_timer[i] = 1;
@@ -242,8 +263,8 @@ void sd_sources_close(struct sd_thread *t)
 			t->src_fd[i] = -1;
 		}
 		if (t->has_timer[i]) {
-			timer_delete(t->src_timer[i]);
-			t->has_timer[i] = 0;
+			t->has_timer[i] = 0; /* its signal still queued is stale now */
+			sd_sources_timer_delete(t->src_timer[i]);
 		}
 	}
 }

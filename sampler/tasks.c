@@ -235,15 +235,16 @@ static int rearm(struct sd_thread *t, unsigned i)
 	/* wall-time's signalled half runs on the thread's CPU clock too (its
 	 * blocked half is accounted by the writer: writer/offcpu.c) */
 	clockid_t clock = sd_kernel_thread_clock(t->tid);
-	if (timer_create(clock, &sev, &t->src_timer[i]) != 0)
-		return -errno;
+	err = sd_sources_timer_create(clock, &sev, &t->src_timer[i]);
+	if (err)
+		return err;
 	struct itimerspec its = {
 		.it_interval = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
 		.it_value = {(time_t)(period / 1000000000u), (long)(period % 1000000000u)},
 	};
 	if (timer_settime(t->src_timer[i], 0, &its, NULL) != 0) {
 		err = -errno;
-		timer_delete(t->src_timer[i]);
+		sd_sources_timer_delete(t->src_timer[i]);
 		return err;
 	}
 	t->has_timer[i] = 1;

@@ -219,6 +219,19 @@ static void sweep(const char *ph)
 	close(901);
 	close(902);
 
+	/* timers */
+	timer_t tm;
+	struct sigevent sev = {.sigev_notify = SIGEV_NONE};
+	int made = timer_create(CLOCK_MONOTONIC, &sev, &tm);
+	say("timer_create", "%d", made);
+	if (made == 0)
+		timer_delete(tm);
+	int ktm = -1;
+	long kmade = syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &ktm);
+	say("syscall.timer_create", "%ld", kmade);
+	if (kmade == 0)
+		syscall(SYS_timer_delete, ktm);
+
 	/* signals */
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
