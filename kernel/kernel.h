@@ -44,8 +44,10 @@ int sd_kernel_thread_cpu_ns(pid_t tid, uint64_t *out);
 int sd_kernel_thread_cpu_split(pid_t tid, uint64_t cpu_ns, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* Moves sonde's descriptor fd to at least floor (close-on-exec), out of the
- * program's low range; returns the descriptor to use (fd itself if it cannot
- * be moved). Ordinary context. */
+ * program's low range; a floor at or above the soft RLIMIT_NOFILE (below the
+ * hard one) is reached by raising the soft limit for that one call (perf.c);
+ * returns the descriptor to use (fd itself if it cannot be moved). Ordinary
+ * context. */
 int sd_kernel_fd_high(int fd, int floor);
 
 /* Is fd one of sonde's descriptors for thread tid: F_SETSIG sig and owner

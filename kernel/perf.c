@@ -9,23 +9,56 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/sys.h"
 #include "kernel/kernel.h"
 
+/* F_DUPFD to a floor at or above the soft RLIMIT_NOFILE: the soft limit is
+ * raised (never past the hard one) for that one call and put back. The
+ * program's own limit is unchanged before and after; a getrlimit of another
+ * thread within those three system calls would see the raised value. One
+ * caller at a time (the limit is the process's). Never in a signal handler
+ * (the spin would wait on the interrupted thread). -1 when it cannot. */
+static int dup_above_limit(int fd, int floor)
+{
+	static _Atomic int busy;
+	while (atomic_exchange_explicit(&busy, 1, memory_order_acquire))
+		sd_sys(SYS_sched_yield);
+	struct rlimit was, up;
+	int hi = -1;
+	if (sd_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &was) == 0 && was.rlim_cur <= (rlim_t)floor &&
+	    was.rlim_max > (rlim_t)floor) {
+		up = was; /* room for sonde's numbers from floor up (runtime.c tracks < 65536) */
+		up.rlim_cur = (rlim_t)floor + 1 < 65536 ? 65536 : (rlim_t)floor + 1;
+		if (up.rlim_cur > was.rlim_max)
+			up.rlim_cur = was.rlim_max;
+		if (sd_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, &up, NULL) == 0) {
+			long r = sd_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
+			hi = r >= 0 ? (int)r : -1;
+			sd_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, &was, NULL);
+		}
+	}
+	atomic_store_explicit(&busy, 0, memory_order_release);
+	return hi;
+}
+
 int sd_kernel_fd_high(int fd, int floor)
 {
 	if (floor <= 0 || fd >= floor)
 		return fd;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+	int hi = (int)sd_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
+	if (hi == -EINVAL) /* the floor is at or above the soft limit */
+		hi = dup_above_limit(fd, floor);
 	if (hi < 0)
 		return fd; /* keep the low one rather than fail */
-	close(fd);
+	sd_sys(SYS_close, fd);
 	return hi;
 }
 

@@ -958,10 +958,14 @@ SONDE_API int pipe2(int fds[2], int flags)
 	int r = REAL(pipe2)(fds, flags);
 	if (r == 0 && libunwind && sd_rt.fd_floor > 0) {
 		for (int i = 0; i < 2; i++) {
-			int hi = fcntl(fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor);
-			if (hi >= 0) {
-				sd_real_close(fds[i]);
-				fds[i] = hi;
+			if (!(t && t->in_handler)) /* not in the handler: it may raise the limit */
+				fds[i] = sd_kernel_fd_high(fds[i], sd_rt.fd_floor);
+			else {
+				long hi = sd_sys(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor);
+				if (hi >= 0) {
+					sd_sys(SYS_close, fds[i]);
+					fds[i] = (int)hi;
+				}
 			}
 			sd_runtime_fd_track_sigsafe(fds[i], 1);
 			sd_tasks_fd_remember_sigsafe(fds[i]);

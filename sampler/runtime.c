@@ -813,6 +813,16 @@ static void pick_fd_floor(void)
 	}
 	long soft = (long)rl.rlim_cur;
 	sd_rt.fd_limit = soft;
+	if (rl.rlim_max > rl.rlim_cur && soft + 64 <= FDMAP_BITS) {
+		/* Room above the program's limit: sonde's numbers go there
+		 * (kernel/perf.c raises the soft limit for each move), and the
+		 * program keeps every number below it. */
+		rlim_t room = rl.rlim_max - rl.rlim_cur;
+		sd_rt.fd_floor = (int)soft;
+		sd_rt.fd_share = room > (rlim_t)(FDMAP_BITS - soft) ? (int)(FDMAP_BITS - soft) : (int)room;
+		sd_rt.fd_above = 1;
+		return;
+	}
 	sd_rt.fd_share = 1 + (soft > 3 ? (int)((soft - 3) / 16) : 0);
 	sd_rt.fd_floor = soft >= 4096 ? 1024 : (int)(soft - sd_rt.fd_share);
 	if (sd_rt.fd_floor < 3)

@@ -190,6 +190,7 @@ struct sd_runtime {
 	pid_t pid;
 	int fd_floor;                  /* sonde's fds live at or above this */
 	int fd_share;                  /* at most this many descriptors are sonde's */
+	int fd_above;                  /* they live above the soft RLIMIT_NOFILE */
 	_Atomic int timers;            /* sonde's POSIX timers now */
 	int timer_share;               /* at most this many (RLIMIT_SIGPENDING / 16) */
 	long sigpending_limit;         /* RLIMIT_SIGPENDING when sonde started; -1: none */

@@ -157,13 +157,7 @@ static const char *base_name(const char *p)
  * range) and announces it. Returns the descriptor to use. */
 static int adopt_fd(int fd)
 {
-	if (sd_w.cfg.fd_floor > 0 && fd < sd_w.cfg.fd_floor) {
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, sd_w.cfg.fd_floor);
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-	}
+	fd = sd_kernel_fd_high(fd, sd_w.cfg.fd_floor);
 	if (sd_w.cfg.fd_track)
 		sd_w.cfg.fd_track(fd, 1);
 	return fd;
