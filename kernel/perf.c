@@ -24,13 +24,23 @@
  * raised (never past the hard one) for that one call and put back. The
  * program's own limit is unchanged before and after; a getrlimit of another
  * thread within those three system calls would see the raised value. One
- * caller at a time (the limit is the process's). Never in a signal handler
- * (the spin would wait on the interrupted thread). -1 when it cannot. */
+ * caller at a time (the limit is the process's): the lock holds the
+ * holder's tid, and a holder that is not a thread of this process (a fork
+ * child inherits the parent's lock word) is passed over. Never in a signal
+ * handler (the spin would wait on the interrupted thread). -1 when it
+ * cannot. */
 static int dup_above_limit(int fd, int floor)
 {
 	static _Atomic int busy;
-	while (atomic_exchange_explicit(&busy, 1, memory_order_acquire))
-		sd_sys(SYS_sched_yield);
+	int self = (int)sd_sys(SYS_gettid), held = 0;
+	while (!atomic_compare_exchange_weak_explicit(&busy, &held, self, memory_order_acquire,
+						      memory_order_relaxed)) {
+		if (held && sd_sys(SYS_tgkill, sd_sys(SYS_getpid), held, 0) == -ESRCH)
+			atomic_compare_exchange_strong(&busy, &held, 0); /* gone: free */
+		else
+			sd_sys(SYS_sched_yield);
+		held = 0;
+	}
 	struct rlimit was, up;
 	int hi = -1;
 	if (sd_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &was) == 0 && was.rlim_cur <= (rlim_t)floor &&

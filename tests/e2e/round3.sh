@@ -156,11 +156,11 @@ for c in $cases; do
 		P="$B/fdroom"
 		for c in 6:0 8:0 8:4 16:4 64:4 64:200 1024:4 1024:200; do
 			lim=${c%:*} n=${c#*:}
-			(ulimit -n "$lim"; exec "$P" "$n" 0.05) >plain.out 2>plain.err ||
+			(ulimit -n "$lim"; exec "$P" "$n" 0.005) >plain.out 2>plain.err ||
 				fail "fdroom $n under ulimit -n $lim fails on its own: $(cat plain.out plain.err)"
 			want=$(sed -n 's/^threads [0-9]* fds \([0-9]*\) .*/\1/p' plain.out)
 			rm -rf on
-			(ulimit -n "$lim"; LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" exec "$P" "$n" 0.05) \
+			(ulimit -n "$lim"; LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" exec "$P" "$n" 0.005) \
 				>on.out 2>on.err || fail "fdroom $n under ulimit -n $lim fails under sonde: $(cat on.out on.err)"
 			got=$(sed -n 's/^threads [0-9]* fds \([0-9]*\) .*/\1/p' on.out)
 			reserve=$((1 + (lim - 3) / 16))
@@ -181,11 +181,11 @@ for c in $cases; do
 		# every number it had, and every thread gets its perf_event clock.
 		for c in 16:4096:4 64:4096:200 1024:8192:200; do
 			IFS=: read -r soft hard n <<<"$c"
-			prlimit --nofile="$soft:$hard" "$P" "$n" 0.05 >plain.out 2>plain.err ||
+			prlimit --nofile="$soft:$hard" "$P" "$n" 0.005 >plain.out 2>plain.err ||
 				fail "fdroom $n under $soft:$hard fails on its own: $(cat plain.out plain.err)"
 			want=$(sed -n 's/^threads [0-9]* fds \([0-9]*\) .*/\1/p' plain.out)
 			rm -rf on
-			LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" prlimit --nofile="$soft:$hard" "$P" "$n" 0.05 \
+			LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" prlimit --nofile="$soft:$hard" "$P" "$n" 0.005 \
 				>on.out 2>on.err || fail "fdroom $n under $soft:$hard fails under sonde: $(cat on.out on.err)"
 			got=$(sed -n 's/^threads [0-9]* fds \([0-9]*\) .*/\1/p' on.out)
 			[ "${got:-0}" = "$want" ] ||
