@@ -344,6 +344,9 @@ for c in $cases; do
 		# under valgrind and profiled under valgrind: the same output and
 		# status, no memcheck error, and samples.
 		command -v valgrind >/dev/null || skip "no valgrind here (.ci/deps installs it)"
+		# a sanitized build's programs do not run under valgrind at all
+		grep -q '^SONDE_SANITIZE:STRING=.' "$B/CMakeCache.txt" 2>/dev/null &&
+			skip "a sanitizer build: its programs cannot run under valgrind"
 		vg() { echo valgrind --error-exitcode=99 --child-silent-after-fork=yes; }
 		errors() {
 			grep -o 'ERROR SUMMARY: [0-9]* errors' "$1.err" | awk '{ print $3 }' | tail -n 1
