@@ -130,12 +130,13 @@ static void emit_children(void)
 	sd_w.child_lost_said = lost;
 }
 
+/* In a forked child: the queue goes on from where the parent had claimed
+ * it, so no slot's `seq` (at most that position) can pass for a new event,
+ * and no slot is touched (the queue's pages stay shared). The parent's
+ * events are the parent's to write. */
 static void children_reset(void)
 {
-	for (unsigned i = 0; i < SD_CHILD_SLOTS; i++)
-		atomic_store(&sd_w.child_ev[i].seq, 0);
-	atomic_store(&sd_w.child_head, 0);
-	atomic_store(&sd_w.child_tail, 0);
+	atomic_store(&sd_w.child_tail, atomic_load(&sd_w.child_head));
 	atomic_store(&sd_w.child_lost, 0);
 	sd_w.child_lost_said = 0;
 }

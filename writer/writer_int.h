@@ -12,7 +12,9 @@
 
 #define SD_BUILD_ID_MAX 64
 #define SD_NOTES 16
-#define SD_CHILD_SLOTS 256 /* child events queued between two writer ticks */
+/* Child events queued between two writer ticks (a program may reap all its
+ * children at once). */
+#define SD_CHILD_SLOTS 1024
 
 /* One CHILD event (docs/FORMAT.md), queued by any thread or signal handler
  * (sd_writer_child_sigsafe): `seq` is its place in the queue + 1 once filled. */
