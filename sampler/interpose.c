@@ -14,6 +14,9 @@
  *   fork/posix_spawn  the child's pid is recorded (CHILD), and how the
  *   wait*             program saw it end when it reaps it: a child that
  *                     leaves no stream is still known to the report
+ *   fork/posix_spawn, refused with EAGAIN (RLIMIT_NPROC): sonde's writer
+ *   pthread_create    threads give their slots back and the call is made
+ *                     once more (writer/slots.c)
  *   chroot, unshare,  the stream file is made first and the output
  *   setns             directory kept open, so no stream goes into a jail
  *   close/closefrom   sonde's descriptors (and libunwind's pipe, see pipe2)
@@ -168,6 +171,15 @@ static int our_process(void)
 	return sd_rt.pid != 0 && getpid() == sd_rt.pid;
 }
 
+/* The program's call that makes a task (fork, posix_spawn, pthread_create)
+ * was refused with EAGAIN: 1 when sonde's writer threads gave their slots
+ * back and the call should be made once more (*round counts the tries;
+ * writer/slots.c). errno kept. async-signal-safe. */
+static int slots_given_back(unsigned *round)
+{
+	return running() && our_process() && sd_writer_slots_retry_sigsafe(round);
+}
+
 /* ---- threads ------------------------------------------------------------ */
 
 struct trampoline {
@@ -214,6 +226,8 @@ SONDE_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	tr->arg = arg;
 	atomic_fetch_add(&sd_rt.starting, 1);
 	int err = REAL(pthread_create)(th, attr, thread_trampoline, tr);
+	for (unsigned round = 0; err == EAGAIN && slots_given_back(&round);)
+		err = REAL(pthread_create)(th, attr, thread_trampoline, tr);
 	if (err) {
 		atomic_fetch_sub(&sd_rt.starting, 1);
 		free(tr);
@@ -483,12 +497,33 @@ static void child_reaped(pid_t pid, int status)
 	errno = e;
 }
 
+/* Without a writer thread (writer/slots.c) nothing drains the rings and the
+ * CHILD events that forks and waits queue (1024 at most) but the program's
+ * threads where sonde runs in ordinary context: after a fork or a spawn too
+ * (a fork in a signal handler takes the writer's lock already, in the
+ * atfork handlers). */
+static void drain_if_writerless(void)
+{
+	if (!running() || !our_process())
+		return;
+	int e = errno;
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	sd_writer_drain_self();
+	sd_runtime_restore_signals(&old);
+	errno = e;
+}
+
 SONDE_API pid_t fork(void)
 {
 	RESOLVE(fork);
 	pid_t pid = REAL(fork)();
-	if (pid > 0)
+	for (unsigned round = 0; pid < 0 && errno == EAGAIN && slots_given_back(&round);)
+		pid = REAL(fork)();
+	if (pid > 0) {
 		child_started(pid, sd_rt.cfg.follow_fork ? SD_CHILD_FORK : SD_CHILD_FORK_UNPROFILED);
+		drain_if_writerless();
+	}
 	return pid;
 }
 
@@ -497,6 +532,7 @@ static int spawned(int r, pid_t p, pid_t *pid)
 {
 	if (r == 0) {
 		child_started(p, SD_CHILD_SPAWN);
+		drain_if_writerless();
 		if (pid)
 			*pid = p;
 	}
@@ -509,6 +545,8 @@ SONDE_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 	RESOLVE(posix_spawn);
 	pid_t p = 0;
 	int r = REAL(posix_spawn)(&p, path, fa, at, argv, envp); /* before p is read */
+	for (unsigned round = 0; r == EAGAIN && slots_given_back(&round);)
+		r = REAL(posix_spawn)(&p, path, fa, at, argv, envp);
 	return spawned(r, p, pid);
 }
 
@@ -518,6 +556,8 @@ SONDE_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 	RESOLVE(posix_spawnp);
 	pid_t p = 0;
 	int r = REAL(posix_spawnp)(&p, file, fa, at, argv, envp);
+	for (unsigned round = 0; r == EAGAIN && slots_given_back(&round);)
+		r = REAL(posix_spawnp)(&p, file, fa, at, argv, envp);
 	return spawned(r, p, pid);
 }
 

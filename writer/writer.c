@@ -7,6 +7,26 @@
  * stops it and writes the last records itself; a SIGTERM-like signal asks the
  * writer thread for a final flush through atomics only.
  *
+ * Without a writer thread: where process slots are scarce (RLIMIT_NPROC,
+ * slots.c) or the thread cannot be made, or when it left to give its slot
+ * back, the process runs on without one (`writerless`): the program's
+ * threads drain the rings where sonde already runs in ordinary context
+ * with every signal blocked (a thread starting or ending, a fork, the query
+ * API: drain_self), and the thread that ends the process writes the rest
+ * (sd_writer_stop, as always). What overflows a ring meanwhile is dropped
+ * and counted; a process killed by a signal keeps only what was written.
+ *
+ *   start_thread ---slots plenty---> RUNNING ---sd_writer_stop---> END
+ *        |                             |                             ^
+ *        | slots scarce, or            | writer_main: slots scarce,  |
+ *        | pthread_create failed       | or the program refused a    |
+ *        |                             | task (the thread left)      |
+ *        v                             v                             |
+ *        +-----------------------> WRITERLESS ---sd_writer_stop------+
+ *
+ * sd_writer_stop joins a thread that left. A fork child and a failed exec
+ * (sd_writer_resume) begin again at start_thread.
+ *
  * Invariants: `sd_w.lock` guards all writer state; it is never taken in
  * signal context. The stream file is made lazily (docs/FORMAT.md, Files) and
  * its descriptor kept; before every write, and at every tick, the number is
@@ -524,6 +544,8 @@ static void flush_file(void)
 
 /* ---- rings -------------------------------------------------------------- */
 
+static void drain_self(void);
+
 static uint32_t ring_max_rec(void)
 {
 	return (uint32_t)((sizeof(struct sd_rec) + (sd_w.cfg.max_depth + 1 + SD_MAX_COUNTERS) * 8 +
@@ -606,6 +628,7 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	*sd_w.rings_tail = r;
 	sd_w.rings_tail = &r->next;
 	pthread_mutex_unlock(&sd_w.lock);
+	drain_self();
 	return r;
 }
 
@@ -645,6 +668,8 @@ void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *f
 		pthread_mutex_unlock(&sd_w.lock);
 	}
 	atomic_store_explicit(&r->closed, 1, memory_order_release);
+	if (cpu) /* its own thread, ordinary context, signals blocked */
+		drain_self();
 }
 
 void sd_writer_ring_unsampled(struct sd_ring *r, enum sd_unsampled why, uint64_t cpu_ns)
@@ -702,10 +727,40 @@ static void emit_regions(struct sd_ring *r, int last)
 
 static void drain(int final);
 
+/* Rings are drained: by the writer thread, or by the program's threads
+ * (writerless, until the stream's END). */
+static int drained(void)
+{
+	return atomic_load(&sd_w.inited) &&
+	       (atomic_load(&sd_w.thread_running) ||
+		(atomic_load(&sd_w.writerless) && !atomic_load(&sd_w.ended)));
+}
+
+/* A process without a writer thread (see the top of this file): the
+ * calling thread drains every ring and writes when a flush period has
+ * passed. Ordinary context, every signal blocked by the caller; nothing
+ * waits (a busy lock means another thread is draining). */
+static void drain_self(void)
+{
+	if (!atomic_load(&sd_w.writerless) || pthread_mutex_trylock(&sd_w.lock) != 0)
+		return;
+	if (!atomic_load(&sd_w.ended)) {
+		drain(0);
+		if (sd_now_ns_sigsafe() - sd_w.last_flush_ns >= sd_w.cfg.flush_ms * 1000000ull)
+			flush_file();
+	}
+	pthread_mutex_unlock(&sd_w.lock);
+}
+
+void sd_writer_drain_self(void)
+{
+	drain_self();
+}
+
 size_t sd_writer_leaf_pcs(struct sd_top_pc **out)
 {
 	*out = NULL;
-	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.thread_running))
+	if (!drained())
 		return 0;
 	pthread_mutex_lock(&sd_w.lock);
 	drain(0);
@@ -716,7 +771,7 @@ size_t sd_writer_leaf_pcs(struct sd_top_pc **out)
 
 int sd_writer_flush_now(void)
 {
-	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.thread_running))
+	if (!drained())
 		return -EAGAIN;
 	pthread_mutex_lock(&sd_w.lock);
 	for (struct sd_ring *r = sd_w.rings; r; r = r->next)
@@ -867,10 +922,70 @@ static void wake_writer_sigsafe(void)
 	sd_syscall(SYS_futex, &sd_w.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+void sd_writer_wake_sigsafe(void)
+{
+	wake_writer_sigsafe();
+}
+
+#define WRITERLESS_HINT "a process without one writes its stream as it ends, dropping what " \
+			"overflows a thread's ring"
+
+/* Once on stderr for all the process trees of one process group (a
+ * script's or make's commands, each exec'ed into an image and a tree of
+ * its own, share no memory but the output directory): the first makes the
+ * empty file .sonde-nproc.<pgid> there, the others find it. 1: say it. */
+static int group_says_first(void)
+{
+	char name[64];
+	snprintf(name, sizeof name, ".sonde-nproc.%d", (int)getpgrp());
+	char path[sizeof sd_w.dir + sizeof name];
+	int dfd = AT_FDCWD;
+	if (sd_w.dir_pinned && dir_fd_ours()) /* its path may name another directory */
+		dfd = sd_w.dir_fd;
+	else
+		snprintf(path, sizeof path, "%s/%s", sd_w.dir, name);
+	int fd = openat(dfd, dfd == AT_FDCWD ? path : name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno != EEXIST;
+	close(fd);
+	return 1;
+}
+
+/* The process runs without a writer thread from now on (top of this
+ * file). `what` happened to the thread, `why` says why (NULL: `err` from
+ * pthread_create).
+ * Said in this process's stream, and on stderr by the first process of its
+ * process tree (slots.c) and process group only: a forking program, or a
+ * script, prints one line. */
+static void go_writerless(const char *what, const struct sd_slots_why *why, int err)
+{
+	char buf[400], lim[64] = "";
+	atomic_store(&sd_w.writerless, 1);
+	if (why && why->limit != (unsigned long long)RLIM_INFINITY)
+		snprintf(lim, sizeof lim, ", RLIMIT_NPROC %llu", why->limit);
+	if (!why)
+		snprintf(buf, sizeof buf, "sonde: writer thread: %s: %s (" WRITERLESS_HINT "%s)",
+			 what, strerror(err), err == EAGAIN ? "; raise ulimit -u or ulimit -v" : "");
+	else if (why->refused)
+		snprintf(buf, sizeof buf, "sonde: writer thread: stopped: the program was refused a "
+			 "process or thread (EAGAIN)%s, and the writer's slot was given back ("
+			 WRITERLESS_HINT "; raise ulimit -u)", lim);
+	else
+		snprintf(buf, sizeof buf, "sonde: writer thread: %s, process slots are scarce: %ld "
+			 "tasks on this machine%s (" WRITERLESS_HINT "; raise ulimit -u above %llu)",
+			 what, why->tasks, lim, (unsigned long long)why->tasks + SD_NPROC_MARGIN);
+	if (sd_slots_say_first() && group_says_first())
+		say("%s", buf);
+	else
+		sd_writer_note(buf);
+}
+
 static void *writer_main(void *unused)
 {
 	(void)unused;
 	unsigned tick = sd_w.cfg.flush_ms < 10 ? sd_w.cfg.flush_ms : 10;
+	sd_slots_enter();
 	for (;;) {
 		sleep_ms(tick);
 		if (atomic_load(&sd_w.final_req)) {
@@ -882,6 +997,12 @@ static void *writer_main(void *unused)
 		}
 		if (atomic_load(&sd_w.stop_req))
 			break;
+		struct sd_slots_why why;
+		int leave = sd_slots_leave_due(&why); /* its slot is the program's */
+		if (leave) {
+			go_writerless("stopped", &why, 0);
+			break;
+		}
 		if (sd_w.cfg.tick) {
 			/* Our descriptor gone behind our back means the program closed
 			 * descriptors with a raw system call: the sampler checks its own
@@ -902,21 +1023,30 @@ static void *writer_main(void *unused)
 	return NULL;
 }
 
+/* The writer thread, unless process slots are scarce (slots.c) or it
+ * cannot be made: then the process runs on without one. Returns 0. */
 static int start_thread(void)
 {
+	struct sd_slots_why why;
+	atomic_store(&sd_w.writerless, 0);
+	if (sd_slots_scarce(0, &why)) {
+		go_writerless("not started", &why, 0);
+		return 0;
+	}
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	atomic_store(&sd_w.stop_req, 0);
 	atomic_store(&sd_w.thread_running, 1);
+	sd_slots_starting();
 	int err = sd_w.cfg.create_thread(&sd_w.thread, NULL, writer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		atomic_store(&sd_w.thread_running, 0);
-		say("sonde: writer thread: cannot start: %s (this run is not profiled%s)", strerror(err),
-		    "");
-		return -err;
+		go_writerless("cannot start", NULL, err);
+		return 0;
 	}
+	sd_w.joinable = 1;
 	return 0;
 }
 
@@ -998,6 +1128,7 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 	int err = sd_w.dir_fd >= 0 ? 0 : prepare_dir();
 	if (err)
 		return err;
+	sd_slots_init();
 	sd_w.file_pending = 1;
 	pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
@@ -1015,7 +1146,7 @@ void sd_writer_stop(const char *reason, int signo)
 {
 	if (!atomic_load(&sd_w.inited))
 		return;
-	if (atomic_load(&sd_w.thread_running)) {
+	if (sd_w.joinable) { /* running, or left by itself (its slot given back) */
 		atomic_store(&sd_w.stop_req, 1);
 		wake_writer_sigsafe();
 		struct timespec until;
@@ -1023,6 +1154,7 @@ void sd_writer_stop(const char *reason, int signo)
 		until.tv_sec += 5;
 		if (pthread_timedjoin_np(sd_w.thread, NULL, &until) != 0)
 			return; /* the writer is stuck: leave the valid prefix as it is */
+		sd_w.joinable = 0;
 	}
 	pthread_mutex_lock(&sd_w.lock);
 	finish(reason, signo);
@@ -1070,6 +1202,8 @@ int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeou
 void sd_writer_fork_prepare(void)
 {
 	pthread_mutex_lock(&sd_w.lock);
+	if (atomic_load(&sd_w.inited))
+		sd_slots_fork_prepare();
 }
 
 void sd_writer_fork_parent(void)
@@ -1108,6 +1242,9 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	atomic_store(&sd_w.final_req, 0);
 	atomic_store(&sd_w.final_done, 0);
 	atomic_store(&sd_w.thread_running, 0);
+	atomic_store(&sd_w.writerless, 0);
+	sd_w.joinable = 0; /* the parent's thread: not in this process */
+	sd_slots_fork_child();
 	if (!keep) {
 		sd_modules_free();
 		drop_fd(1);

@@ -328,7 +328,10 @@ int sd_writer_open_dir(const struct sd_writer_config *cfg);
 /* Creates the output file and writes the header; does not start the thread.
  * Returns 0 or -errno; on failure it has printed one `sonde:` line. */
 int sd_writer_init(const struct sd_writer_config *cfg);
-/* Starts the writer thread (all signals blocked in it). 0 or -errno. */
+/* Starts the writer thread (all signals blocked in it), unless process
+ * slots are scarce (RLIMIT_NPROC) or it cannot be made: then the process
+ * runs without one, its rings drained by its own threads and its stream
+ * written as it ends (writer.c), said once. 0 (-errno reserved). */
 int sd_writer_start(void);
 /* Final drain, END record, flush, thread joined (bounded wait). Idempotent.
  * reason: "exit", "exec", "_exit", "signal"; signo for "signal". */
@@ -339,9 +342,18 @@ void sd_writer_resume(void);
  * for it. Safe from a signal handler (atomics and nanosleep only). Returns 1
  * when the writer confirmed. async-signal-safe. */
 int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeout_ms);
+/* The program's fork, posix_spawn or pthread_create just failed with EAGAIN:
+ * every writer thread of this process tree (the processes fork made from
+ * one image) leaves, giving its slot back, and this
+ * waits until their threads are gone (at most 2 s). Returns 1 when the
+ * caller should make its call once more: writers were running; 0 at once
+ * when none was, or *round is not 0 (the caller's retry: one). errno kept.
+ * async-signal-safe (the program may fork in a signal handler). */
+int sd_writer_slots_retry_sigsafe(unsigned *round);
 
 /* fork: prepare holds the writer's lock across fork; child starts a fresh
- * stream for the new pid, drops every inherited ring but `keep` (emptied). */
+ * stream for the new pid, drops every inherited ring but `keep` (emptied),
+ * and a writer thread by the rule of sd_writer_start. */
 void sd_writer_fork_prepare(void);
 void sd_writer_fork_parent(void);
 int sd_writer_fork_child(struct sd_ring *keep);
@@ -349,7 +361,9 @@ int sd_writer_fork_child(struct sd_ring *keep);
 /* --- rings: ordinary context -------------------------------------------- */
 
 /* Allocates a ring for thread `tid` and registers it with the writer.
- * Returns NULL (and counts nothing) when memory is short. */
+ * Returns NULL (and counts nothing) when memory is short. Without a writer
+ * thread (sd_writer_start) the caller then drains every ring: call it with
+ * every signal blocked. */
 struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name);
 /* A thread's own CPU time as it ends, read by the thread itself: known 2 =
  * total, user and system; 1 = total only; 0 = none. */
@@ -362,8 +376,9 @@ struct sd_cpu_times {
  * THREAD_END (with `final` counter deltas since its last sample, n of them,
  * when n > 0, and `cpu` when not NULL) and frees the ring. `cpu` is given
  * only by the ring's own thread, which can add no record any more: a ring
- * it leaves drained gives its buffers to the next thread at once. The
- * producer must not touch the ring afterwards. */
+ * it leaves drained gives its buffers to the next thread at once, and
+ * without a writer thread it drains every ring (with every signal blocked).
+ * The producer must not touch the ring afterwards. */
 void sd_writer_ring_close(struct sd_ring *r, const char *name, const uint64_t *final, unsigned n,
 			  const struct sd_cpu_times *cpu);
 /* Counter deltas of a thread that is still running when the process ends,
@@ -387,9 +402,16 @@ void sd_writer_ring_regions(struct sd_ring *r, struct sd_rtable *rt);
  * sd_writer_leaf_pcs: every innermost PC sampled so far with its samples, after
  * draining the rings (a malloc'ed copy in *out, the caller frees; how many);
  * sd_writer_flush_now: drain, collect every region table, write the file (0, or
- * -EAGAIN when the writer is not running). */
+ * -EAGAIN when the stream is ended or the writer stopped). Without a writer
+ * thread the caller drains. */
 size_t sd_writer_leaf_pcs(struct sd_top_pc **out);
 int sd_writer_flush_now(void);
+/* Without a writer thread (sd_writer_start): drains every ring and the
+ * queued CHILD events (1024 at most between two drains) and writes when a
+ * flush period has passed; with one, nothing. Nothing waits: another thread
+ * draining, it returns. Ordinary context, every signal blocked by the
+ * caller. */
+void sd_writer_drain_self(void);
 /* Is fd the writer's descriptor of the stream file, still naming that file
  * (device and inode)? Ordinary context, any thread. */
 int sd_writer_fd_is_stream(int fd);

@@ -12,7 +12,8 @@
 
 #define SD_BUILD_ID_MAX 64
 #define SD_NOTES 16
-/* Child events queued between two writer ticks (a program may reap all its
+/* Child events queued between two drains: a writer tick, or without a
+ * writer thread a fork or a thread's start or end (a program reaps all its
  * children at once). */
 #define SD_CHILD_SLOTS 1024
 
@@ -52,12 +53,38 @@ struct sd_ring_bufs {
 	uint32_t *prev_nodes;
 };
 
+/* Process slots (slots.c): this process's view of RLIMIT_NPROC and of its
+ * process tree's writers. */
+#define SD_NPROC_MARGIN 64 /* tasks kept free below RLIMIT_NPROC (docs/ENV.md) */
+struct sd_slots_tree;
+struct sd_slots {
+	struct sd_slots_tree *_Atomic tree; /* shared by the processes fork made;
+				     * NULL until this process's first fork */
+	_Atomic pid_t tid;  /* this process's writer thread (maybe gone), 0 none */
+	_Atomic unsigned gen_own; /* rule 3's generation while there is no tree */
+	unsigned gen;      /* the generation when the writer started */
+	int said;          /* this process (or its parent before the fork) said it */
+	int init_ns;       /* in the initial user namespace: -1 unknown */
+	long tasks;        /* the machine's tasks when last seen, -1 unknown */
+	uint16_t tasks16;  /* sysinfo's count (modulo 65536) then */
+};
+/* Why slots are scarce, for the message: RLIMIT_NPROC's soft limit, the
+ * machine's task count, or the program was refused a task
+ * (rule 3: tasks not read). */
+struct sd_slots_why {
+	unsigned long long limit;
+	long tasks;
+	int refused;
+};
+
 struct sd_writer {
 	_Atomic int inited;
 	_Atomic int stop_req;
 	_Atomic int final_req;
 	_Atomic int final_done;
 	_Atomic int thread_running;
+	_Atomic int writerless;     /* no writer thread: the program's threads
+				     * drain (writer.c) */
 	_Atomic int ended;          /* END written */
 	_Atomic int final_signo;
 	_Atomic unsigned wake_seq;  /* futex word the writer sleeps on */
@@ -77,6 +104,8 @@ struct sd_writer {
 
 	pthread_mutex_t lock;
 	pthread_t thread;
+	int joinable;               /* `thread` made and not joined yet */
+	struct sd_slots pslots;     /* process slots (slots.c) */
 	struct sd_writer_config cfg;
 	struct sd_source_info sources[8];
 	char dir[4096];
@@ -139,6 +168,27 @@ struct sd_writer {
 };
 
 extern struct sd_writer sd_w;
+
+/* writer.c: wakes the writer thread for its next tick now.
+ * async-signal-safe. */
+void sd_writer_wake_sigsafe(void);
+
+/* slots.c, ordinary context. init: once, where the runtime starts.
+ * scarce: is the process near RLIMIT_NPROC by rule 1 (own: 1 when asked by
+ * the running writer, which is one of the tasks counted); 1 and *why
+ * filled if so. starting: a writer is about to be made. enter: the writer
+ * thread as it begins. leave_due: the writer at its tick, by rules 2 and 3
+ * (why->refused). say_first: 1 for the first process of the tree to ask.
+ * fork_prepare: before a fork, writer lock held (the tree is made at the
+ * first). fork_child: in the child, which has no writer. */
+void sd_slots_init(void);
+int sd_slots_scarce(int own, struct sd_slots_why *why);
+void sd_slots_starting(void);
+void sd_slots_enter(void);
+int sd_slots_leave_due(struct sd_slots_why *why);
+int sd_slots_say_first(void);
+void sd_slots_fork_prepare(void);
+void sd_slots_fork_child(void);
 
 /* modules.c */
 struct sd_scan;

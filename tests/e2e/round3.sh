@@ -314,6 +314,109 @@ for c in $cases; do
 		fi
 		pass "RLIMIT_SIGPENDING 16, 16 idle threads: the program's 16 timers all made under sonde, as without (perf_event clocks, and POSIX timers where perf_event is refused)"
 		;;
+	nproc)
+		# Item 4 (RLIMIT_NPROC): a program that forks children, each held
+		# alive, until fork fails made 81 instead of 149 under a limit of
+		# 150: each child's writer thread took a slot, and 14 children
+		# said "writer thread: cannot start ... (this run is not
+		# profiled)". Now no writer holds a slot the program asks for
+		# (docs/ENV.md, "Process slots"): where slots are scarce a process
+		# runs without one and writes its stream as it ends, and when the
+		# program's fork or pthread_create fails with EAGAIN every writer of
+		# its process tree leaves before the call is made once more. The
+		# program keeps every slot: no reserve. The limit counts every task
+		# of the user's, so this runs as a uid that no account and no other
+		# test uses (other tests run as nobody, maybe beside this one).
+		command -v prlimit >/dev/null && command -v setpriv >/dev/null ||
+			skip "no prlimit or setpriv"
+		[ "$(id -u)" = 0 ] || skip "switching users needs root"
+		U=64123
+		getent passwd $U >/dev/null && skip "uid $U is an account here"
+		[ -z "$(ps -o pid= -u $U)" ] || skip "uid $U runs processes here"
+		P="$B/nproc"
+		NB=$(mktemp -d /tmp/sonde-np.XXXXXX) && chmod 755 "$NB" || fail "no directory for uid $U"
+		trap 'rm -rf "$T" "$NB"' EXIT
+		# lim LABEL N ENV... -- ARGS...: $P ARGS as uid U under a limit of N
+		lim() {
+			local label=$1 n=$2; shift 2
+			local envs=()
+			while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+			shift
+			timeout 120 setpriv --reuid=$U --regid=$U --clear-groups \
+				env "${envs[@]}" prlimit --nproc=$n "$P" "$@" >"$label.out" 2>"$label.err"
+			echo $? >"$label.rc"
+		}
+		# 150: below the machine's task count (about 90 idle), so every
+		# process runs without a writer from its start. Then a limit the
+		# first children's writers fit under: they leave as the count
+		# nears it (or at the first EAGAIN).
+		tasks=$(cut -d' ' -f4 /proc/loadavg | cut -d/ -f2)
+		said=""
+		for N in 150 $((tasks + 64 + 150)); do
+			D="$NB/p$N"
+			mkdir "$D" && chown $U:$U "$D" && chmod 700 "$D" || fail "no $D"
+			lim plain $N -- fork 300
+			[ "$(cat plain.rc)" = 0 ] || fail "plain, $N: status $(cat plain.rc): $(cat plain.err)"
+			k=$(awk '$1 == "children" { print $2 }' plain.out)
+			[ "${k:-0}" -ge $((N - 10)) ] ||
+				fail "plain: only ${k:-0} children under a limit of $N: $(cat plain.out plain.err)"
+			lim on $N LD_PRELOAD="$LIB" SONDE_OUTPUT="$D" -- fork 300
+			same_as_plain on
+			# at most one line from the whole tree, of this shape
+			grep '^sonde: ' on.err >on.sonde
+			[ "$(wc -l <on.sonde)" -le 1 ] ||
+				fail "$N: $(wc -l <on.sonde) sonde lines: $(sort on.sonde | uniq -c | head)"
+			if [ -s on.sonde ]; then
+				hint="a process without one writes its stream as it ends, dropping what overflows a thread's ring"
+				grep -qxE "sonde: writer thread: (not started|stopped), process slots are scarce: [0-9]+ tasks on this machine, RLIMIT_NPROC $N \($hint; raise ulimit -u above [0-9]+\)" on.sonde ||
+				grep -qxF "sonde: writer thread: stopped: the program was refused a process or thread (EAGAIN), RLIMIT_NPROC $N, and the writer's slot was given back ($hint; raise ulimit -u)" on.sonde ||
+				grep -qxF "sonde: writer thread: cannot start: Resource temporarily unavailable ($hint; raise ulimit -u or ulimit -v)" on.sonde ||
+					fail "$N: the line: $(cat on.sonde)"
+			fi
+			said="$said
+$N: $(cat on.sonde)"
+			# every process left a whole stream: the parent and each child
+			# (and prlimit, sampled before its exec, may leave its own)
+			n=$(ls "$D"/nproc.*.sonde | wc -l)
+			[ "$n" = $((k + 1)) ] || fail "$N: $n streams for $k children and their parent"
+			for f in "$D"/*.sonde; do valid_stream "$f"; done
+			"$SONDE" report --format csv --view processes "$D"/nproc.*.sonde >procs.csv 2>procs.err ||
+				fail "$N: report: $(cat procs.err)"
+			[ -s procs.err ] && fail "$N: report warned: $(cat procs.err)"
+			# the first child and the last burned 0.3 s of CPU after the
+			# release without a writer thread (the last was made at the
+			# limit; the first had none from its start, or its writer
+			# left): their samples are in their streams
+			s=""
+			for pid in $(awk '$2 == "burners" { print $3, $4 }' on.err); do
+				f=$(ls "$D"/*.$pid.sonde) || fail "$N: no stream for burner $pid"
+				valid_stream "$f"
+				grep '"kind":"NOTE"' "$T/dump.json" | grep -q 'writer thread' ||
+					fail "$N: burner $pid: no NOTE about its writer thread: $(grep '"kind":"NOTE"' "$T/dump.json")"
+				s=$(grep -c '"kind":"SAMPLE"' "$T/dump.json")
+				[ "$s" -ge 150 ] || fail "$N: burner $pid: $s samples for 0.3 s of CPU"
+				grep -q "^nproc\\[$pid\\],.*,exit," procs.csv ||
+					fail "$N: burner $pid: $(grep "\\[$pid\\]" procs.csv)"
+			done
+			[ -n "$s" ] || fail "$N: no burner named: $(cat on.err)"
+			stopped=$(cat "$D"/*.sonde | grep -ac 'writer thread: stopped')
+			echo "limit $N: $k children, as without sonde; $n whole streams; $stopped writers left"
+		done
+		# threads: the program's pthread_create meets the limit, not sonde's
+		# writer (under the second limit it starts, then leaves)
+		for N in 150 $((tasks + 64 + 150)); do
+			D="$NB/t$N" && mkdir "$D" && chown $U:$U "$D" && chmod 700 "$D" || fail "no $D"
+			lim plain $N -- threads
+			[ "$(cat plain.rc)" = 0 ] || fail "plain threads, $N: status $(cat plain.rc): $(cat plain.err)"
+			lim thr $N LD_PRELOAD="$LIB" SONDE_OUTPUT="$D" -- threads
+			same_as_plain thr
+			[ "$(grep -c '^sonde: ' thr.err)" -le 1 ] || fail "threads, $N: $(grep '^sonde: ' thr.err)"
+			f=$(ls "$D"/nproc.*.sonde) || fail "threads, $N: no stream"
+			valid_stream "$f"
+			echo "limit $N: $(awk '$1 == "threads" { print $2 }' plain.out) threads, as without sonde"
+		done
+		pass "RLIMIT_NPROC: as many children and threads as without sonde, whole streams, one line:$said"
+		;;
 	badsignal)
 		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
 		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is
