@@ -494,6 +494,39 @@ struct sd_region_row {
 enum sd_where_op { SD_WHERE_EQ, SD_WHERE_NE, SD_WHERE_PRESENT, SD_WHERE_ABSENT };
 struct sd_where { enum sd_where_op op; uint32_t attr, value; };
 
+/* ---- observers: who else hears of the samples and regions the engine reads ---------- */
+
+/* The engine's per-stream state (profile_int.h), opaque outside the engine's files. */
+struct sstate;
+/* What an observer is told, as perf tells a `struct perf_tool`; any callback may be NULL.
+ * While a stream is read (decode.c, possibly in a --jobs worker: write only *stream, the
+ * observer's own state for that stream, NULL at first): a SAMPLE counted under aggregate
+ * `agg` at its thread's time t, its weight x period and its checked counter deltas (or
+ * NULL); a REGION event of a thread's context node. When the stream is merged (merge.c,
+ * one thread): the frames of each address of its call paths, then the stream itself
+ * (stream: the observer's state for it; its rows start at row0; keep_ends: THREAD_END
+ * rows follow the sample rows). After --where filters dropped rows (where.c): the rows'
+ * new numbers (map[old] = new, or UINT32_MAX: dropped), and the region calls to keep
+ * (those for which ok(p, okarg, call as a region row) holds). stream_free frees a
+ * stream's state, free the observer (arg). Results: 0 or -ENOMEM. */
+struct sd_observer_ops {
+	int (*sample)(const struct sstate *st, void **stream, uint64_t t, uint32_t agg,
+		      double w, const msgpack_object *deltas);
+	int (*region)(void **stream, uint32_t thread, uint64_t t, uint32_t node,
+		      uint32_t event);
+	void (*stream_free)(void *stream);
+	int (*frames)(void *arg, const struct sd_frame *fr, int nf);
+	int (*merged)(void *arg, struct sd_profile *p, const struct sstate *st,
+		      const void *stream, size_t row0, int keep_ends);
+	void (*rows_kept)(void *arg, const uint32_t *map);
+	void (*regions_kept)(void *arg, const struct sd_profile *p,
+			     int (*ok)(const struct sd_profile *, const void *,
+				       const struct sd_region_row *), const void *okarg);
+	void (*free)(void *arg);
+};
+#define SD_MAX_OBSERVERS 4
+struct sd_observer { const struct sd_observer_ops *ops; void *arg; };
+
 struct sd_profile {
 	struct sd_symbolizer *sym;
 	const char *only_source;    /* count only samples of this source name (NULL: all) */
@@ -541,13 +574,17 @@ struct sd_profile {
 	double cpu_ns;                 /* weight of the cpu-time samples counted */
 	struct sd_where *where; size_t nwhere; /* all must hold; applied while merging */
 	struct sd_coverage cov;        /* the run's coverage account (no filter applies) */
-	struct sd_timeline *timeline;  /* every sample and region event in time, kept only
-					* for the timeline formats (timeline.h); NULL: not */
+	struct sd_observer obs[SD_MAX_OBSERVERS]; /* sd_profile_observe, in order */
+	size_t nobs;
 };
 
 /* sym_flags: SD_SYM_* (sd_sym_new; 1 is --addresses). 0 or -ENOMEM. */
 int sd_profile_init(struct sd_profile *p, int sym_flags);
 void sd_profile_fini(struct sd_profile *p);
+/* Register an observer before any stream is read: p owns arg from here (ops->free at
+ * sd_profile_fini, or at once when SD_MAX_OBSERVERS are registered: -ENOSPC). 0 or
+ * -ENOSPC. */
+int sd_profile_observe(struct sd_profile *p, const struct sd_observer_ops *ops, void *arg);
 /* Read a whole stream (header already unread) and merge it into p. The stream is merged
  * only if it is valid: 0 (complete), 1 (truncated: the valid prefix was merged),
  * or an SD_ERR_* / -errno (nothing merged). *bad_off gets the failing offset. */
@@ -712,15 +749,27 @@ void sd_xml_put(FILE *out, const char *s, size_t n, size_t max);
 void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 /* Number of incomplete streams (no END record). */
 size_t sd_incomplete(const struct sd_profile *p);
+/* view_flat.c: the flat view (its text header, the notes and coverage block under it)
+ * and its folded call paths; view_lists.c: --view threads, sources, counters, streams
+ * (the caller printed the notes; streams: the caller opens the JSON object). Called by
+ * sd_output after sd_sym_finish: 0 or -ENOMEM. */
+int sd_out_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_folded(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_threads(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_sources(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_counters(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+int sd_out_streams(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 /* views.c, called by sd_output after sd_sym_finish: 0 or -ENOMEM. */
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
-/* views.c: the --group-by key of a row as sd_out_group computes it (thread: the tid),
- * for diff and --stats. sd_grouper_key: the values, each followed by a NUL, in *key (len
- * bytes, valid until the next call); 0 or -ENOMEM. new: NULL on ENOMEM. */
+/* group.c: the --group-by key of a row (thread: the tid; with text, "TID (NAME)" as the
+ * group-by view's text shows it), for the group-by view, diff and --stats.
+ * sd_grouper_key: the values, each followed by a NUL, in *key (len bytes, valid until
+ * the next call); 0 or -ENOMEM. new: NULL on ENOMEM. */
 struct sd_grouper;
-struct sd_grouper *sd_grouper_new(const struct sd_profile *p, char *const *names, size_t n);
+struct sd_grouper *sd_grouper_new(const struct sd_profile *p, char *const *names, size_t n,
+				  int text);
 int sd_grouper_key(struct sd_grouper *g, const struct sd_crow *r, const char **key,
 		   size_t *len);
 void sd_grouper_free(struct sd_grouper *g);
@@ -963,23 +1012,31 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
  * tree view's context frames). call_nodes: f's node ids are p's call nodes (the flat
  * view), so --color-by can read the value of each sample row. `view` names the view in
  * the subtitle. */
-struct sd_svg_src {
+struct sd_tree_src {
 	struct sd_folded_tree f;
 	const struct sd_profile *p;
 	int (*what)(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val);
 	int call_nodes;
 	const char *view;
 };
+/* views.c: --view tree's merged tree, for a tree exporter (svg, pprof): NULL on ENOMEM.
+ * sd_tree_view_src: its paths (top: the heaviest `top` folded lines, 0: all), valid while
+ * tv is. */
+struct sd_tree_view;
+struct sd_tree_view *sd_tree_view_new(const struct sd_profile *p, const struct sd_report_opts *o);
+struct sd_tree_src sd_tree_view_src(const struct sd_tree_view *tv, size_t top);
+void sd_tree_view_free(struct sd_tree_view *tv);
 /* export_pprof.c: --view tree --format pprof, the tree view's paths (annotation levels
  * as functions) as a gzipped pprof Profile of one sample type, the metric, into path:
  * 0 or -errno. */
-int sd_out_pprof_tree(const char *path, const struct sd_svg_src *src,
+int sd_out_pprof_tree(const char *path, const struct sd_tree_src *src,
 		      const struct sd_report_opts *o);
-/* The flame graph of s on out (o: metric, --color-by). 0 or -ENOMEM. */
-int sd_svg_print(FILE *out, const struct sd_svg_src *s, const struct sd_report_opts *o);
-/* sd_output's svg: the flat or tree view's flame graph, on out or into o->output (said on
- * stdout). 0, -EIO (said: the file could not be written) or -ENOMEM. */
-int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* The flame graph of src on out or into o->output (said on stdout), then the warning
+ * about samples without counter values (src->p's). 0, -EIO (said: the file could not
+ * be written) or -ENOMEM. */
+int sd_out_svg(FILE *out, const struct sd_tree_src *src, const struct sd_report_opts *o);
+/* The same of the flat view: its merged call nodes. */
+int sd_out_svg_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 /* `sonde diff --format svg`: B's flame graph coloured by each frame's change of self
  * from A (shares in percentage points, or values with absolute), on stdout or into
  * output. Each side: its profile, options (metric resolved) and path. 0, -EIO (said),
@@ -991,26 +1048,15 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 /* ---- timeline.c: the event list of --format speedscope and trace (timeline.h) ------ */
 
 struct sd_timeline;
-/* An empty event list, to set in p->timeline before loading: NULL on ENOMEM. */
-struct sd_timeline *sd_timeline_new(void);
-/* The same keeping region calls only (no sample: --format html's region timeline). */
-struct sd_timeline *sd_timeline_new_regions(void);
-int sd_timeline_regions_only(const struct sd_timeline *tl);
-void sd_timeline_free(struct sd_timeline *tl);
-/* Does format f draw a timeline (and so need p->timeline)? */
+/* Keep every sample and region event in time (the timeline formats), or with
+ * regions_only the region calls only (--format html's region timeline): an event list
+ * registered on p as an observer before loading. 0, -ENOMEM or -ENOSPC. */
+int sd_timeline_attach(struct sd_profile *p, int regions_only);
+/* p's event list (sd_timeline_attach), or NULL. */
+struct sd_timeline *sd_timeline_of(const struct sd_profile *p);
+/* Does format f draw a timeline (and so need sd_timeline_attach)? */
 static inline int sd_format_timeline(enum sd_format f)
 {
 	return f == SD_FMT_SPEEDSCOPE || f == SD_FMT_TRACE;
 }
-/* where.c: the rows of the profile were renumbered, map[old] = new or UINT32_MAX
- * (dropped): the samples follow. */
-void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map);
-/* where.c: keep the region calls for which ok(p, arg, call as a region row) holds. */
-void sd_tl_regions_kept(struct sd_profile *p,
-			int (*ok)(const struct sd_profile *, const void *,
-				  const struct sd_region_row *), const void *arg);
-/* --format speedscope|trace into o->output (a file; a line on stdout says so) or out:
- * 0, -EIO (said which file), -ENODATA (p->timeline not kept), -ENOMEM. */
-int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
-
 #endif

@@ -483,9 +483,9 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 	if (sd_profile_init(p, c->sym))
 		return -ENOMEM;
 	p->only_source = c->source;
-	if (sd_format_timeline(c->format) && !(p->timeline = sd_timeline_new()))
+	if (sd_format_timeline(c->format) && sd_timeline_attach(p, 0))
 		return -ENOMEM; /* each sample in time: only for the timeline formats */
-	if (c->format == SD_FMT_HTML && !(p->timeline = sd_timeline_new_regions()))
+	if (c->format == SD_FMT_HTML && sd_timeline_attach(p, 1))
 		return -ENOMEM; /* the page's region timeline */
 	for (size_t i = 0; i < c->nwheres; i++) {
 		int r = sd_filters_add(filters, c->wheres[i], why, sizeof(why));

@@ -95,7 +95,7 @@ static int side_rows(struct table *t, struct side *s, int k)
 	int err = -ENOMEM;
 
 	if (s->o.ngroup) {
-		struct sd_grouper *g = sd_grouper_new(&s->p, s->o.group_by, s->o.ngroup);
+		struct sd_grouper *g = sd_grouper_new(&s->p, s->o.group_by, s->o.ngroup, 0);
 		if (!g)
 			return -ENOMEM;
 		err = 0;

@@ -22,25 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const sd_cov_drop_names[SD_COV_NDROP] = {
-	"ring_full", "busy", "in_dl", "no_thread", "stopped", "fd_stolen", "stack", "throttled",
-	"queue_overflow", "signals_blocked", "other_drops",
-};
-
-/* -1 for drops that are not cpu-time samples: region events, and the
- * overflows of a PAPI source that were counted but never signalled. */
-int sd_cov_drop_index(const char *reason)
-{
-	static const char *const names[] = SD_DROP_NAMES;
-	if (!strncmp(reason, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1) ||
-	    !strcmp(reason, names[SD_DROP_SIGNAL_LOST]))
-		return -1;
-	for (int k = 0; k < SD_COV_NDROP - 1; k++)
-		if (!strcmp(reason, sd_cov_drop_names[k]))
-			return k;
-	return SD_COV_NDROP - 1;
-}
-
 /* Is the row part of the account (its stream has cpu-time, its CPU time is known)? */
 static int counted(const struct sd_cov_row *c)
 {

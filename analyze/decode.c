@@ -73,7 +73,7 @@ void sd_sstate_fini(struct sstate *st)
 	free(st->dropr);
 	free(st->dropv);
 	free(st->dropt);
-	sd_tl_stream_free(st->tl);
+	sd_obs_stream_free(st);
 }
 
 static char *strdup_or(const msgpack_object *o, const char *dflt)
@@ -762,6 +762,27 @@ static const char *check_cpu(const msgpack_object *o, struct sd_stream *s)
 	return check_keys(o, cpu_keys, "THREAD_END cpu", s->why_buf, sizeof(s->why_buf));
 }
 
+/* ---- coverage gaps: the sample drop reasons (docs/FORMAT.md DROPS) ----------------- */
+
+const char *const sd_cov_drop_names[SD_COV_NDROP] = {
+	"ring_full", "busy", "in_dl", "no_thread", "stopped", "fd_stolen", "stack", "throttled",
+	"queue_overflow", "signals_blocked", "other_drops",
+};
+
+/* -1 for drops that are not cpu-time samples: region events, and the
+ * overflows of a PAPI source that were counted but never signalled. */
+int sd_cov_drop_index(const char *reason)
+{
+	static const char *const names[] = SD_DROP_NAMES;
+	if (!strncmp(reason, SD_DROP_REGION_PREFIX, sizeof SD_DROP_REGION_PREFIX - 1) ||
+	    !strcmp(reason, names[SD_DROP_SIGNAL_LOST]))
+		return -1;
+	for (int k = 0; k < SD_COV_NDROP - 1; k++)
+		if (!strcmp(reason, sd_cov_drop_names[k]))
+			return k;
+	return SD_COV_NDROP - 1;
+}
+
 /* Thread thr's sample drops so far, by coverage gap (sd_cov_drop_names). */
 void sd_decode_thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP])
 {
@@ -1019,8 +1040,8 @@ static inline int rec_sample(struct rec_ctx *c)
 	double w = (double)weight * (double)src->period;
 	int err = agg_add(st, key, w, weight, fl & SD_FLAG_ACCOUNTED ? 0 : weight, t->now, dl,
 			  (fl & SD_FLAG_NO_COUNTERS) != 0);
-	if (st->tl_on && !err) /* --format speedscope|trace: each sample in time */
-		err = sd_tl_stream_sample(st, t->now, st->last_agg, w, dl);
+	if (st->obs_samples && !err) /* e.g. --format speedscope|trace: each sample in time */
+		err = sd_obs_sample(st, t->now, st->last_agg, w, dl);
 	return err;
 bad:
 	c->why = why;
@@ -1156,9 +1177,8 @@ static int rec_region(struct rec_ctx *c)
 	st->nregion_counts += cn != NULL;
 	if (event > SD_REGION_LOST)
 		return 0; /* an event of a later format: ignored */
-	if (c->p->timeline && event != SD_REGION_LOST) {
-		int err = sd_tl_stream_region(st, (uint32_t)thread, t, (uint32_t)node,
-					      (uint32_t)event);
+	if (st->nobs && event != SD_REGION_LOST) {
+		int err = sd_obs_region(st, (uint32_t)thread, t, (uint32_t)node, (uint32_t)event);
 		if (err)
 			return err;
 	}
@@ -1461,7 +1481,7 @@ struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s
 	struct sstate *st = &l->st;
 	struct sd_record rec;
 	l->name = s->name;
-	st->tl_on = p->timeline != NULL && !sd_timeline_regions_only(p->timeline);
+	sd_obs_stream(p, st);
 	int r = sd_stream_header(s, &rec);
 	if (r == 0)
 		r = sd_decode_header(st, &rec, s);

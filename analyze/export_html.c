@@ -439,7 +439,7 @@ static uint32_t *tl_lanes(const struct sd_profile *p, const struct sd_timeline *
  * counted, not drawn. */
 static int region_timeline(FILE *out, const struct sd_profile *p)
 {
-	const struct sd_timeline *tl = p->timeline;
+	const struct sd_timeline *tl = sd_timeline_of(p);
 	if (!tl || !tl->nregions)
 		return 0;
 	size_t nl;

@@ -449,7 +449,7 @@ out:
 
 /* Function id (1-based) of tree node i: one per distinct name; an annotation level's
  * function has no module. */
-static uint64_t tree_func(struct px *x, const struct sd_svg_src *src, uint32_t i,
+static uint64_t tree_func(struct px *x, const struct sd_tree_src *src, uint32_t i,
 			  struct sd_strmap *names, size_t *nfn, uint32_t *fmod)
 {
 	const char *name = src->f.name(src->f.ctx, i);
@@ -473,7 +473,7 @@ static uint64_t tree_func(struct px *x, const struct sd_svg_src *src, uint32_t i
 	return id;
 }
 
-int sd_out_pprof_tree(const char *path, const struct sd_svg_src *src,
+int sd_out_pprof_tree(const char *path, const struct sd_tree_src *src,
 		      const struct sd_report_opts *o)
 {
 	struct px x = { .p = src->p };

@@ -2,7 +2,7 @@
  * export_speedscope.c: `sonde report --format speedscope`, the profile as a speedscope
  * file (https://www.speedscope.app/file-format-schema.json; the app's own
  * file-format-spec.ts is the reference), written from the timeline (timeline.h) by
- * sd_out_timeline in the CLI's thread.
+ * the dispatcher (output.c) in the CLI's thread.
  *
  * One "sampled" profile per thread (pid, tid), in the order the threads were read, or,
  * with --group-by, one per combination of the keys' values (sd_grouper_key, as the
@@ -61,7 +61,7 @@ static int put_path(struct ss *s, const struct sd_tl_sample *e)
 /* The profile of samples idx[0..n) (one thread or group, in time order), named name. */
 static int put_profile(struct ss *s, const char *name, const size_t *idx, size_t n)
 {
-	const struct sd_timeline *tl = s->p->timeline;
+	const struct sd_timeline *tl = sd_timeline_of(s->p);
 	const char *unit = s->o->weight && !s->o->weight_unit && !s->o->ncids ? "nanoseconds"
 			 : "none";
 	double total = 0;
@@ -101,7 +101,7 @@ static int put_profile(struct ss *s, const char *name, const size_t *idx, size_t
 /* The frame table: every function a profile named. */
 static void put_frames(struct ss *s)
 {
-	const struct sd_timeline *tl = s->p->timeline;
+	const struct sd_timeline *tl = sd_timeline_of(s->p);
 	fputs("],\n\"shared\":{\"frames\":[", s->out);
 	for (size_t i = 0; i < s->nframes; i++) {
 		uint32_t f = s->frames[i];
@@ -122,17 +122,17 @@ static void put_frames(struct ss *s)
 static int by_thread(struct ss *s)
 {
 	const struct sd_profile *p = s->p;
-	size_t *idx, n = p->timeline->nsamples;
+	size_t *idx, n = sd_timeline_of(p)->nsamples;
 	int err = 0;
 
 	if (sd_tl_order(p, NULL, &idx))
 		return -ENOMEM;
 	for (size_t i = 0, j; i < n && !err; i = j) {
-		uint32_t th = p->timeline->samples[idx[i]].thread;
-		for (j = i; j < n && p->timeline->samples[idx[j]].thread == th; j++)
+		uint32_t th = sd_timeline_of(p)->samples[idx[i]].thread;
+		for (j = i; j < n && sd_timeline_of(p)->samples[idx[j]].thread == th; j++)
 			;
 		const struct sd_thread_row *t = &p->threads[th];
-		const struct sd_tl_thread *tt = th < p->timeline->nthreads ? &p->timeline->threads[th]
+		const struct sd_tl_thread *tt = th < sd_timeline_of(p)->nthreads ? &sd_timeline_of(p)->threads[th]
 					      : NULL;
 		const char *proc = tt && tt->known ? p->sinfo[tt->stream].label : "?";
 		char *name = NULL;
@@ -179,15 +179,15 @@ static char *group_name(const struct sd_report_opts *o, const char *key, size_t 
 static int make_groups(struct ss *s, uint32_t *gid, struct group **gs, size_t *ngs)
 {
 	const struct sd_profile *p = s->p;
-	struct sd_grouper *g = sd_grouper_new(p, s->o->group_by, s->o->ngroup);
+	struct sd_grouper *g = sd_grouper_new(p, s->o->group_by, s->o->ngroup, 0);
 	struct sd_strmap map = { 0 };
 	size_t cap = 0;
 	int err = -ENOMEM;
 
 	if (!g)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->timeline->nsamples; i++) {
-		const struct sd_tl_sample *e = &p->timeline->samples[i];
+	for (size_t i = 0; i < sd_timeline_of(p)->nsamples; i++) {
+		const struct sd_tl_sample *e = &sd_timeline_of(p)->samples[i];
 		const char *key;
 		size_t len;
 		uint32_t id;
@@ -215,7 +215,7 @@ out:
 /* One profile per --group-by value: samples sorted by group (heaviest first), time. */
 static int by_group(struct ss *s)
 {
-	size_t n = s->p->timeline->nsamples, ngs = 0, *idx = NULL;
+	size_t n = sd_timeline_of(s->p)->nsamples, ngs = 0, *idx = NULL;
 	uint32_t *gid = malloc((n + 1) * sizeof(*gid));
 	struct group *gs = NULL, **order = NULL;
 	int err = -ENOMEM;

@@ -1,9 +1,9 @@
 /*
  * export_svg.c: `sonde report --format svg` and `sonde diff --format svg`: a flame graph
  * as one self-contained SVG file (no network, no external script, style or font), for
- * users who have only a browser. Called by sd_output (output.c) for the flat view, by
- * sd_out_tree (views.c) for --view tree, and by `sonde diff` (cmd_diff.c); runs in the
- * CLI's only thread.
+ * users who have only a browser. Called by the dispatcher (output.c) with the flat view's
+ * call tree or the tree view's merged tree (a neutral struct sd_tree_src: this file
+ * calls no view), and by `sonde diff` (cmd_diff.c); runs in the CLI's only thread.
  *
  * Design:
  * - The frames are built from the very tree folded output prints (struct sd_folded_tree,
@@ -106,7 +106,7 @@ static int child(struct svg *g, uint32_t parent, const char *name, uint32_t *out
 }
 
 /* Node i of s into g (its ancestors first), smap[i] = 1 + its frame. 0 or -ENOMEM. */
-static int add_path(struct svg *g, const struct sd_svg_src *s, uint32_t i, uint32_t *smap,
+static int add_path(struct svg *g, const struct sd_tree_src *s, uint32_t i, uint32_t *smap,
 		    uint32_t *chain)
 {
 	size_t depth = 0;
@@ -201,7 +201,7 @@ out:
 
 /* Add the lines of s to side `side` of g; smap (s->f.n entries, zeroed): source node ->
  * 1 + frame; keep: as keep_lines. 0 or -ENOMEM. */
-static int build(struct svg *g, const struct sd_svg_src *s, int side, uint32_t *smap,
+static int build(struct svg *g, const struct sd_tree_src *s, int side, uint32_t *smap,
 		 uint8_t *keep)
 {
 	uint32_t *chain = malloc((s->f.n + 1) * sizeof(*chain));
@@ -294,7 +294,7 @@ static int tint_add(struct tints *t, const struct svg *g, uint32_t f, long val, 
 }
 
 /* The nearest level of attribute attr at or above source node i: its value, or -1. */
-static long level_value(const struct sd_svg_src *s, uint32_t i, uint32_t attr)
+static long level_value(const struct sd_tree_src *s, uint32_t i, uint32_t attr)
 {
 	for (; i; i = s->f.parent(s->f.ctx, i)) {
 		uint32_t a, v;
@@ -306,7 +306,7 @@ static long level_value(const struct sd_svg_src *s, uint32_t i, uint32_t attr)
 
 /* Each frame's cval: the value of g->cattr with the most weight in it (ties: the value
  * that sorts first; -1 for none). 0 or -ENOMEM. */
-static int tint(struct svg *g, const struct sd_svg_src *s, const uint32_t *smap,
+static int tint(struct svg *g, const struct sd_tree_src *s, const uint32_t *smap,
 		const uint8_t *keep)
 {
 	struct tints t = { 0 };
@@ -809,7 +809,8 @@ static void svg_fini(struct svg *g)
 	sd_strmap_fini(&g->kids);
 }
 
-int sd_svg_print(FILE *out, const struct sd_svg_src *s, const struct sd_report_opts *o)
+/* The flame graph of s on out (o: metric, --color-by). 0 or -ENOMEM. */
+static int svg_print(FILE *out, const struct sd_tree_src *s, const struct sd_report_opts *o)
 {
 	struct svg g;
 	uint32_t *smap = calloc(s->f.n + 1, sizeof(*smap));
@@ -862,9 +863,9 @@ static int flat_what(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val)
 	return 0;
 }
 
-static void flat_src(struct sd_svg_src *s, struct flat *fl, size_t top)
+static void flat_src(struct sd_tree_src *s, struct flat *fl, size_t top)
 {
-	*s = (struct sd_svg_src){ { (uint32_t)fl->p->nnodes, top, fl, flat_parent, flat_name,
+	*s = (struct sd_tree_src){ { (uint32_t)fl->p->nnodes, top, fl, flat_parent, flat_name,
 				    flat_value }, fl->p, flat_what, 1, "flat (call paths)" };
 }
 
@@ -874,28 +875,31 @@ static int out_close(FILE *f, struct sd_outfile *of, int err)
 	return sd_out_close(f, of, err, "flame graph", "open it in a browser");
 }
 
-int sd_out_svg(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+int sd_out_svg(FILE *out, const struct sd_tree_src *src, const struct sd_report_opts *o)
 {
 	struct sd_outfile of;
 	FILE *f = sd_out_open(out, o->output, &of);
-	int err = -ENOMEM;
 
 	if (!f)
 		return -EIO;
-	if (o->view == SD_VIEW_TREE) {
-		err = sd_out_tree(f, p, o);
-	} else {
-		double *nv = sd_node_values(p, o);
-		struct flat fl = { p, nv };
-		struct sd_svg_src s;
-		flat_src(&s, &fl, o->top);
-		if (nv)
-			err = sd_svg_print(f, &s, o);
-		free(nv);
-	}
+	int err = svg_print(f, src, o);
 	if (!err)
-		sd_nocounters_warning(stderr, p);
+		sd_nocounters_warning(stderr, src->p);
 	return out_close(f, &of, err);
+}
+
+int sd_out_svg_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	double *nv = sd_node_values(p, o);
+	struct flat fl = { p, nv };
+	struct sd_tree_src s;
+
+	if (!nv)
+		return -ENOMEM;
+	flat_src(&s, &fl, o->top);
+	int err = sd_out_svg(out, &s, o);
+	free(nv);
+	return err;
 }
 
 int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, const char *patha,
@@ -904,7 +908,7 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 {
 	double *nva = sd_node_values(pa, oa), *nvb = sd_node_values(pb, ob);
 	struct flat fa = { pa, nva }, fb = { pb, nvb };
-	struct sd_svg_src sa, sb;
+	struct sd_tree_src sa, sb;
 	uint32_t *smap[2] = { calloc(pb->nnodes + 1, sizeof(uint32_t)),
 			      calloc(pa->nnodes + 1, sizeof(uint32_t)) };
 	uint8_t *keep[2] = { calloc(pb->nnodes + 1, 1), calloc(pa->nnodes + 1, 1) };

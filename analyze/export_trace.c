@@ -1,7 +1,7 @@
 /*
  * export_trace.c: `sonde report --format trace`, the run as a Chrome JSON trace (the
  * Trace Event Format, object form) for Perfetto, chrome://tracing and speedscope,
- * written from the timeline (timeline.h) by sd_out_timeline in the CLI's thread.
+ * written from the timeline (timeline.h) by the dispatcher (output.c) in the CLI's thread.
  *
  * Tracks: one process per pid (`M` process_name: the process view's label NAME[PID])
  * and one thread per (pid, tid) (`M` thread_name), in the order they were read.
@@ -135,7 +135,7 @@ static void put_counters(struct tr *t, const size_t *idx, size_t n, uint64_t pid
 			 uint64_t tid, uint64_t t0, uint64_t t_end)
 {
 	const struct sd_profile *p = t->p;
-	const struct sd_timeline *tl = p->timeline;
+	const struct sd_timeline *tl = sd_timeline_of(p);
 	for (size_t k = 0; k < p->ncounters; k++) {
 		char name[300];
 		uint64_t prev = t0, v, last = 0; /* the value shown since prev */
@@ -163,7 +163,7 @@ static void put_counters(struct tr *t, const size_t *idx, size_t n, uint64_t pid
 static int put_thread(struct tr *t, uint32_t th, const size_t *idx, size_t n)
 {
 	const struct sd_profile *p = t->p;
-	const struct sd_timeline *tl = p->timeline;
+	const struct sd_timeline *tl = sd_timeline_of(p);
 	const struct sd_thread_row *row = &p->threads[th];
 	const struct sd_tl_thread *tt = &tl->threads[th];
 	uint64_t t0 = UINT64_MAX, t_end = 0, prev;
@@ -218,8 +218,8 @@ static void put_names(struct tr *t)
 		put_head(t, "M", "thread_sort_index", r->pid, r->tid);
 		fprintf(t->out, ",\"args\":{\"sort_index\":%zu}}", 2 * i);
 		snprintf(name, sizeof(name), "%s regions", r->name[0] ? r->name : "?");
-		for (size_t k = 0; k < p->timeline->nregions; k++)
-			if (p->timeline->regions[k].thread == i) {
+		for (size_t k = 0; k < sd_timeline_of(p)->nregions; k++)
+			if (sd_timeline_of(p)->regions[k].thread == i) {
 				put_meta(t, "thread_name", r->pid, r->tid + SD_TL_REGION_TID, name);
 				put_head(t, "M", "thread_sort_index", r->pid, r->tid + SD_TL_REGION_TID);
 				fprintf(t->out, ",\"args\":{\"sort_index\":%zu}}", 2 * i + 1);
@@ -243,7 +243,7 @@ static int region_cmp(const void *a, const void *b)
 static int put_regions(struct tr *t)
 {
 	const struct sd_profile *p = t->p;
-	const struct sd_timeline *tl = p->timeline;
+	const struct sd_timeline *tl = sd_timeline_of(p);
 	const struct sd_tl_region **v = malloc((tl->nregions + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -269,7 +269,7 @@ static int put_regions(struct tr *t)
 int sd_tl_trace(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct tr t = { .out = out, .p = p, .run0 = sd_tl_run_start(p) };
-	size_t *idx = NULL, n = p->timeline->nsamples;
+	size_t *idx = NULL, n = sd_timeline_of(p)->nsamples;
 	int err = -ENOMEM;
 
 	(void)o;
@@ -280,8 +280,8 @@ int sd_tl_trace(FILE *out, const struct sd_profile *p, const struct sd_report_op
 		"after run_start_monotonic_ns\"},\"traceEvents\":[\n", t.run0);
 	put_names(&t);
 	for (size_t i = 0, j; i < n; i = j) {
-		uint32_t th = p->timeline->samples[idx[i]].thread;
-		for (j = i; j < n && p->timeline->samples[idx[j]].thread == th; j++)
+		uint32_t th = sd_timeline_of(p)->samples[idx[i]].thread;
+		for (j = i; j < n && sd_timeline_of(p)->samples[idx[j]].thread == th; j++)
 			;
 		if (put_thread(&t, th, idx + i, j - i))
 			goto out;

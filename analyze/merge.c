@@ -453,7 +453,7 @@ static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostac
 		/* an address in inlined code is several frames, outermost first */
 		const struct sd_frame *fr;
 		int nf = sd_snode_frames(p, st, n, &fr);
-		if (nf < 0 || (p->timeline && sd_tl_note_files(p->timeline, fr, nf)))
+		if (nf < 0 || sd_obs_frames(p, fr, nf))
 			return -ENOMEM;
 		n->cnode = st->nodes[n->parent].cnode;
 		for (int k = 0; k < nf; k++) {
@@ -836,7 +836,7 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 	    merge_stream_info(p, st, name, truncated, sdrop, rdrop) ||
 	    merge_rows(p, st, srcrow, nostack_c, badnode_c) ||
 	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st) ||
-	    (p->timeline && sd_tl_merge(p, st, row0, keep_ends)))
+	    sd_obs_merged(p, st, row0, keep_ends))
 		goto out;
 	p->region_records += st->nregion_records;
 	p->region_stats += st->nregion_stats;

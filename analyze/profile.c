@@ -46,6 +46,11 @@
  * THREAD_END deltas are kept per thread and become one sample row of their thread with
  * no sample, source or context, under the pseudo function "[thread end]", so that any
  * cut of the rows (thread, process, rank, host, function) adds up to the totals.
+ *
+ * What the aggregation does not keep (each sample at its time, for the timeline formats)
+ * is kept by observers (struct sd_observer_ops, perf's perf_tool): they register on the
+ * profile before loading and decode.c, merge.c and where.c call them through the
+ * sd_obs_* functions below, never a particular observer.
  */
 #include "analyze/profile_int.h"
 
@@ -69,7 +74,9 @@ int sd_profile_init(struct sd_profile *p, int addresses)
 void sd_profile_fini(struct sd_profile *p)
 {
 	sd_sym_free(p->sym);
-	sd_timeline_free(p->timeline);
+	for (size_t k = 0; k < p->nobs; k++)
+		if (p->obs[k].ops->free)
+			p->obs[k].ops->free(p->obs[k].arg);
 	free(p->nodes);
 	sd_u64map_fini(&p->children);
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -227,4 +234,97 @@ void sd_load_free(struct sd_load *l)
 		return;
 	sd_sstate_fini(&l->st);
 	free(l);
+}
+
+/* ---- observers ----------------------------------------------------------------------- */
+
+int sd_profile_observe(struct sd_profile *p, const struct sd_observer_ops *ops, void *arg)
+{
+	if (p->nobs == SD_MAX_OBSERVERS) {
+		if (ops->free)
+			ops->free(arg);
+		return -ENOSPC;
+	}
+	p->obs[p->nobs++] = (struct sd_observer){ ops, arg };
+	return 0;
+}
+
+void sd_obs_stream(const struct sd_profile *p, struct sstate *st)
+{
+	st->nobs = p->nobs;
+	for (size_t k = 0; k < p->nobs; k++) {
+		st->obs_ops[k] = p->obs[k].ops;
+		st->obs_samples |= p->obs[k].ops->sample != NULL;
+	}
+}
+
+int sd_obs_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
+		  const msgpack_object *deltas)
+{
+	int err = 0;
+	for (size_t k = 0; !err && k < st->nobs; k++)
+		if (st->obs_ops[k]->sample)
+			err = st->obs_ops[k]->sample(st, &st->obs[k], t, agg, w, deltas);
+	return err;
+}
+
+int sd_obs_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
+		  uint32_t event)
+{
+	int err = 0;
+	for (size_t k = 0; !err && k < st->nobs; k++)
+		if (st->obs_ops[k]->region)
+			err = st->obs_ops[k]->region(&st->obs[k], thread, t, node, event);
+	return err;
+}
+
+void sd_obs_stream_free(struct sstate *st)
+{
+	for (size_t k = 0; k < st->nobs; k++)
+		if (st->obs[k] && st->obs_ops[k]->stream_free)
+			st->obs_ops[k]->stream_free(st->obs[k]);
+}
+
+int sd_obs_frames(struct sd_profile *p, const struct sd_frame *fr, int nf)
+{
+	int err = 0;
+	for (size_t k = 0; !err && k < p->nobs; k++)
+		if (p->obs[k].ops->frames)
+			err = p->obs[k].ops->frames(p->obs[k].arg, fr, nf);
+	return err;
+}
+
+int sd_obs_merged(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends)
+{
+	int err = 0;
+	for (size_t k = 0; !err && k < p->nobs; k++)
+		if (p->obs[k].ops->merged)
+			err = p->obs[k].ops->merged(p->obs[k].arg, p, st,
+						    k < st->nobs ? st->obs[k] : NULL, row0,
+						    keep_ends);
+	return err;
+}
+
+int sd_obs_rows_wanted(const struct sd_profile *p)
+{
+	for (size_t k = 0; k < p->nobs; k++)
+		if (p->obs[k].ops->rows_kept)
+			return 1;
+	return 0;
+}
+
+void sd_obs_rows_kept(struct sd_profile *p, const uint32_t *map)
+{
+	for (size_t k = 0; k < p->nobs; k++)
+		if (p->obs[k].ops->rows_kept)
+			p->obs[k].ops->rows_kept(p->obs[k].arg, map);
+}
+
+void sd_obs_regions_kept(struct sd_profile *p,
+			 int (*ok)(const struct sd_profile *, const void *,
+				   const struct sd_region_row *), const void *okarg)
+{
+	for (size_t k = 0; k < p->nobs; k++)
+		if (p->obs[k].ops->regions_kept)
+			p->obs[k].ops->regions_kept(p->obs[k].arg, p, ok, okarg);
 }

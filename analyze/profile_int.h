@@ -104,8 +104,12 @@ struct sstate {
 							* throttled (i < 64) */
 	struct schild *children; size_t nchildren, capchildren; /* CHILD records, by pid */
 	struct sd_u64map childmap;                     /* pid -> its latest entry in children */
-	int tl_on;                                     /* p->timeline is set: keep them */
-	struct sd_tl_stream *tl;                       /* its events, when p->timeline */
+	/* the profile's observers (sd_profile_observe), copied when it is read, and
+	 * each one's state for this stream */
+	const struct sd_observer_ops *obs_ops[SD_MAX_OBSERVERS];
+	void *obs[SD_MAX_OBSERVERS];
+	size_t nobs;
+	int obs_samples;                               /* an observer hears of samples */
 };
 
 /* The per-key table: the hot lookup of every SAMPLE, so the key lives in the slot
@@ -144,21 +148,22 @@ static inline int sd_snode_frames(struct sd_profile *p, const struct sstate *st,
  * list; truncated: it ended in a partial record): 0 or -ENOMEM. */
 int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated);
 
-/* timeline.c: a stream's events while it is read (only when p->timeline is set): a
- * SAMPLE counted under aggregate `agg` at its thread's time t, with its weight x period
- * and its checked deltas (or NULL); a REGION event. 0 or -ENOMEM. */
-struct sd_tl_stream;
-int sd_tl_stream_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
-			const msgpack_object *deltas);
-int sd_tl_stream_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
-			uint32_t event);
-void sd_tl_stream_free(struct sd_tl_stream *s);
-/* merge.c, for each address of a stream's sampled call paths: the file of each of its
- * frames' functions (the symbolizer gives a file per frame, not per function: the
- * first one seen is kept). 0 or -ENOMEM. */
-int sd_tl_note_files(struct sd_timeline *tl, const struct sd_frame *fr, int nf);
-/* After merge.c made the stream's rows (the first is row0; keep_ends: THREAD_END rows
- * follow the sample rows), its events into p->timeline. 0 or -ENOMEM. */
-int sd_tl_merge(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends);
+/* profile.c: the observers' callbacks (struct sd_observer_ops) called in order; the
+ * first error is returned. sd_obs_stream: the observers of p copied into st (decode.c,
+ * before its records). */
+void sd_obs_stream(const struct sd_profile *p, struct sstate *st);
+int sd_obs_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
+		  const msgpack_object *deltas);
+int sd_obs_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
+		  uint32_t event);
+void sd_obs_stream_free(struct sstate *st);
+int sd_obs_frames(struct sd_profile *p, const struct sd_frame *fr, int nf);
+int sd_obs_merged(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends);
+/* Does an observer follow the rows that --where filters renumber? */
+int sd_obs_rows_wanted(const struct sd_profile *p);
+void sd_obs_rows_kept(struct sd_profile *p, const uint32_t *map);
+void sd_obs_regions_kept(struct sd_profile *p,
+			 int (*ok)(const struct sd_profile *, const void *,
+				   const struct sd_region_row *), const void *okarg);
 
 #endif

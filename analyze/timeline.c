@@ -3,18 +3,19 @@
  * trace` (timeline.h): every counted sample and every region call at its time, which the
  * aggregated profile (profile.c) does not keep.
  *
- * Opt-in: cli.c sets p->timeline only for these formats. While a stream is read
+ * Opt-in: cli.c attaches it (sd_timeline_attach) only for these formats, as an observer
+ * of the profile (struct sd_observer_ops): the engine calls it, never by name. While a stream is read
  * (decode.c, possibly in a --jobs worker: only the stream's own state is touched) each
  * counted SAMPLE is appended to the stream's list as (thread time, aggregate index,
  * weight x period, deltas) and each REGION event as it came. When the stream is merged
- * (merge.c, the CLI's thread) sd_tl_merge maps the aggregates to the rows merge.c just
+ * (merge.c, the CLI's thread) tl_merged maps the aggregates to the rows merge.c just
  * made (rows are made in aggregate order, the kept ones only, then the THREAD_END rows),
  * turns the deltas into merged counter ids, adds one event per THREAD_END row, pairs the
  * region begins and ends of each thread (as decode.c's region timing does: a misnested
  * end closes the regions opened inside it, forced; the regions still open at the end
  * close at the thread's last time, forced) and keeps each thread's first and last time.
- * sd_filters_apply (where.c) renumbers rows after loading: sd_tl_rows_kept follows,
- * and sd_tl_regions_kept applies the filters to the region calls as to region rows.
+ * sd_filters_apply (where.c) renumbers rows after loading: tl_rows_kept follows,
+ * and tl_regions_kept applies the filters to the region calls as to region rows.
  *
  * Times stay in each stream's clock (ns after its HEADER clock); sd_tl_time puts them
  * on the run's clock (the earliest stream start) when a format prints them.
@@ -37,28 +38,9 @@ struct sd_tl_stream {
 	struct raw_region *r; size_t nr, capr;
 };
 
-struct sd_timeline *sd_timeline_new(void)
+static void tl_free(void *arg)
 {
-	return calloc(1, sizeof(struct sd_timeline));
-}
-
-struct sd_timeline *sd_timeline_new_regions(void)
-{
-	struct sd_timeline *tl = sd_timeline_new();
-	if (tl)
-		tl->regions_only = 1;
-	return tl;
-}
-
-int sd_timeline_regions_only(const struct sd_timeline *tl)
-{
-	return tl->regions_only;
-}
-
-void sd_timeline_free(struct sd_timeline *tl)
-{
-	if (!tl)
-		return;
+	struct sd_timeline *tl = arg;
 	free(tl->samples);
 	free(tl->counts);
 	free(tl->regions);
@@ -67,27 +49,26 @@ void sd_timeline_free(struct sd_timeline *tl)
 	free(tl);
 }
 
-void sd_tl_stream_free(struct sd_tl_stream *s)
+static void tl_stream_free(void *stream)
 {
-	if (!s)
-		return;
+	struct sd_tl_stream *s = stream;
 	free(s->s);
 	free(s->cnt);
 	free(s->r);
 	free(s);
 }
 
-static struct sd_tl_stream *stream_of(struct sstate *st)
+static struct sd_tl_stream *stream_of(void **stream)
 {
-	if (!st->tl)
-		st->tl = calloc(1, sizeof(*st->tl));
-	return st->tl;
+	if (!*stream)
+		*stream = calloc(1, sizeof(struct sd_tl_stream));
+	return *stream;
 }
 
-int sd_tl_stream_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
-			const msgpack_object *deltas)
+static int tl_sample(const struct sstate *st, void **stream, uint64_t t, uint32_t agg, double w,
+		     const msgpack_object *deltas)
 {
-	struct sd_tl_stream *s = stream_of(st);
+	struct sd_tl_stream *s = stream_of(stream);
 	if (!s || sd_grow(&s->s, &s->cap, s->n + 1, sizeof(*s->s)))
 		return -ENOMEM;
 	size_t off = SIZE_MAX;
@@ -102,18 +83,18 @@ int sd_tl_stream_sample(struct sstate *st, uint64_t t, uint32_t agg, double w,
 	return 0;
 }
 
-int sd_tl_stream_region(struct sstate *st, uint32_t thread, uint64_t t, uint32_t node,
-			uint32_t event)
+static int tl_region(void **stream, uint32_t thread, uint64_t t, uint32_t node, uint32_t event)
 {
-	struct sd_tl_stream *s = stream_of(st);
+	struct sd_tl_stream *s = stream_of(stream);
 	if (!s || sd_grow(&s->r, &s->capr, s->nr + 1, sizeof(*s->r)))
 		return -ENOMEM;
 	s->r[s->nr++] = (struct raw_region){ t, thread, node, event };
 	return 0;
 }
 
-int sd_tl_note_files(struct sd_timeline *tl, const struct sd_frame *fr, int nf)
+static int tl_frames(void *arg, const struct sd_frame *fr, int nf)
 {
+	struct sd_timeline *tl = arg;
 	for (int k = 0; k < nf; k++) {
 		if (fr[k].func >= tl->nfunc_file &&
 		    sd_grow(&tl->func_file, &tl->capfunc_file, fr[k].func + 1,
@@ -128,9 +109,8 @@ int sd_tl_note_files(struct sd_timeline *tl, const struct sd_frame *fr, int nf)
 }
 
 /* Each thread's lifetime, by its merged thread row. */
-static int merge_threads(struct sd_profile *p, const struct sstate *st)
+static int merge_threads(struct sd_timeline *tl, struct sd_profile *p, const struct sstate *st)
 {
-	struct sd_timeline *tl = p->timeline;
 	if (sd_grow(&tl->threads, &tl->capthreads, p->nthreads, sizeof(*tl->threads)))
 		return -ENOMEM;
 	tl->nthreads = p->nthreads;
@@ -152,11 +132,9 @@ static int add_sample(struct sd_timeline *tl, struct sd_tl_sample s)
 }
 
 /* The stream's samples on the merged rows; then one event per THREAD_END row. */
-static int merge_samples(struct sd_profile *p, const struct sstate *st, size_t row0,
-			 int keep_ends)
+static int merge_samples(struct sd_timeline *tl, struct sd_profile *p, const struct sstate *st,
+			 const struct sd_tl_stream *s, size_t row0, int keep_ends)
 {
-	struct sd_timeline *tl = p->timeline;
-	const struct sd_tl_stream *s = st->tl;
 	uint32_t *rowof = malloc((st->naggs + 1) * sizeof(*rowof));
 	size_t row = row0;
 	int err = -ENOMEM;
@@ -198,10 +176,9 @@ out:
 }
 
 /* Close the innermost open region of a thread (stack `open`, *nopen deep) at t. */
-static int region_close(struct sd_profile *p, const struct sstate *st,
+static int region_close(struct sd_timeline *tl, struct sd_profile *p, const struct sstate *st,
 			const struct raw_region *open, size_t *nopen, uint64_t t, int forced)
 {
-	struct sd_timeline *tl = p->timeline;
 	const struct raw_region *b = &open[--*nopen];
 	uint32_t gnode = st->ctxs[b->node].gnode;
 	if (!sd_where_ctx_ok(p, gnode, 0))
@@ -214,10 +191,10 @@ static int region_close(struct sd_profile *p, const struct sstate *st,
 }
 
 /* The REGION events of one thread of the stream, begins and ends paired. */
-static int merge_thread_regions(struct sd_profile *p, const struct sstate *st, uint32_t ti,
+static int merge_thread_regions(struct sd_timeline *tl, struct sd_profile *p,
+				const struct sstate *st, const struct sd_tl_stream *s, uint32_t ti,
 				struct raw_region **open, size_t *cap)
 {
-	const struct sd_tl_stream *s = st->tl;
 	size_t nopen = 0;
 	int err;
 
@@ -237,37 +214,41 @@ static int merge_thread_regions(struct sd_profile *p, const struct sstate *st, u
 		if (!k)
 			continue; /* not open: nothing to draw */
 		while (nopen > k) /* misnested: the inner regions end with it, forced */
-			if ((err = region_close(p, st, *open, &nopen, r->t, 1)))
+			if ((err = region_close(tl, p, st, *open, &nopen, r->t, 1)))
 				return err;
-		if ((err = region_close(p, st, *open, &nopen, r->t,
+		if ((err = region_close(tl, p, st, *open, &nopen, r->t,
 					r->event == SD_REGION_FORCED_END)))
 			return err;
 	}
 	while (nopen)
-		if ((err = region_close(p, st, *open, &nopen, st->threads[ti].last_t, 1)))
+		if ((err = region_close(tl, p, st, *open, &nopen, st->threads[ti].last_t, 1)))
 			return err;
 	return 0;
 }
 
-int sd_tl_merge(struct sd_profile *p, const struct sstate *st, size_t row0, int keep_ends)
+static int tl_merged(void *arg, struct sd_profile *p, const struct sstate *st,
+		     const void *stream, size_t row0, int keep_ends)
 {
+	struct sd_timeline *tl = arg;
+	const struct sd_tl_stream *s = stream;
 	struct raw_region *open = NULL;
 	size_t cap = 0;
 	int err;
 
-	if ((err = merge_threads(p, st)) ||
-	    (err = merge_samples(p, st, row0, keep_ends)))
+	if ((err = merge_threads(tl, p, st)) ||
+	    (err = merge_samples(tl, p, st, s, row0, keep_ends)))
 		return err;
-	for (size_t i = 1; st->tl && st->tl->nr && i < st->nthreads; i++)
+	for (size_t i = 1; s && s->nr && i < st->nthreads; i++)
 		if (st->threads[i].defined &&
-		    (err = merge_thread_regions(p, st, (uint32_t)i, &open, &cap)))
+		    (err = merge_thread_regions(tl, p, st, s, (uint32_t)i, &open, &cap)))
 			break;
 	free(open);
 	return err;
 }
 
-void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map)
+static void tl_rows_kept(void *arg, const uint32_t *map)
 {
+	struct sd_timeline *tl = arg;
 	size_t n = 0;
 	for (size_t i = 0; i < tl->nsamples; i++) {
 		struct sd_tl_sample *s = &tl->samples[i];
@@ -279,11 +260,11 @@ void sd_tl_rows_kept(struct sd_timeline *tl, const uint32_t *map)
 	tl->nsamples = n;
 }
 
-void sd_tl_regions_kept(struct sd_profile *p,
-			int (*ok)(const struct sd_profile *, const void *,
-				  const struct sd_region_row *), const void *arg)
+static void tl_regions_kept(void *tlp, const struct sd_profile *p,
+			    int (*ok)(const struct sd_profile *, const void *,
+				      const struct sd_region_row *), const void *arg)
 {
-	struct sd_timeline *tl = p->timeline;
+	struct sd_timeline *tl = tlp;
 	size_t n = 0;
 	for (size_t i = 0; i < tl->nregions; i++) {
 		const struct sd_tl_region *g = &tl->regions[i];
@@ -296,118 +277,30 @@ void sd_tl_regions_kept(struct sd_profile *p,
 	tl->nregions = n;
 }
 
-/* ---- what the exporters share ------------------------------------------------------ */
+/* The timeline formats hear of every sample; --format html's page of the regions only. */
+static const struct sd_observer_ops tl_ops = {
+	.sample = tl_sample, .region = tl_region, .stream_free = tl_stream_free,
+	.frames = tl_frames, .merged = tl_merged, .rows_kept = tl_rows_kept,
+	.regions_kept = tl_regions_kept, .free = tl_free,
+};
+static const struct sd_observer_ops tl_regions_ops = {
+	.region = tl_region, .stream_free = tl_stream_free,
+	.frames = tl_frames, .merged = tl_merged, .rows_kept = tl_rows_kept,
+	.regions_kept = tl_regions_kept, .free = tl_free,
+};
 
-uint64_t sd_tl_run_start(const struct sd_profile *p)
+int sd_timeline_attach(struct sd_profile *p, int regions_only)
 {
-	uint64_t run0 = UINT64_MAX;
-	for (size_t i = 0; i < p->nsinfo; i++)
-		if (p->sinfo[i].has_clock && p->sinfo[i].origin_ns < run0)
-			run0 = p->sinfo[i].origin_ns;
-	return run0 == UINT64_MAX ? 0 : run0;
-}
-
-uint64_t sd_tl_time(const struct sd_profile *p, uint64_t run0, uint32_t stream, uint64_t t)
-{
-	const struct sd_stream_info *si = &p->sinfo[stream];
-	return (si->has_clock ? si->origin_ns - run0 : 0) + t;
-}
-
-struct order_ctx { const struct sd_timeline *tl; const uint32_t *key; const uint64_t *time; };
-
-static int order_cmp(const void *a, const void *b, void *arg)
-{
-	const struct order_ctx *c = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	uint32_t ki = c->key ? c->key[i] : c->tl->samples[i].thread;
-	uint32_t kj = c->key ? c->key[j] : c->tl->samples[j].thread;
-	if (ki != kj)
-		return ki < kj ? -1 : 1;
-	if (c->time[i] != c->time[j])
-		return c->time[i] < c->time[j] ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-int sd_tl_order(const struct sd_profile *p, const uint32_t *key, size_t **out)
-{
-	const struct sd_timeline *tl = p->timeline;
-	size_t *idx = malloc((tl->nsamples + 1) * sizeof(*idx));
-	uint64_t *time = malloc((tl->nsamples + 1) * sizeof(*time));
-	uint64_t run0 = sd_tl_run_start(p);
-
-	if (!idx || !time) {
-		free(idx);
-		free(time);
+	struct sd_timeline *tl = calloc(1, sizeof(*tl));
+	if (!tl)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < tl->nsamples; i++) {
-		idx[i] = i;
-		time[i] = sd_tl_time(p, run0, p->rows[tl->samples[i].row].stream, tl->samples[i].t);
-	}
-	struct order_ctx c = { tl, key, time };
-	qsort_r(idx, tl->nsamples, sizeof(*idx), order_cmp, &c);
-	free(time);
-	*out = idx;
-	return 0;
+	return sd_profile_observe(p, regions_only ? &tl_regions_ops : &tl_ops, tl);
 }
 
-long sd_tl_path(const struct sd_profile *p, uint32_t cnode, uint32_t **path, size_t *cap)
+struct sd_timeline *sd_timeline_of(const struct sd_profile *p)
 {
-	size_t n = 0;
-	for (uint32_t c = cnode; c; c = p->nodes[c].parent) {
-		if (sd_grow(path, cap, n + 1, sizeof(**path)))
-			return -ENOMEM;
-		(*path)[n++] = p->nodes[c].func;
-	}
-	for (size_t i = 0; i < n / 2; i++) {
-		uint32_t x = (*path)[i];
-		(*path)[i] = (*path)[n - 1 - i];
-		(*path)[n - 1 - i] = x;
-	}
-	return (long)n;
-}
-
-double sd_tl_value(const struct sd_profile *p, const struct sd_report_opts *o,
-		   const struct sd_tl_sample *s)
-{
-	const struct sd_timeline *tl = p->timeline;
-	if (o->ncids) {
-		const struct sd_crow *r = &p->rows[s->row];
-		double v = 0;
-		for (size_t k = 0; k < o->ncids; k++)
-			v += s->end ? (double)sd_crow_count(r, o->cids[k])
-			   : s->cnt != SIZE_MAX && o->cids[k] < s->ncnt
-			   ? (double)tl->counts[s->cnt + o->cids[k]] : 0;
-		return v;
-	}
-	if (s->end)
-		return 0; /* no sample */
-	if (o->weight)
-		return s->weight;
-	if (o->samples)
-		return 1;
-	uint64_t period = p->sources[p->rows[s->row].source].period; /* periods: its weight */
-	return period ? (double)llround(s->weight / (double)period) : 1;
-}
-
-void sd_tl_put_us(FILE *out, uint64_t ns)
-{
-	fprintf(out, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
-}
-
-int sd_out_timeline(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
-{
-	if (!p->timeline)
-		return -ENODATA;
-	sd_notes(out, p, o); /* the notes on stderr, as for csv */
-	struct sd_outfile of;
-	FILE *f = sd_out_open(out, o->output, &of);
-	if (!f)
-		return -EIO;
-	int trace = o->format == SD_FMT_TRACE;
-	int err = trace ? sd_tl_trace(f, p, o) : sd_tl_speedscope(f, p, o);
-	return sd_out_close(f, &of, err, trace ? "trace" : "speedscope profile",
-			    trace ? "open it in https://ui.perfetto.dev, chrome://tracing or "
-				    "speedscope" : "open it with speedscope FILE or at "
-				    "https://www.speedscope.app");
+	for (size_t k = 0; k < p->nobs; k++)
+		if (p->obs[k].ops == &tl_ops || p->obs[k].ops == &tl_regions_ops)
+			return p->obs[k].arg;
+	return NULL;
 }

@@ -1,16 +1,16 @@
 /*
  * timeline.h: the opt-in event list of the timeline formats (`--format speedscope`,
- * `--format trace`), shared by the files that fill it (timeline.c, called from decode.c,
- * merge.c and where.c through analyze.h's sd_tl_* hooks) and the exporters that read it
- * (export_speedscope.c, export_trace.c). Nothing else includes it.
+ * `--format trace`), shared by the file that fills it (timeline.c, an observer of the
+ * profile that decode.c, merge.c and where.c call through struct sd_observer_ops) and the
+ * exporters that read it (export_speedscope.c, export_trace.c, export_html.c).
  *
  * The profile aggregates samples into rows without time order (profile.c); a timeline
- * needs each sample at its time. So when p->timeline is set (only for these formats),
+ * needs each sample at its time. So when a timeline is attached (only for these formats),
  * decode.c also records every counted SAMPLE as (time, aggregate key, weight, counter
  * deltas) and every REGION event, in the stream's own ids; merge.c hands them to
- * sd_tl_merge, which maps them to the merged rows (struct sd_crow: call node, source,
+ * the timeline, which maps them to the merged rows (struct sd_crow: call node, source,
  * contexts, thread, stream), pairs region begins and ends into slices and keeps each
- * thread's start and end. Every other report leaves p->timeline NULL and pays one
+ * thread's start and end. Every other report attaches none and pays one
  * predictable branch per sample.
  */
 #ifndef SONDE_TIMELINE_H
@@ -46,7 +46,6 @@ struct sd_timeline {
 	struct sd_tl_region *regions; size_t nregions, capregions;
 	struct sd_tl_thread *threads; size_t nthreads, capthreads; /* by p->threads index */
 	uint32_t *func_file; size_t nfunc_file, capfunc_file; /* func id -> sd_sym_file id */
-	int regions_only;           /* --format html: region calls only, no samples kept */
 };
 
 /* The run's start: the earliest HEADER clock of the streams (0 without any). */

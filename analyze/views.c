@@ -9,7 +9,8 @@
  * deterministic (every list sorted with a total order); columns and shapes are in
  * docs/REPORT.md and checked by tests/analyze. Each view declares its columns once and
  * prints its rows in all three formats through table.c (the tree's rows through
- * view_tree_fmt.c). Runs in the CLI's only thread.
+ * view_tree_fmt.c); the tree's svg and pprof forms are the exporters', handed the tree
+ * (sd_tree_view_new) by the dispatcher. Runs in the CLI's only thread.
  */
 #include "analyze/analyze.h"
 
@@ -18,40 +19,21 @@
 #include <string.h>
 
 
-/* A growing byte buffer. */
-struct buf { char *p; size_t n, cap; };
-
-static int buf_add(struct buf *b, const char *s, size_t len)
+/* a, sep and b joined into a new string (NULL on ENOMEM). */
+static char *join(const char *a, const char *sep, const char *b)
 {
-	if (b->n + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->n + len + 1)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np)
-			return -ENOMEM;
-		b->p = np;
-		b->cap = cap;
+	size_t la = strlen(a), ls = strlen(sep), lb = strlen(b);
+	char *s = malloc(la + ls + lb + 1);
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, sep, ls);
+		memcpy(s + la + ls, b, lb + 1);
 	}
-	memcpy(b->p + b->n, s, len);
-	b->n += len;
-	b->p[b->n] = 0;
-	return 0;
-}
-
-static int buf_str(struct buf *b, const char *s)
-{
-	return buf_add(b, s, strlen(s));
+	return s;
 }
 
 /* ---- group-by ---------------------------------------------------------------------- */
 
-enum key_kind { K_ATTR, K_FUNCTION, K_THREAD, K_PROCESS, K_MODULE, K_SOURCE, K_FILE, K_LINE,
-		K_RANK, K_HOST };
-struct key { enum key_kind kind; uint32_t attr; int known; };
-/* names of the built-in keys, indexed by enum key_kind */
-static const char *const builtins[] = { "", "function", "thread", "process", "module",
-					"source", "file", "line", "rank", "host", NULL };
 struct group { char *key; size_t klen; double v; uint32_t id; /* before sorting */ };
 
 static int group_cmp(const void *a, const void *b)
@@ -64,70 +46,6 @@ static int group_cmp(const void *a, const void *b)
 	return sd_natcmp_keys(x->key, x->klen, y->key, y->klen);
 }
 
-/* Append the value of key k for row r (then a NUL) to b. */
-static int key_value(struct buf *b, const struct sd_profile *p, const struct key *k,
-		     const struct sd_crow *r, int text)
-{
-	char tmp[64] = "";
-	const char *s = tmp;
-	uint32_t v;
-
-	switch (k->kind) {
-	case K_ATTR:
-		s = k->known && sd_ctx_value(p, r->ctx, r->pctx, k->attr, &v) ? p->value_strs[v]
-									    : "(none)";
-		break;
-	case K_FUNCTION:
-		s = sd_sym_func(p->sym, p->nodes[r->cnode].func)->display;
-		break;
-	case K_MODULE:
-		s = sd_sym_func(p->sym, p->nodes[r->cnode].func)->module;
-		break;
-	case K_SOURCE:
-		s = r->thread_end ? "(none)" : p->sources[r->source].name; /* deltas of no sample */
-		break;
-	case K_FILE: /* the innermost frame's source (inlined code: the inlined function's) */
-	case K_LINE:
-		s = r->file ? sd_sym_file(p->sym, r->file) : "(unknown)";
-		if (r->file && k->kind == K_LINE) {
-			if (buf_str(b, s))
-				return -ENOMEM;
-			snprintf(tmp, sizeof(tmp), ":%" PRIu32, r->line);
-			s = tmp;
-		}
-		break;
-	case K_PROCESS: /* NAME[PID]: one row per process image (docs/REPORT.md) */
-		if (r->stream < p->nsinfo && p->sinfo[r->stream].label)
-			s = p->sinfo[r->stream].label;
-		else
-			snprintf(tmp, sizeof(tmp), "?[%" PRIu64 "]", r->pid);
-		break;
-	case K_RANK:
-		if (r->rank >= 0)
-			snprintf(tmp, sizeof(tmp), "%" PRId64, r->rank);
-		else
-			s = "(none)";
-		break;
-	case K_HOST:
-		s = r->host < p->nvalue_strs ? p->value_strs[r->host] : "?";
-		break;
-	case K_THREAD:
-		snprintf(tmp, sizeof(tmp), "%" PRIu64, r->tid);
-		if (text) {
-			if (buf_str(b, tmp) || buf_str(b, " (") || buf_str(b, r->tname) ||
-			    buf_add(b, ")", 1))
-				return -ENOMEM;
-			b->n++; /* keep the NUL as separator */
-			return 0;
-		}
-		break;
-	}
-	if (buf_str(b, s))
-		return -ENOMEM;
-	b->n++;
-	return 0;
-}
-
 /* The grouped rows of --group-by, sorted, and what printing them needs. */
 struct grouped {
 	struct group *groups;
@@ -138,41 +56,20 @@ struct grouped {
 	struct sd_stats *st; /* --stats: columns after the usual ones */
 };
 
-/* The --group-by names resolved: a built-in key, or an annotation attribute. */
-static struct key *group_keys(const struct sd_profile *p, const struct sd_report_opts *o)
-{
-	struct key *keys = calloc(o->ngroup, sizeof(*keys));
-	for (size_t i = 0; keys && i < o->ngroup; i++) {
-		keys[i].kind = K_ATTR;
-		for (int k = 1; builtins[k]; k++)
-			if (!strcmp(o->group_by[i], builtins[k]))
-				keys[i].kind = (enum key_kind)k;
-		if (keys[i].kind == K_ATTR) {
-			uint32_t id;
-			keys[i].known = sd_strmap_get(&p->attr_map, o->group_by[i],
-						      strlen(o->group_by[i]), &id);
-			keys[i].attr = id;
-		}
-	}
-	return keys;
-}
-
 /* Every row's metric summed per combination of key values, into g->groups. */
 static int group_rows(struct grouped *g, const struct sd_profile *p,
-		      const struct sd_report_opts *o, const struct key *keys)
+		      const struct sd_report_opts *o, struct sd_grouper *keys)
 {
 	struct sd_strmap map = { 0 };
-	struct buf b = { 0 };
 	size_t capgroups = 0;
 	int err = -ENOMEM;
 
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct sd_crow *r = &p->rows[i];
+		struct { const char *p; size_t n; } b;
 		uint32_t id;
-		b.n = 0;
-		for (size_t k = 0; k < o->ngroup; k++)
-			if (key_value(&b, p, &keys[k], r, o->format == SD_FMT_TEXT))
-				goto out;
+		if (sd_grouper_key(keys, r, &b.p, &b.n))
+			goto out;
 		if (!sd_strmap_get(&map, b.p, b.n, &id)) {
 			if (g->ngroups == capgroups) {
 				size_t cap = capgroups ? capgroups * 2 : 64;
@@ -197,14 +94,13 @@ static int group_rows(struct grouped *g, const struct sd_profile *p,
 	}
 	err = 0;
 out:
-	free(b.p);
 	sd_strmap_fini(&map);
 	return err;
 }
 
 /* One table for the three formats: the key columns (JSON: the "values" array), the
  * metric, its share and the --stats columns. Text shows the thread key as "TID (NAME)"
- * (key_value built the keys for o->format). */
+ * (the grouper built the keys for o->format). */
 static int print_group(FILE *out, const struct grouped *g, const struct sd_profile *p,
 		       const struct sd_report_opts *o)
 {
@@ -254,7 +150,8 @@ out:
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct grouped g = { .all = sd_metric_total(p, o) };
-	struct key *keys = group_keys(p, o);
+	struct sd_grouper *keys = sd_grouper_new(p, o->group_by, o->ngroup,
+						 o->format == SD_FMT_TEXT);
 	int err = -ENOMEM;
 
 	if (!keys || (o->stats && !(g.st = sd_stats_new(p, o->stats))) ||
@@ -272,56 +169,9 @@ out:
 	for (size_t i = 0; i < g.ngroups; i++)
 		free(g.groups[i].key);
 	free(g.groups);
-	free(keys);
+	sd_grouper_free(keys);
 	sd_stats_free(g.st);
 	return err;
-}
-
-/* The group-by keys of rows, for `sonde diff` and --stats (analyze.h). */
-struct sd_grouper { const struct sd_profile *p; struct key *keys; size_t n; struct buf b; };
-
-struct sd_grouper *sd_grouper_new(const struct sd_profile *p, char *const *names, size_t n)
-{
-	struct sd_grouper *g = calloc(1, sizeof(*g));
-
-	if (!g || !(g->keys = calloc(n + 1, sizeof(*g->keys)))) {
-		free(g);
-		return NULL;
-	}
-	g->p = p;
-	g->n = n;
-	for (size_t i = 0; i < n; i++) {
-		g->keys[i].kind = K_ATTR;
-		for (int k = 1; builtins[k]; k++)
-			if (!strcmp(names[i], builtins[k]))
-				g->keys[i].kind = (enum key_kind)k;
-		if (g->keys[i].kind == K_ATTR) {
-			uint32_t id;
-			g->keys[i].known = sd_strmap_get(&p->attr_map, names[i], strlen(names[i]), &id);
-			g->keys[i].attr = id;
-		}
-	}
-	return g;
-}
-
-int sd_grouper_key(struct sd_grouper *g, const struct sd_crow *r, const char **key, size_t *len)
-{
-	g->b.n = 0;
-	for (size_t k = 0; k < g->n; k++)
-		if (key_value(&g->b, g->p, &g->keys[k], r, 0))
-			return -ENOMEM;
-	*key = g->b.p ? g->b.p : "";
-	*len = g->b.n;
-	return 0;
-}
-
-void sd_grouper_free(struct sd_grouper *g)
-{
-	if (!g)
-		return;
-	free(g->keys);
-	free(g->b.p);
-	free(g);
 }
 
 /* ---- merged tree ------------------------------------------------------------------- */
@@ -448,14 +298,10 @@ static int tree_build(struct tree *t, const struct sd_profile *p, const struct s
 	t->n[0].incl += t->n[0].self;
 	for (size_t i = 1; i < t->nn; i++) {
 		struct tnode *n = &t->n[i];
-		struct buf b = { 0 };
-		if (n->kind == 0 ? buf_str(&b, sd_sym_func(p->sym, n->a)->display)
-				 : buf_str(&b, p->attr_names[n->a]) || buf_add(&b, "=", 1) ||
-				   buf_str(&b, p->value_strs[n->b])) {
-			free(b.p);
+		n->name = n->kind == 0 ? join(sd_sym_func(p->sym, n->a)->display, "", "")
+				       : join(p->attr_names[n->a], "=", p->value_strs[n->b]);
+		if (!n->name)
 			goto out;
-		}
-		n->name = b.p;
 	}
 	err = 0;
 out:
@@ -518,27 +364,36 @@ static int tnode_what(const void *ctx, uint32_t i, uint32_t *id, uint32_t *val)
 	return n->kind == 1;
 }
 
-/* The tree's paths for the svg and pprof writers (top: --top, 0 for all). */
-static struct sd_svg_src tree_src(const struct tree *t, const struct sd_profile *p, size_t top)
+/* The tree view for a tree exporter (the dispatcher hands it to svg or pprof). */
+struct sd_tree_view { struct tree t; const struct sd_profile *p; };
+
+struct sd_tree_view *sd_tree_view_new(const struct sd_profile *p, const struct sd_report_opts *o)
 {
-	return (struct sd_svg_src){ { (uint32_t)t->nn, top, t, tnode_parent, tnode_name,
-				      tnode_self }, p, tnode_what, 0,
-				    "tree (annotation levels as frames)" };
+	struct sd_tree_view *tv = calloc(1, sizeof(*tv));
+	if (!tv)
+		return NULL;
+	tv->p = p;
+	if (tree_build(&tv->t, p, o)) {
+		sd_tree_view_free(tv);
+		return NULL;
+	}
+	return tv;
 }
 
-static int tree_svg(FILE *out, const struct tree *t, const struct sd_profile *p,
-		    const struct sd_report_opts *o)
+struct sd_tree_src sd_tree_view_src(const struct sd_tree_view *tv, size_t top)
 {
-	struct sd_svg_src s = tree_src(t, p, o->top);
-	return sd_svg_print(out, &s, o);
+	const struct tree *t = &tv->t;
+	return (struct sd_tree_src){ { (uint32_t)t->nn, top, t, tnode_parent, tnode_name,
+				       tnode_self }, tv->p, tnode_what, 0,
+				     "tree (annotation levels as frames)" };
 }
 
-/* --format pprof: the file, and its line on stdout (or why it could not be written). */
-static int tree_pprof(const struct tree *t, const struct sd_profile *p,
-		      const struct sd_report_opts *o)
+void sd_tree_view_free(struct sd_tree_view *tv)
 {
-	struct sd_svg_src s = tree_src(t, p, 0);
-	return sd_pprof_said(o->output, sd_out_pprof_tree(o->output, &s, o));
+	if (!tv)
+		return;
+	tree_fini(&tv->t);
+	free(tv);
 }
 
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
@@ -553,12 +408,8 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 
 	if (tree_build(&t, p, o))
 		goto out;
-	if (o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG) {
-		err = o->format == SD_FMT_SVG ? tree_svg(out, &t, p, o) : tree_folded(out, &t, o->top);
-		goto out;
-	}
-	if (o->format == SD_FMT_PPROF) {
-		err = tree_pprof(&t, p, o);
+	if (o->format == SD_FMT_FOLDED) {
+		err = tree_folded(out, &t, o->top);
 		goto out;
 	}
 	order = malloc(t.nn * sizeof(*order));

@@ -22,7 +22,7 @@
  * Runs in the CLI's only thread: sd_profile_where before loading, sd_filters_apply once
  * between loading and printing.
  */
-#include "analyze/analyze.h"
+#include "analyze/profile_int.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -219,7 +219,8 @@ static int region_ok(const struct sd_profile *p, const struct sd_filters *f, con
 	return 1;
 }
 
-/* The timeline's region calls (--format trace) are filtered as region rows. */
+/* The observers' region calls (the timeline's: --format trace) are filtered as region
+ * rows. */
 struct region_args { const struct sd_filters *f; const long *attrs; };
 static int tl_region_ok(const struct sd_profile *p, const void *arg,
 			const struct sd_region_row *g)
@@ -245,8 +246,8 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 		attrs[i] = f->v[i].builtin < 0 && sd_strmap_get(&p->attr_map, f->v[i].name,
 								  strlen(f->v[i].name), &id) ? (long)id : -1;
 	}
-	/* --format speedscope|trace: the samples' rows are renumbered with them */
-	if (p->timeline && !(rowmap = malloc((p->nrows + 1) * sizeof(*rowmap))))
+	/* e.g. --format speedscope|trace: the samples' rows are renumbered with them */
+	if (sd_obs_rows_wanted(p) && !(rowmap = malloc((p->nrows + 1) * sizeof(*rowmap))))
 		goto out;
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (sd_u64map_put(&trow, (uint64_t)(uintptr_t)p->threads[i].name, (uint32_t)i))
@@ -293,7 +294,7 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 	}
 	p->nrows = n;
 	if (rowmap)
-		sd_tl_rows_kept(p->timeline, rowmap);
+		sd_obs_rows_kept(p, rowmap);
 	n = 0;
 	for (size_t i = 0; i < p->nregions; i++) {
 		if (region_ok(p, f, attrs, &p->regions[i]))
@@ -302,8 +303,7 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 			free(p->regions[i].counts);
 	}
 	p->nregions = n;
-	if (p->timeline)
-		sd_tl_regions_kept(p, tl_region_ok, &(struct region_args){ f, attrs });
+	sd_obs_regions_kept(p, tl_region_ok, &(struct region_args){ f, attrs });
 	err = 0;
 out:
 	free(attrs);
