@@ -135,7 +135,7 @@ static inline size_t sd_build_id_of(const ElfW(Phdr) *phdr, unsigned phnum, uint
 
 /* The MPI rank a launcher gave this process, from the variables launchers set (no MPI
  * call): the value (digits first), or NULL when none is set. The writer's HEADER rank
- * and `sonde run`'s "launched by MPI" (analyze/run_old.c). */
+ * and `sonde run`'s "launched by MPI" (analyze/cli/run_old.c). */
 static inline const char *sd_mpi_rank_env(void)
 {
 	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sd_stream_close(&s);
 
 	/* the timeline formats' event list is kept too (timeline.c), as --format trace does */
-	if (sd_profile_init(&p, 0) == 0 && (p.timeline = sd_timeline_new()) &&
+	if (sd_profile_init(&p, 0) == 0 && sd_timeline_attach(&p, 0) == 0 &&
 	    sd_profile_where(&p, "phase!=x") == 0 && sd_profile_where(&p, "!nosuch") == 0) {
 		sd_stream_init_mem(&s, "fuzz", data, size);
 		if (sd_profile_add(&p, &s, &off) >= 0) {

@@ -1,0 +1,721 @@
+/*
+ * cli.c: what `sonde report` and `sonde diff` share: their options (one table, one
+ * parser, one set of messages), the expansion of PATHs into stream files, and loading
+ * files into a profile with the --where filters, --source and --metric applied.
+ *
+ * A command parses with sd_cli_parse (its own options are in the table, marked with the
+ * commands that take them), then per profile sd_cli_load and sd_cli_resolve. Messages
+ * are `sonde: CMD: ...` lines on stderr; return values are exit codes (SD_EXIT_*) or
+ * -ENOMEM (the caller says "out of memory"). Runs in the CLI's only thread.
+ */
+#define _GNU_SOURCE /* O_PATH */
+#include "analyze/cli/cli.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+/* ---- PATHs ---------------------------------------------------------------------- */
+
+struct files { char **v; size_t n, cap; };
+
+static int add_file(struct files *f, const char *dir, const char *name)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		char **nv = realloc(f->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		f->v = nv;
+		f->cap = cap;
+	}
+	size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+	char *p = malloc(len);
+	if (!p)
+		return -ENOMEM;
+	if (dir)
+		snprintf(p, len, "%s/%s", dir, name);
+	else
+		snprintf(p, len, "%s", name);
+	f->v[f->n++] = p;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_stream_name(const char *n)
+{
+	size_t l = strlen(n);
+	return l > 6 && !strcmp(n + l - 6, ".sonde");
+}
+
+/* Add the *.sonde files of dir (and, when depth > 0, of its subdirectories). An entry
+ * whose name ends in .sonde but that is (or, through a symlink, leads to) anything but a
+ * regular file or a directory, such as a FIFO or a device, is named on stderr and skipped,
+ * never opened (sd_stream_open checks the descriptor again). */
+static int scan_dir(struct files *f, const char *dir, int depth, size_t *skipped)
+{
+	struct files sub = { 0 };
+	int fd = sd_open_path(dir, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	int err = 0;
+
+	if (!d) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	while (!err && (e = readdir(d))) {
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		/* relative to the open directory: its path may be longer than PATH_MAX */
+		if (fstatat(dirfd(d), e->d_name, &st, 0) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth > 0)
+			err = add_file(&sub, dir, e->d_name);
+		else if (S_ISREG(st.st_mode) && is_stream_name(e->d_name))
+			err = add_file(f, dir, e->d_name);
+		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name)) {
+			struct files one = { 0 };
+			if (!(err = add_file(&one, dir, e->d_name)))
+				sd_notreg_perror(one.v[0], (unsigned)st.st_mode), (*skipped)++;
+			free(one.v ? one.v[0] : NULL);
+			free(one.v);
+		}
+	}
+	closedir(d);
+	if (sub.n > 1)
+		qsort(sub.v, sub.n, sizeof(*sub.v), cmp_str);
+	for (size_t i = 0; i < sub.n; i++) {
+		if (!err)
+			err = scan_dir(f, sub.v[i], depth - 1, skipped);
+		free(sub.v[i]);
+	}
+	free(sub.v);
+	return err;
+}
+
+/* Expand PATHs into files in f (appended; the caller frees them). */
+static int expand(struct files *f, char *const *paths, size_t npaths)
+{
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		size_t before = f->n;
+		int fd = sd_open_path(paths[i], O_PATH); /* stat(2) of a path of any length */
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return SD_EXIT_IO;
+		}
+		close(fd);
+		if (!S_ISDIR(st.st_mode)) {
+			if (add_file(f, NULL, paths[i]))
+				return -ENOMEM;
+			continue;
+		}
+		size_t skipped = 0;
+		int err = scan_dir(f, paths[i], 1, &skipped);
+		if (err == -ENOMEM)
+			return -ENOMEM;
+		if (err) {
+			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(-err));
+			return SD_EXIT_IO;
+		}
+		if (f->n == before && skipped) {
+			fprintf(stderr, "sonde: %s: none of its .sonde entries is a regular file "
+				"(nothing to read; see the lines above)\n", paths[i]);
+			return SD_EXIT_BADINPUT;
+		}
+		if (f->n == before) {
+			fprintf(stderr, "sonde: %s: no .sonde files in this directory (give the output "
+				"directory of 'sonde run', or stream files)\n", paths[i]);
+			return SD_EXIT_BADINPUT;
+		}
+		qsort(f->v + before, f->n - before, sizeof(*f->v), cmp_str);
+	}
+
+	return SD_EXIT_OK;
+}
+
+/* The stream files of PATHs as `sonde report` reads them (a file as is; a directory's
+ * *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or SD_EXIT_IO /
+ * SD_EXIT_BADINPUT after printing why, or -ENOMEM. *files (each string and the array,
+ * possibly partial on error) belong to the caller. */
+static int expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles)
+{
+	struct files f = { 0 };
+	int code = expand(&f, paths, npaths);
+
+	*files = f.v;
+	*nfiles = f.n;
+	return code;
+}
+
+
+
+/* ---- options -------------------------------------------------------------------- */
+
+enum opt_id {
+	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
+	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, O_COLOR_BY, /* with a value */
+	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
+	O_LINES, O_SHORT, O_ABSOLUTE, /* flags */
+};
+
+static const struct opt {
+	const char *name;
+	enum opt_id id;
+	int value;     /* takes a value (--opt V or --opt=V) */
+	unsigned cmds; /* SD_CLI_REPORT | SD_CLI_DIFF */
+} opts[] = {
+	{ "--format", O_FORMAT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--view", O_VIEW, 1, SD_CLI_REPORT },
+	{ "--metric", O_METRIC, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--top", O_TOP, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--source", O_SOURCE, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--group-by", O_GROUP_BY, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--where", O_WHERE, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--min-percent", O_MIN_PERCENT, 1, SD_CLI_REPORT },
+	{ "--stats", O_STATS, 1, SD_CLI_REPORT },
+	{ "--jobs", O_JOBS, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--region", O_REGION, 1, SD_CLI_REPORT },
+	{ "--param", O_PARAM, 1, SD_CLI_REPORT },
+	{ "--fit", O_FIT, 1, SD_CLI_REPORT },
+	{ "-o", O_OUTPUT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--output", O_OUTPUT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--color-by", O_COLOR_BY, 1, SD_CLI_REPORT },
+	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
+	{ "--context-above", O_CONTEXT_ABOVE, 0, SD_CLI_REPORT },
+	{ "--inline", O_INLINE, 0, SD_CLI_REPORT },
+	{ "--no-inline", O_NO_INLINE, 0, SD_CLI_REPORT },
+	{ "--demangle", O_DEMANGLE, 0, SD_CLI_REPORT },
+	{ "--no-demangle", O_NO_DEMANGLE, 0, SD_CLI_REPORT },
+	{ "--lines", O_LINES, 0, SD_CLI_REPORT },
+	{ "--short-names", O_SHORT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
+};
+
+static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg", "html",
+				       "speedscope", "trace", NULL }; /* enum sd_format */
+static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
+				     "counters", "callers", "callees", "streams", "coverage",
+				     "processes", "model", NULL };
+static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
+					 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
+					 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
+					 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES, SD_VIEW_MODEL };
+
+static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
+		      const char *const *names, int *out)
+{
+	size_t n = 0;
+	for (; names[n]; n++)
+		if (!strcmp(val, names[n])) {
+			*out = (int)n;
+			return 0;
+		}
+	const char *near = sd_nearest(val, names, n, sizeof(*names));
+	if (near)
+		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (did you mean '%s'? %s)\n",
+			c->cmd, opt, val, near, c->see);
+	else
+		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (%s)\n", c->cmd, opt, val,
+			c->see);
+	return -EINVAL;
+}
+
+/* NAME[,NAME...] of option `opt` into *list (pointers into *copy; the last one given
+ * wins); `eg` is an example for the message about an empty name. */
+static int parse_list(struct sd_cli *c, const char *opt, const char *eg, const char *val,
+		      char **copy, char ***list, size_t *n)
+{
+	free(*copy);
+	free(*list);
+	*n = 0;
+	if (!(*copy = strdup(val)) || !(*list = calloc(strlen(val) + 1, sizeof(**list))))
+		return -ENOMEM;
+	for (char *q = *copy, *e;; q = e + 1) {
+		if ((e = strchr(q, ',')))
+			*e = 0;
+		if (!*q) {
+			fprintf(stderr, "sonde: %s: %s: empty key (give names separated by "
+				"commas, e.g. %s %s)\n", c->cmd, opt, opt, eg);
+			return -EINVAL;
+		}
+		(*list)[(*n)++] = q;
+		if (!e)
+			return 0;
+	}
+}
+
+/* One option with its value (NULL for a flag); *i may advance (--view callers NAME). */
+static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int argc,
+		   char **argv, int *i)
+{
+	char *end;
+	int v;
+	switch (o->id) {
+	case O_FORMAT:
+		if (c->cmd_bit == SD_CLI_DIFF) {
+			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
+				;
+			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF ||
+			    v == SD_FMT_HTML || sd_format_timeline((enum sd_format)v)) {
+				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv, "
+					"json or svg)\n", val);
+				return -EINVAL;
+			}
+		} else if (parse_enum(c, o->name, val, formats, &v)) {
+			return -EINVAL;
+		}
+		c->format = (enum sd_format)v;
+		return 0;
+	case O_VIEW:
+		if (parse_enum(c, o->name, val, views, &v))
+			return -EINVAL;
+		c->view = view_ids[v];
+		if (c->view == SD_VIEW_CALLERS || c->view == SD_VIEW_CALLEES) {
+			if (*i + 1 >= argc) {
+				fprintf(stderr, "sonde: %s: --view %s needs a function name (e.g. --view "
+					"%s main)\n", c->cmd, val, val);
+				return -EINVAL;
+			}
+			c->func = argv[++*i];
+		}
+		return 0;
+	case O_METRIC:
+		if (!*val)
+			return -EINVAL;
+		/* periods (the default), samples, weight (time: estimated from periods), or
+		 * a counter resolved once the streams are loaded */
+		c->weight = !strcmp(val, "weight") || !strcmp(val, "time");
+		c->samples = !strcmp(val, "samples");
+		c->counter = c->weight || c->samples || !strcmp(val, "periods") ? NULL : val;
+		return 0;
+	case O_TOP: {
+		unsigned long long n = strtoull(val, &end, 10);
+		if (!*val || *end || val[0] == '-') {
+			fprintf(stderr, "sonde: %s: --top: '%s' is not a count (%s)\n", c->cmd, val,
+				c->see);
+			return -EINVAL;
+		}
+		c->top = (size_t)n;
+		return 0;
+	}
+	case O_SOURCE:
+		c->source = val;
+		return 0;
+	case O_GROUP_BY:
+		return parse_list(c, "--group-by", "phase,function", val, &c->group_copy,
+				  &c->group_by, &c->ngroup);
+	case O_PARAM:
+		return parse_list(c, "--param", "n,m", val, &c->param_copy, &c->params,
+				  &c->nparams);
+	case O_REGION:
+		c->region = val;
+		return 0;
+	case O_OUTPUT:
+		c->output = val;
+		return 0;
+	case O_COLOR_BY:
+		if (!*val) {
+			fprintf(stderr, "sonde: %s: --color-by: empty attribute name (give an "
+				"annotation attribute, e.g. --color-by phase)\n", c->cmd);
+			return -EINVAL;
+		}
+		c->color_by = val;
+		return 0;
+	case O_FIT:
+		if (strcmp(val, "mean") && strcmp(val, "min")) {
+			fprintf(stderr, "sonde: %s: --fit: '%s' is not mean or min (%s)\n", c->cmd, val,
+				c->see);
+			return -EINVAL;
+		}
+		c->fit_min = !strcmp(val, "min");
+		return 0;
+	case O_WHERE:
+		c->wheres[c->nwheres++] = val;
+		return 0;
+	case O_MIN_PERCENT:
+		c->min_percent = strtod(val, &end);
+		c->min_percent_given = 1;
+		if (!*val || *end || c->min_percent < 0) {
+			fprintf(stderr, "sonde: %s: --min-percent: '%s' is not a percentage (%s)\n",
+				c->cmd, val, c->see);
+			return -EINVAL;
+		}
+		return 0;
+	case O_STATS:
+		if (parse_enum(c, o->name, val, sd_stats_names + 1, &v))
+			return -EINVAL;
+		c->stats = v + 1; /* enum sd_stats_key */
+		return 0;
+	case O_JOBS: {
+		long jn = val ? strtol(val, &end, 10) : 0;
+		if (!val || !*val || *end || jn < 1 || jn > 256) {
+			fprintf(stderr, "sonde: %s: --jobs: '%s' is not a number of threads from 1 to "
+				"256 (%s)\n", c->cmd, val ? val : "", c->see);
+			return -EINVAL;
+		}
+		c->jobs = (int)jn;
+		return 0;
+	}
+	case O_ADDRESSES: c->sym |= SD_SYM_ADDRESSES; return 0;
+	case O_STRICT: c->strict = 1; return 0;
+	case O_BY_THREAD: c->by_thread = 1; return 0;
+	case O_CONTEXT_ABOVE: c->context_above = 1; return 0;
+	case O_INLINE: c->sym &= ~SD_SYM_NO_INLINE; return 0;
+	case O_NO_INLINE: c->sym |= SD_SYM_NO_INLINE; return 0;
+	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;
+	case O_NO_DEMANGLE: c->sym |= SD_SYM_NO_DEMANGLE; return 0;
+	case O_LINES: c->sym |= SD_SYM_LINES; return 0;
+	case O_SHORT: c->sym |= SD_SYM_SHORT; return 0;
+	case O_ABSOLUTE: c->absolute = 1; return 0;
+	}
+	return -EINVAL;
+}
+
+int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	c->cmd_bit = cmd_bit;
+	c->cmd = cmd_bit == SD_CLI_DIFF ? "diff" : "report";
+	c->see = cmd_bit == SD_CLI_DIFF ? "see 'sonde diff --help'" : "see 'sonde report --help'";
+	c->jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+	c->min_percent = 0.5;
+	c->wheres = calloc((size_t)argc + 1, sizeof(*c->wheres));
+	c->paths = calloc((size_t)argc + 1, sizeof(*c->paths));
+	if (!c->wheres || !c->paths)
+		return -ENOMEM;
+	for (int i = 1, opts_on = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		if (!opts_on || a[0] != '-' || !a[1]) {
+			c->paths[c->npaths++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			opts_on = 0;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("%s\n\nColumns and formats: docs/REPORT.md.\n", usage);
+			c->help = 1;
+			return SD_EXIT_OK;
+		}
+		if (!strcmp(a, "-j")) /* -j N, as --jobs N */
+			a = "--jobs";
+		const struct opt *o = NULL;
+		size_t l = 0;
+		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+			l = strlen(opts[k].name);
+			if ((opts[k].cmds & cmd_bit) && !strncmp(a, opts[k].name, l) &&
+			    (a[l] == 0 || (opts[k].value && a[l] == '='))) {
+				o = &opts[k];
+				break;
+			}
+		}
+		if (!o) {
+			/* the options of this command (the others' names left NULL) */
+			const char *names[sizeof(opts) / sizeof(opts[0])], *near;
+			char name[64];
+			snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+			for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+				names[k] = opts[k].cmds & cmd_bit ? opts[k].name : NULL;
+			near = sd_nearest(name, names, sizeof(opts) / sizeof(opts[0]), sizeof(*names));
+			if (near)
+				fprintf(stderr, "sonde: %s: unknown option '%s' (did you mean '%s'? %s)\n",
+					c->cmd, a, near, c->see);
+			else
+				fprintf(stderr, "sonde: %s: unknown option '%s' (%s)\n", c->cmd, a, c->see);
+			return SD_EXIT_USAGE;
+		}
+		if (o->value) {
+			if (a[l] == '=') {
+				val = a + l + 1;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else if (o->id == O_JOBS) {
+				val = NULL; /* said by set_opt */
+			} else {
+				fprintf(stderr, "sonde: %s: option '%s' needs a value (%s)\n", c->cmd, a,
+					c->see);
+				return SD_EXIT_USAGE;
+			}
+		}
+		int r = set_opt(c, o, val, argc, argv, &i);
+		if (r == -ENOMEM)
+			return -ENOMEM;
+		if (r)
+			return SD_EXIT_USAGE;
+	}
+	return SD_EXIT_OK;
+}
+
+void sd_cli_fini(struct sd_cli *c)
+{
+	free(c->wheres);
+	free(c->paths);
+	free(c->group_by);
+	free(c->group_copy);
+	free(c->param_copy);
+	free(c->params);
+}
+
+/* ---- loading -------------------------------------------------------------------- */
+
+int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const char *label,
+		struct sd_profile *p, struct sd_filters *filters)
+{
+	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
+	struct files files = { 0 };
+	size_t used = 0;
+	int code;
+
+	if (sd_profile_init(p, c->sym))
+		return -ENOMEM;
+	p->only_source = c->source;
+	if (sd_format_timeline(c->format) && sd_timeline_attach(p, 0))
+		return -ENOMEM; /* each sample in time: only for the timeline formats */
+	if (c->format == SD_FMT_HTML && sd_timeline_attach(p, 1))
+		return -ENOMEM; /* the page's region timeline */
+	for (size_t i = 0; i < c->nwheres; i++) {
+		int r = sd_filters_add(filters, c->wheres[i], why, sizeof(why));
+		if (r == 0)
+			r = sd_profile_where(p, c->wheres[i]);
+		if (r == -ENOMEM)
+			return -ENOMEM;
+		if (r == -EINVAL) {
+			fprintf(stderr, "sonde: %s: --where '%s': %s\n", c->cmd, c->wheres[i], why);
+			return SD_EXIT_USAGE;
+		}
+	}
+	code = expand_paths(paths, npaths, &files.v, &files.n);
+	if (code == SD_EXIT_OK)
+		code = sd_load_files(p, files.v, files.n, c->jobs, c->strict, &used);
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	free(files.v);
+	if (code != SD_EXIT_OK)
+		return code;
+	if (!used) {
+		if (label)
+			fprintf(stderr, "sonde: %s: %s: no stream could be read (nothing to compare)\n",
+				c->cmd, label);
+		else
+			fprintf(stderr, "sonde: %s: no stream could be read (nothing to report)\n",
+				c->cmd);
+		return SD_EXIT_BADINPUT;
+	}
+	return SD_EXIT_OK;
+}
+
+/* A name that is neither a built-in key nor an attribute of the loaded streams: said,
+ * with the nearest attribute when one is close, and the ones that exist. */
+static void check_name(const struct sd_cli *c, const struct sd_profile *p, const char *opt,
+		       const char *name, size_t len)
+{
+	static const char *const keys[] = { "function", "thread", "process", "module", "source",
+					    "file", "line", "rank", "host", NULL };
+	uint32_t id;
+	char buf[128];
+	/* (--where interns the names it is given: a name is known when a context has it) */
+	if (len >= sizeof(buf))
+		return;
+	if (sd_strmap_get(&p->attr_map, name, len, &id))
+		for (size_t x = 1; x < p->nctx; x++)
+			if (p->ctx[x].attr == id)
+				return;
+	memcpy(buf, name, len);
+	buf[len] = 0;
+	const char *near = NULL;
+	unsigned best = 3;
+	for (int k = 0; keys[k]; k++) {
+		if (!strcmp(buf, keys[k]))
+			return;
+		unsigned d = sd_edit_distance(buf, keys[k]);
+		if (d < best)
+			best = d, near = keys[k];
+	}
+	uint8_t *used = calloc(p->nattr_names + 1, 1);
+	if (!used)
+		return;
+	for (size_t x = 1; x < p->nctx; x++)
+		used[p->ctx[x].attr] = 1;
+	for (size_t a = 0; a < p->nattr_names; a++) {
+		unsigned d = used[a] ? sd_edit_distance(buf, p->attr_names[a]) : 64;
+		if (d < best)
+			best = d, near = p->attr_names[a];
+	}
+	fprintf(stderr, "sonde: %s: %s %s: no attribute of that name in the streams (", c->cmd, opt,
+		buf);
+	if (near)
+		fprintf(stderr, "did you mean '%s'? ", near);
+	fputs("attributes:", stderr);
+	int n = 0;
+	for (size_t a = 0; a < p->nattr_names; a++)
+		if (used[a])
+			fprintf(stderr, "%s %s", n++ ? "," : "", p->attr_names[a]);
+	fputs(n ? ")\n" : " none)\n", stderr);
+	free(used);
+}
+
+/* The views that add up samples (and every file format, drawn from them): they never
+ * add the samples of two sources, which measure different clocks (cpu-time's user
+ * time, wall-time's elapsed time, a PAPI event's count), so without --source they
+ * show one: cpu-time, else the first source with samples. A counter metric sums the
+ * deltas of every sample (each covers the time since the previous one of its thread,
+ * whatever its source), so it keeps them all; so do the views of the run's account and
+ * --format trace, which adds nothing (each sample is a slice of its thread's time). */
+static const char *pick_source(const struct sd_cli *c, const struct sd_profile *p,
+			       const struct sd_report_opts *o)
+{
+	const char *first = NULL;
+	int several = 0, cpu = 0;
+	if (c->source || c->counter || o->format == SD_FMT_TRACE) /* trace: a slice per sample */
+		return NULL;
+	switch (o->view) {
+	case SD_VIEW_FLAT: case SD_VIEW_TREE: case SD_VIEW_GROUP: case SD_VIEW_CALLERS:
+	case SD_VIEW_CALLEES: case SD_VIEW_THREADS:
+		break;
+	default:
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		if (!s->samples)
+			continue;
+		if (!first)
+			first = s->name;
+		else if (strcmp(first, s->name))
+			several = 1;
+		cpu |= !strcmp(s->name, "cpu-time");
+	}
+	return !several ? NULL : cpu ? "cpu-time" : first;
+}
+
+/* --where source=NAME after the user's filters (kept in *all, freed by the caller with
+ * sd_filters_fini(one) and free(all->v)). 0 or -ENOMEM. */
+static int add_source_filter(const struct sd_filters *filters, const char *name,
+			     struct sd_filters *one, struct sd_filters *all)
+{
+	char expr[300], why[200];
+	snprintf(expr, sizeof expr, "source=%s", name);
+	if (sd_filters_add(one, expr, why, sizeof why) != 1)
+		return -ENOMEM;
+	if (!(all->v = malloc((filters->n + 1) * sizeof(*all->v))))
+		return -ENOMEM;
+	if (filters->n)
+		memcpy(all->v, filters->v, filters->n * sizeof(*all->v));
+	all->v[filters->n] = one->v[0];
+	all->n = filters->n + 1;
+	return 0;
+}
+
+int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
+		   const struct sd_filters *filters, struct sd_report_opts *o)
+{
+	struct sd_filters one = { 0 }, all = { 0 };
+	for (size_t k = 0; k < c->ngroup && c->view != SD_VIEW_REGIONS; k++)
+		check_name(c, p, "--group-by", c->group_by[k], strlen(c->group_by[k]));
+	if (c->color_by)
+		check_name(c, p, "--color-by", c->color_by, strlen(c->color_by));
+	for (size_t k = 0; k < c->nwheres; k++) {
+		const char *w = c->wheres[k] + (c->wheres[k][0] == '!');
+		check_name(c, p, "--where", w, strcspn(w, "=!~"));
+	}
+	const char *pick = pick_source(c, p, o);
+	uint64_t *keep = NULL; /* the counters' totals: the run's, whatever source is shown */
+	int fr = pick ? add_source_filter(filters, pick, &one, &all) : 0;
+	if (!fr && pick && p->ncounters && !(keep = malloc(2 * p->ncounters * sizeof(*keep))))
+		fr = -ENOMEM;
+	for (size_t k = 0; keep && k < p->ncounters; k++)
+		keep[2 * k] = p->counters[k].total, keep[2 * k + 1] = p->counters[k].end_total;
+	if (!fr)
+		fr = sd_filters_apply(p, pick ? &all : filters);
+	for (size_t k = 0; !fr && keep && k < p->ncounters && !filters->n; k++)
+		p->counters[k].total = keep[2 * k], p->counters[k].end_total = keep[2 * k + 1];
+	free(keep);
+	free(all.v);
+	sd_filters_fini(&one);
+	if (fr)
+		return -ENOMEM;
+	p->picked_source = pick; /* a source row's name: lives as long as p */
+	int mr = sd_metric_resolve(p, o);
+	const char *in = label ? label : "these streams";
+	switch (mr) {
+	case 0:
+		return SD_EXIT_OK;
+	case -ENOENT:
+		fprintf(stderr, "sonde: %s: --metric %s: no counter or counter group of that name in "
+			"%s (use periods, samples, weight, or a counter listed by %s)\n", c->cmd, o->counter,
+			in, c->cmd_bit == SD_CLI_DIFF ? "'sonde report --view counters'"
+						      : "--view counters");
+		return SD_EXIT_USAGE;
+	case -ENODATA:
+		for (size_t i = 0; i < p->nunavail; i++)
+			if (!strcmp(p->unavail[i].name, o->counter)) {
+				fprintf(stderr, "sonde: %s: --metric %s: the counter was unavailable when "
+					"the program ran (%s; see 'sonde events')\n", c->cmd, o->counter,
+					p->unavail[i].reason);
+				break;
+			}
+		return SD_EXIT_BADINPUT;
+	case -EDOM:
+		if (label)
+			fprintf(stderr, "sonde: %s: --metric weight: the sources of %s count in "
+				"different units (pick one with --source NAME)\n", c->cmd, label);
+		else
+			fprintf(stderr, "sonde: %s: --metric weight: the sources count in different "
+				"units (pick one with --source NAME; see --view sources)\n", c->cmd);
+		return SD_EXIT_USAGE;
+	default:
+		return mr == -ENOMEM ? -ENOMEM : SD_EXIT_USAGE;
+	}
+}
+
+/* A counter of SONDE_COUNTERS (its deltas since a thread's previous sample) is not where
+ * its events happened: the deltas ride on whichever sample comes next (page faults of the
+ * loader charged to a compute loop, a sleeper's switches to its compute code). So the
+ * views by code (functions, call paths, files, lines, modules) do not offer it; threads,
+ * processes, contexts and regions do (docs/REPORT.md, "Counters"). After
+ * sd_cli_resolve, so that a counter unknown or unavailable is said as such first. */
+int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *o)
+{
+	static const char *const code_keys[] = { "function", "file", "line", "module", NULL };
+	const char *by = NULL;
+	if (!c->counter)
+		return 0;
+	if (o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG || o->format == SD_FMT_PPROF ||
+	    o->format == SD_FMT_SPEEDSCOPE || o->format == SD_FMT_HTML)
+		by = "call path";
+	for (size_t i = 0; i < c->ngroup && !by; i++)
+		for (size_t k = 0; code_keys[k] && !by; k++)
+			if (!strcmp(c->group_by[i], code_keys[k]))
+				by = code_keys[k];
+	if (!by && !c->ngroup &&
+	    (o->view == SD_VIEW_FLAT || o->view == SD_VIEW_TREE || o->view == SD_VIEW_CALLERS ||
+	     o->view == SD_VIEW_CALLEES))
+		by = o->view == SD_VIEW_FLAT ? "function" : "call path";
+	if (!by)
+		return 0;
+	fprintf(stderr, "sonde: %s: --metric %s: not offered by %s: a counter's events are "
+		"charged to whichever sample comes next, not to the code where they happened "
+		"(per thread, process, context or region: --group-by thread, process or an "
+		"attribute, or --view regions; by code: sample on the event itself, e.g. "
+		"SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 and --source perf::PAGE-FAULTS)\n",
+		c->cmd, c->counter, by);
+	return -EINVAL;
+}

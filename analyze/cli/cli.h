@@ -1,0 +1,96 @@
+/*
+ * analyze/cli/cli.h: the `sonde` command line: the command table (main.c), one file
+ * per subcommand (cmd_*.c), the options, PATHs and loading that report and diff share
+ * (cli.c), `sonde events`' probes (events_*.c), `sonde run`'s earlier streams (run_old.c).
+ */
+#ifndef SONDE_ANALYZE_CLI_H
+#define SONDE_ANALYZE_CLI_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "analyze/output/output.h"
+
+/* ---- subcommands (cmd_*.c): argv[0] is the subcommand name; result is an exit code ---- */
+int sd_cmd_run(int argc, char **argv);
+/* run_old.c: an earlier run's streams in `sonde run`'s directory (dirfd; out as the
+ * user named it, abs_out its absolute path) moved to DIR.old when they are over, or
+ * kept; either said in one line on stderr. 0 or -ENOMEM. */
+int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t dmode);
+int sd_cmd_report(int argc, char **argv);
+int sd_cmd_dump(int argc, char **argv);
+int sd_cmd_events(int argc, char **argv);
+int sd_cmd_diff(int argc, char **argv);
+
+/* ---- cmd_events.c, events_papi.c / events_nopapi.c: `sonde events` ---------------- */
+
+/* One probed item: kind (source, counter, papi, papi-preset, papi-native), status
+ * (available, unavailable, fallback), where it comes from and why (all owned). */
+struct sd_event_row { char *kind, *name, *status, *source, *reason; };
+struct sd_events { struct sd_event_row *rows; size_t n, cap; };
+/* Append a row (strings copied; source/reason may be NULL): 0 or -ENOMEM. */
+int sd_events_add(struct sd_events *ev, const char *kind, const char *name, const char *status,
+		  const char *source, const char *reason);
+/* Probe PAPI (library, perf_event component, presets, a few native events) and append
+ * rows; `paranoid` is /proc/sys/kernel/perf_event_paranoid. 0 or -ENOMEM. */
+int sd_events_papi(struct sd_events *ev, int paranoid);
+
+/* ---- cli.c: options, PATHs and loading shared by `sonde report` and `sonde diff` ---- */
+
+enum { SD_CLI_REPORT = 1, SD_CLI_DIFF = 2 };
+
+/* A command line of report or diff. Zeroed, then sd_cli_parse; sd_cli_fini frees. */
+struct sd_cli {
+	unsigned cmd_bit;       /* SD_CLI_REPORT or SD_CLI_DIFF */
+	const char *cmd, *see;  /* "report", "see 'sonde report --help'": for messages */
+	int help;               /* -h/--help: usage printed, nothing else to do */
+	char **paths;           /* positional arguments, in order */
+	size_t npaths;
+	enum sd_format format;
+	enum sd_view view;      /* report */
+	const char *func;       /* report: --view callers|callees NAME */
+	int weight;             /* --metric weight|time */
+	int samples;            /* --metric samples */
+	const char *counter;    /* --metric COUNTER */
+	char **group_by;        /* --group-by KEY,... (into group_copy) */
+	size_t ngroup;
+	char *group_copy;
+	const char **wheres;    /* --where, in order */
+	size_t nwheres;
+	size_t top;
+	const char *source;     /* --source NAME */
+	double min_percent;     /* report: --min-percent (0.5) */
+	int min_percent_given;
+	int stats;              /* report: --stats, enum sd_stats_key */
+	int by_thread;          /* report */
+	int context_above;      /* report: --context-above */
+	const char *region;     /* report: --region (--view model) */
+	int fit_min;            /* report: --fit min (--view model) */
+	const char *output;     /* -o FILE (report: --format pprof or svg; diff: svg) */
+	const char *color_by;   /* report: --color-by ATTR (--format svg) */
+	char **params;          /* report: --param NAME,... (into param_copy) */
+	size_t nparams;
+	char *param_copy;
+	int absolute;           /* diff */
+	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
+	int strict, jobs;
+};
+
+/* Parses argv (argv[0] is the subcommand) for command cmd_bit: every option of the one
+ * table that this command takes, each error one `sonde: CMD:` line. SD_EXIT_OK (with
+ * c->help set after -h), SD_EXIT_USAGE, or -ENOMEM. */
+int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv);
+void sd_cli_fini(struct sd_cli *c);
+/* Loads the streams of PATHs into p (initialized here) with the --where filters (parsed
+ * into filters), --source and the symbol flags. `label` names the input in messages (a
+ * diff side's path; NULL for report). An exit code or -ENOMEM. */
+int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const char *label,
+		struct sd_profile *p, struct sd_filters *filters);
+/* --metric COUNTER in a view by code (functions, call paths, files, lines, modules):
+ * said in one line, -EINVAL; else 0. */
+int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *o);
+/* After loading: the filters applied, the metric resolved into o (each failure said). */
+int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
+		   const struct sd_filters *filters, struct sd_report_opts *o);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * cmd_report.c: `sonde report [OPTIONS] PATH...`: expands PATHs (files, or directories
+ * of *.sonde files, one level of subdirectories deep, names sorted), loads every stream
+ * into one profile (profile.c) and prints one view of it (output.c).
+ *
+ * Error policy: a missing PATH or a directory without streams is fatal (3 / 4). A bad
+ * file (unreadable, foreign, corrupt) is reported on stderr and skipped, or fatal with
+ * --strict; a truncated stream is a warning and its valid prefix is used; a stream without
+ * an END record is said before the view's rows (fatal with --strict). When no file could
+ * be used the exit code is 4. Only regular files are read: a PATH that is a FIFO, a device
+ * or a socket is a bad file like the others (one line, skipped; stream.c opens it without
+ * blocking and checks the descriptor), and a directory's *.sonde entry that is not a
+ * regular file (a symlink to /dev/zero) is named and skipped without being opened, with
+ * or without --strict.
+ */
+#include "analyze/cli/cli.h"
+
+#include <string.h>
+
+static const char usage[] =
+	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
+	"                    [--format svg|html [-o FILE] [--color-by ATTR]]\n"
+	"                    [--format speedscope|trace [-o FILE]]\n"
+	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
+	"                           coverage|processes]\n"
+	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
+	"                    [--view callers|callees NAME]\n"
+	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"
+	"                    [--metric periods|samples|weight|COUNTER] [--top N]\n"
+	"                    [--stats thread|process|rank]\n"
+	"                    [--source NAME] [--min-percent P] [--by-thread] [--context-above]\n"
+	"                    [--addresses]\n"
+	"                    [--no-inline] [--no-demangle] [--lines] [--short-names]\n"
+	"                    [--strict] [--jobs N] PATH...\n"
+	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
+	"     source\n"
+	"FILTER: attr=value, attr!=value, attr~REGEX, attr!~REGEX, attr (present), !attr\n"
+	"        (absent); attr may be an annotation attribute or function, module, thread,\n"
+	"        process, source\n"
+	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
+	"         (context-switches: the sum of its parts); see --view counters";
+
+/* The timeline formats (timeline.c) show every sample: no other view, nothing cut;
+ * speedscope's profiles follow --group-by and --metric, the trace is time. */
+static int check_timeline(const struct sd_cli *c, const struct sd_report_opts *o)
+{
+	int trace = o->format == SD_FMT_TRACE;
+	if (!sd_format_timeline(o->format) ||
+	    (o->view == SD_VIEW_FLAT && !c->top && !c->stats && !c->min_percent_given &&
+	     !c->by_thread && !c->context_above && !(trace && (c->ngroup || c->weight || c->counter))))
+		return 0;
+	if (trace)
+		fprintf(stderr, "sonde: report: --format trace draws every sample, region and "
+			"counter on a timeline (use it without --view, --group-by, --metric, --top, "
+			"--stats or --min-percent)\n");
+	else
+		fprintf(stderr, "sonde: report: --format speedscope makes a profile of every sample "
+			"per thread, or per --group-by value (use it without --view, --top, --stats "
+			"or --min-percent)\n");
+	return -EINVAL;
+}
+
+/* svg: -o is optional; --color-by goes with it only, and names an attribute (or module,
+ * the default). */
+static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
+{
+	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
+					       "line", "rank", "host", NULL };
+	if (c->output && o->format != SD_FMT_PPROF && o->format != SD_FMT_SVG &&
+	    o->format != SD_FMT_HTML && !sd_format_timeline(o->format)) {
+		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg, html, speedscope "
+			"and trace write a file (add one of them, or leave -o out)\n");
+		return -EINVAL;
+	}
+	if (o->format == SD_FMT_HTML && (o->view != SD_VIEW_FLAT || c->ngroup || o->stats)) {
+		fprintf(stderr, "sonde: report: --format html is a page of its own views (use it "
+			"without --view, --group-by or --stats; --where, --source, --metric and "
+			"--top apply)\n");
+		return -EINVAL;
+	}
+	if (c->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML) {
+		fprintf(stderr, "sonde: report: --color-by %s: colours a flame graph (add --format "
+			"svg or html)\n", c->color_by);
+		return -EINVAL;
+	}
+	for (size_t k = 0; c->color_by && builtin[k]; k++)
+		if (!strcmp(c->color_by, builtin[k])) {
+			fprintf(stderr, "sonde: report: --color-by %s: colours by an annotation "
+				"attribute or by module (e.g. --color-by phase)\n", c->color_by);
+			return -EINVAL;
+		}
+	if (o->format == SD_FMT_SVG && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_TREE) {
+		fprintf(stderr, "sonde: report: --format svg draws call paths (use it without "
+			"--view, or with --view tree)\n");
+		return -EINVAL;
+	}
+	o->color_by = c->color_by && strcmp(c->color_by, "module") ? c->color_by : NULL;
+	return 0;
+}
+
+/* --group-by and --stats make their own tables; folded and svg show call paths only. */
+static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
+{
+	int paths = o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG;
+
+	if (check_timeline(c, o) || check_svg(c, o))
+		return -EINVAL;
+	if (c->ngroup) {
+		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths) {
+			fprintf(stderr, "sonde: report: --group-by makes its own table, or keeps levels "
+				"of --view regions (use it without --view or with --view regions, and "
+				"with --format text, csv or json)\n");
+			return -EINVAL;
+		}
+		if (o->view == SD_VIEW_FLAT)
+			o->view = SD_VIEW_GROUP;
+	}
+	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) || paths)) {
+		fprintf(stderr, "sonde: report: --stats adds columns to the flat and --group-by "
+			"views (use it without --view, and with --format text, csv or json)\n");
+		return -EINVAL;
+	}
+	if (o->format == SD_FMT_FOLDED && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_TREE) {
+		fprintf(stderr, "sonde: report: --format folded shows call paths (use it without "
+			"--view, or pick text, csv or json)\n");
+		return -EINVAL;
+	}
+	if ((o->view == SD_VIEW_MODEL) != (c->region || c->nparams) ||
+	    (o->view == SD_VIEW_MODEL && (!c->region || !c->nparams))) {
+		fprintf(stderr, "sonde: report: --view model needs --region NAME and --param "
+			"NAME[,NAME...], and they only go with it (e.g. --view model --region solve "
+			"--param n)\n");
+		return -EINVAL;
+	}
+	if (c->nparams > SD_MODEL_MAXPARAMS) {
+		fprintf(stderr, "sonde: report: --param: %zu parameters (a model takes at most %d)\n",
+			c->nparams, SD_MODEL_MAXPARAMS);
+		return -EINVAL;
+	}
+	if (o->view == SD_VIEW_MODEL && o->format == SD_FMT_FOLDED) {
+		fprintf(stderr, "sonde: report: --view model is a table (use --format text, csv or "
+			"json)\n");
+		return -EINVAL;
+	}
+	if (o->format == SD_FMT_PPROF && (!c->output || (o->view != SD_VIEW_FLAT &&
+							 o->view != SD_VIEW_TREE))) {
+		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
+			"(give -o FILE, without --view or with --view tree)\n");
+		return -EINVAL;
+	}
+	if (!c->npaths) {
+		fprintf(stderr, "sonde: report: no PATH given (%s)\n", c->see);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The regions view needs REGION records: say why there are none. */
+static int check_regions(const struct sd_report_opts *o, const struct sd_profile *p)
+{
+	if ((o->view != SD_VIEW_REGIONS && o->view != SD_VIEW_MODEL) || p->region_records ||
+	    p->region_stats)
+		return SD_EXIT_OK;
+	if (p->dropped_regions)
+		fprintf(stderr, "sonde: no region records: all %llu region events were dropped "
+			"(a larger SONDE_BUFFER_KB makes the ring drop fewer)\n",
+			(unsigned long long)p->dropped_regions);
+	else
+		fprintf(stderr, "sonde: no region records (run with SONDE_REGIONS=on)\n");
+	return SD_EXIT_BADINPUT;
+}
+
+int sd_cmd_report(int argc, char **argv)
+{
+	struct sd_cli c = { 0 };
+	struct sd_filters filters = { 0 };
+	struct sd_profile p = { 0 };
+	struct sd_report_opts o = { 0 };
+	int code = sd_cli_parse(&c, SD_CLI_REPORT, usage, argc, argv);
+
+	if (code != SD_EXIT_OK || c.help)
+		goto out;
+	o = (struct sd_report_opts){ .format = c.format, .view = c.view, .func = c.func,
+				     .weight = c.weight, .samples = c.samples, .counter = c.counter, .top = c.top,
+				     .group_by = c.group_by, .ngroup = c.ngroup,
+				     .min_percent = c.min_percent,
+				     .min_percent_given = c.min_percent_given, .stats = c.stats,
+				     .by_thread = c.by_thread, .context_above = c.context_above,
+				     .region = c.region, .params = c.params, .nparams = c.nparams,
+				     .fit_min = c.fit_min, .output = c.output };
+	code = SD_EXIT_USAGE;
+	if (check_combination(&c, &o))
+		goto out;
+	code = sd_cli_load(&c, c.paths, c.npaths, NULL, &p, &filters);
+	if (code == SD_EXIT_OK)
+		code = check_regions(&o, &p);
+	if (code == SD_EXIT_OK)
+		code = sd_cli_resolve(&c, NULL, &p, &filters, &o);
+	if (code == SD_EXIT_OK && sd_cli_counter_by_code(&c, &o))
+		code = SD_EXIT_USAGE;
+	if (code != SD_EXIT_OK)
+		goto out;
+	int orc = sd_output(stdout, &p, &o);
+	if (orc == -ENOENT && o.view == SD_VIEW_MODEL) { /* said why */
+		code = SD_EXIT_BADINPUT;
+		goto out;
+	}
+	if (orc == -ENOENT) {
+		fprintf(stderr, "sonde: report: --view %s %s: no function of that name in these "
+			"samples (give a name of the flat view)\n",
+			o.view == SD_VIEW_CALLERS ? "callers" : "callees", o.func);
+		code = SD_EXIT_USAGE;
+		goto out;
+	}
+	if (orc == -EIO) { /* said which file */
+		code = SD_EXIT_IO;
+		goto out;
+	}
+	if (orc) {
+		code = -ENOMEM;
+		goto out;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "sonde: report: stdout: %s\n", strerror(errno));
+		code = SD_EXIT_IO;
+	}
+out:
+	if (code == -ENOMEM) {
+		fprintf(stderr, "sonde: report: out of memory\n");
+		code = SD_EXIT_IO;
+	}
+	sd_metric_fini(&o);
+	sd_filters_fini(&filters);
+	sd_profile_fini(&p);
+	sd_cli_fini(&c);
+	return code;
+}

@@ -1,0 +1,376 @@
+/*
+ * cmd_run.c: `sonde run [-e SPEC]... [-o DIR] [--] CMD [ARGS]`, runs CMD with libsonde.so
+ * preloaded and returns CMD's exit status (128+signo if a signal killed it), like a shell.
+ *
+ * The environment of CMD gets SONDE_SAMPLE (the -e specs joined with commas, only when
+ * some were given), SONDE_OUTPUT (-o DIR, else ./sonde-<basename of CMD>, always set so
+ * that sonde knows where the profile went; made absolute, so that children that run in
+ * another directory (make -C) write there too; docs/ENV.md) and LD_PRELOAD with the absolute path of libsonde.so first
+ * ($SONDE_LIB, else the one next to this executable). While CMD runs, sonde ignores
+ * SIGINT and SIGQUIT so that a ^C reaches CMD and sonde still reports where the profile
+ * went. An exec failure is reported through a close-on-exec pipe, so exactly one of
+ * "cannot run" (exit 127) or "profile written" is printed.
+ *
+ * The output directory is checked and created before CMD starts, by the runtime's own
+ * rule (writer/outdir.c, docs/ENV.md "Output directory and permissions"): a refusal is
+ * one line and exit 3, CMD never runs. "profile written" means the directory holds more
+ * streams after the run than before (streams are never overwritten).
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include "analyze/cli/cli.h"
+#include "sampler/sampler.h"
+#include "writer/writer.h"
+
+#include <stdarg.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char usage[] = "usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS]";
+
+/* Absolute path of libsonde.so into buf: 0, or an exit code after a message. */
+static int find_lib(char *buf, size_t len)
+{
+	const char *env = getenv("SONDE_LIB");
+	char exe[PATH_MAX], abs[PATH_MAX];
+
+	if (env && *env) {
+		if (!realpath(env, abs) || access(abs, R_OK)) {
+			fprintf(stderr, "sonde: SONDE_LIB=%s: %s (point SONDE_LIB at a built "
+				"libsonde.so)\n", env, strerror(errno));
+			return SD_EXIT_IO;
+		}
+		snprintf(buf, len, "%s", abs);
+		return 0;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		fprintf(stderr, "sonde: /proc/self/exe: %s (set SONDE_LIB)\n", strerror(errno));
+		return SD_EXIT_IO;
+	}
+	exe[n] = 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", exe);
+	snprintf(buf, len, "%s/libsonde.so", dirname(dir));
+	if (access(buf, R_OK)) {
+		fprintf(stderr, "sonde: libsonde.so: not found next to %s (build it, or set "
+			"SONDE_LIB)\n", exe);
+		return SD_EXIT_IO;
+	}
+	return 0;
+}
+
+/* Append `s` to the heap string *acc with separator `sep` (NULL acc: start). */
+static int append(char **acc, const char *sep, const char *s)
+{
+	size_t a = *acc ? strlen(*acc) : 0;
+	char *n = realloc(*acc, a + strlen(sep) + strlen(s) + 1);
+
+	if (!n)
+		return -ENOMEM;
+	if (a)
+		strcat(strcat(n, sep), s);
+	else
+		strcpy(n, s);
+	*acc = n;
+	return 0;
+}
+
+/* How many *.sonde files directory dirfd holds (-1: cannot tell). Streams are
+ * never overwritten, so more after the run means the run wrote some. */
+static int count_streams(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		n += len > 6 && !strcmp(e->d_name + len - 6, ".sonde");
+	}
+	closedir(d);
+	return n;
+}
+
+static volatile pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+/* The runtime's configuration messages, when the CLI runs the runtime's own parser
+ * (sampler/config.c) to check -e before starting anything: kept here, and printed by
+ * check_sample. The CLI's only caller of sd_msg. */
+static char cfg_msg[8][512];
+static int ncfg_msg;
+
+void sd_msg(const char *fmt, ...)
+{
+	if (ncfg_msg == 8)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cfg_msg[ncfg_msg++], sizeof cfg_msg[0], fmt, ap);
+	va_end(ap);
+}
+
+/* The parser asks which signals are free: in the CLI, the libc's sigaction is the real one. */
+int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
+/* The -e specs, as the runtime will read them (SONDE_SAMPLE): a spec it would refuse
+ * makes `sonde run` refuse before the program starts, with the runtime's own words. */
+static int check_sample(const char *sample)
+{
+	const char *was = getenv("SONDE_SAMPLE");
+	char *saved = was ? strdup(was) : NULL;
+	struct sd_config cfg;
+	int code = SD_EXIT_OK;
+	if (setenv("SONDE_SAMPLE", sample, 1)) {
+		free(saved);
+		return -ENOMEM;
+	}
+	ncfg_msg = 0;
+	sd_config_parse(&cfg);
+	for (int i = 0; i < ncfg_msg; i++)
+		if (!strncmp(cfg_msg[i], "sonde: SONDE_SAMPLE: ", 21) &&
+		    !strstr(cfg_msg[i], "no valid source left")) {
+			fprintf(stderr, "sonde: run: -e %s\n", cfg_msg[i] + 21);
+			code = SD_EXIT_USAGE;
+		}
+	if (saved)
+		setenv("SONDE_SAMPLE", saved, 1);
+	else
+		unsetenv("SONDE_SAMPLE");
+	free(saved);
+	return code;
+}
+
+/* -e/--sample (repeatable), -o/--output and -a/--append, up to CMD: *cmd is its index
+ * in argv. SD_EXIT_OK (help printed: *cmd = 0), SD_EXIT_USAGE, or -ENOMEM. */
+static int parse_args(int argc, char **argv, char **sample, const char **out, int *keep_old,
+		      int *cmd)
+{
+	int i;
+	*cmd = 0;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		int is_e = !strcmp(a, "-e") || !strcmp(a, "--sample");
+		int is_o = !strcmp(a, "-o") || !strcmp(a, "--output");
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-a") || !strcmp(a, "--append")) {
+			*keep_old = 1;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf("%s\n\n"
+			       "  -e, --sample SPEC   sampling source, e.g. cpu-time@1ms (repeatable; "
+			       "sets SONDE_SAMPLE)\n"
+			       "  -o, --output DIR    where streams go (default ./sonde-<CMD>; sets "
+			       "SONDE_OUTPUT)\n"
+			       "  -a, --append        add to the streams DIR holds (else an earlier "
+			       "run's move to DIR.old)\n"
+			       "Preloads libsonde.so from next to sonde (or $SONDE_LIB). Exit status: "
+			       "CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
+			       usage);
+			return SD_EXIT_OK;
+		}
+		if (is_e || is_o) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "sonde: run: option '%s' needs a value (%s)\n", a, usage);
+				return SD_EXIT_USAGE;
+			}
+			val = argv[++i];
+		} else if (!strncmp(a, "--sample=", 9) || !strncmp(a, "--output=", 9)) {
+			is_e = a[2] == 's';
+			is_o = !is_e;
+			val = a + 9;
+		} else if (!strncmp(a, "-e", 2) || !strncmp(a, "-o", 2)) {
+			is_e = a[1] == 'e';
+			is_o = !is_e;
+			val = a + 2;
+		} else if (a[0] == '-' && a[1]) {
+			static const char *const known[] = { "--sample", "--output", "--help",
+							     "--append" };
+			const char *near = sd_nearest(a, known, 4, sizeof(*known));
+			if (near)
+				fprintf(stderr, "sonde: run: unknown option '%s' (did you mean '%s'? %s)\n",
+					a, near, usage);
+			else
+				fprintf(stderr, "sonde: run: unknown option '%s' (%s)\n", a, usage);
+			return SD_EXIT_USAGE;
+		} else {
+			break; /* CMD */
+		}
+		if (is_e && append(sample, ",", val))
+			return -ENOMEM;
+		if (is_o)
+			*out = val;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "sonde: run: no command given (%s)\n", usage);
+		return SD_EXIT_USAGE;
+	}
+	*cmd = i;
+	return SD_EXIT_OK;
+}
+
+/* The output directory checked by the runtime's own rule (writer/outdir.c) before the
+ * command starts, an earlier run's streams in it moved aside unless keep_old
+ * (run_old.c), and the command's environment: LD_PRELOAD, SONDE_OUTPUT (absolute: its
+ * children may run elsewhere, make -C), SONDE_SAMPLE. *dirfd: the directory. */
+static int prepare(const char *lib, const char *out, const char *sample, int keep_old,
+		   char **preload,
+		   int *dirfd)
+{
+	mode_t fmode, dmode;
+	if (sd_outdir_mode_parse(getenv("SONDE_MODE"), &fmode, &dmode) != 0)
+		sd_outdir_mode_parse(NULL, &fmode, &dmode); /* the runtime says why */
+	struct sd_outdir_why why = { .knob = "-o" };
+	*dirfd = sd_outdir_open(out, dmode, &why);
+	if (*dirfd < 0) {
+		fprintf(stderr, "sonde: run: %s (%s; the command was not started)\n", why.what,
+			why.hint);
+		return SD_EXIT_IO;
+	}
+	static char abs_out[PATH_MAX];
+	const char *env_out = out; /* messages keep the name the user gave */
+	if (sd_outdir_path(*dirfd, abs_out, sizeof abs_out) == 0) {
+		env_out = abs_out;
+		if (!keep_old && sd_run_old_streams(*dirfd, out, abs_out, dmode))
+			return -ENOMEM;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	if (append(preload, "", lib) || (old && *old && append(preload, ":", old)))
+		return -ENOMEM;
+	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", env_out, 1) ||
+	    setenv("LD_PRELOAD", *preload, 1))
+		return -ENOMEM;
+	return SD_EXIT_OK;
+}
+
+/* Runs cmdv and waits for it, like a shell running a command: Ctrl-C and Ctrl-\
+ * reach the whole process group, so sonde ignores them and reports how CMD ended;
+ * SIGTERM and SIGHUP sent to sonde alone are passed on to CMD. 0 when CMD ran, with
+ * its exit status in *code (128+N if killed by signal N); else the exit code after
+ * saying why (127: CMD cannot be run). */
+static int spawn_wait(char **cmdv, int *code)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		fprintf(stderr, "sonde: run: pipe: %s\n", strerror(errno));
+		return SD_EXIT_IO;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sonde: run: fork: %s (too many processes?)\n", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return SD_EXIT_IO;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		execvp(cmdv[0], cmdv);
+		int err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit, oterm, ohup;
+	struct sigaction fwd = { .sa_handler = forward_signal };
+	sigemptyset(&fwd.sa_mask);
+	child_pid = pid;
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	sigaction(SIGTERM, &fwd, &oterm);
+	sigaction(SIGHUP, &fwd, &ohup);
+	int exec_err = 0, status = 0;
+	ssize_t n;
+	while ((n = read(pfd[0], &exec_err, sizeof(exec_err))) < 0 && errno == EINTR)
+		;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	sigaction(SIGTERM, &oterm, NULL);
+	sigaction(SIGHUP, &ohup, NULL);
+	close(pfd[0]);
+	if (n == (ssize_t)sizeof(exec_err)) {
+		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", cmdv[0],
+			strerror(exec_err));
+		return 127;
+	}
+	*code = WIFEXITED(status) ? WEXITSTATUS(status)
+	      : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	return 0;
+}
+
+int sd_cmd_run(int argc, char **argv)
+{
+	char *sample = NULL, *preload = NULL, *outdir = NULL;
+	const char *out = NULL;
+	char lib[PATH_MAX];
+	int cmd, dirfd = -1;
+	int keep_old = 0;
+	int code = parse_args(argc, argv, &sample, &out, &keep_old, &cmd);
+
+	if (code != SD_EXIT_OK || !cmd)
+		goto out;
+	if (sample && (code = check_sample(sample)) != SD_EXIT_OK)
+		goto out;
+	if ((code = find_lib(lib, sizeof(lib))))
+		goto out;
+	if (!out) {
+		const char *base = strrchr(argv[cmd], '/');
+		code = -ENOMEM;
+		if (append(&outdir, "", "./sonde-") ||
+		    append(&outdir, "", base ? base + 1 : argv[cmd]))
+			goto out;
+		out = outdir;
+	}
+	if ((code = prepare(lib, out, sample, keep_old, &preload, &dirfd)) != SD_EXIT_OK)
+		goto out;
+	int before = count_streams(dirfd), failed = spawn_wait(argv + cmd, &code);
+	if (failed) {
+		code = failed;
+		goto out;
+	}
+	if (count_streams(dirfd) > before)
+		fprintf(stderr, "sonde: profile written to %s (sonde report %s)\n", out, out);
+	else
+		fprintf(stderr, "sonde: %s: no profile was written (is %s static, setuid or "
+			"setgid, or does it clear LD_PRELOAD?)\n", out, argv[cmd]);
+out:
+	if (code == -ENOMEM) {
+		fprintf(stderr, "sonde: run: out of memory\n");
+		code = SD_EXIT_IO;
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+	free(sample);
+	free(preload);
+	free(outdir);
+	return code;
+}

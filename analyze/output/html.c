@@ -1,0 +1,566 @@
+/*
+ * output/html.c - `sonde report --format html [-o FILE]`: one self-contained page a user
+ * can send (no network, no external file): what the run was, where its time went, and
+ * what the program's own annotations say.
+ *
+ * The page is made of the report's own views, so it says exactly what `sonde report`
+ * says: each table is a view printed as csv into memory (sd_output_view) and turned into
+ * an HTML table; the flame graph is the svg view (export/svg.c) in an <iframe> of its own
+ * (a data: URL, so its script runs in its own document, unchanged); the header is built
+ * from the profile and the same notes and coverage lines a text report starts with.
+ *
+ * Sections, in order (a section with nothing to show is left out):
+ *   run          programs, hosts, processes, threads, streams, samples, duration,
+ *                sources, counters, and what degraded (the notes and the coverage
+ *                account)
+ *   flame graph  the flat view's (--where, --source, --metric apply)
+ *   functions    the flat view's top rows (self, total); counters are not charged
+ *                to functions (cli.c, sd_cli_counter_by_code)
+ *   threads      the threads view
+ *   regions      the regions view, and a timeline of the region calls (REGION
+ *                records: SONDE_REGIONS=trace) when the streams hold them: the
+ *                timeline's event list of region calls only (sd_timeline_new_regions,
+ *                no sample kept), drawn as an inline SVG without script
+ *   annotations  one group-by table per attribute the streams recorded
+ *   spread       the flat view's rows with --stats thread (and process, rank when the
+ *                run has several)
+ * --top N sets how many rows each table keeps (default 30).
+ */
+#define _GNU_SOURCE /* memmem */
+#include "analyze/output/output.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HTML_TOP = 30 };
+
+/* HTML text (emit.c's escaping) of the n bytes at s. */
+static void esc(FILE *out, const char *s, size_t n)
+{
+	sd_xml_put(out, s, n, n);
+}
+
+static void escs(FILE *out, const char *s)
+{
+	esc(out, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* One view of p printed as csv into *buf (malloc'ed): 0, or an error of the view. */
+static int capture(struct sd_profile *p, const struct sd_report_opts *o, char **buf,
+		   size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	FILE *m = open_memstream(buf, len);
+	if (!m)
+		return -ENOMEM;
+	int err = sd_output_view(m, p, o);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
+/* The next csv field of *s (quotes undone) into f: 1 more on the line, 0 at its end. */
+static int csv_field(const char **s, const char *end, char *f, size_t cap, size_t *flen)
+{
+	const char *q = *s;
+	size_t n = 0;
+	int quoted = q < end && *q == '"';
+	if (quoted)
+		q++;
+	while (q < end) {
+		if (quoted && *q == '"' && q + 1 < end && q[1] == '"')
+			q++;
+		else if (quoted && *q == '"') {
+			quoted = 0, q++;
+			continue;
+		} else if (!quoted && (*q == ',' || *q == '\n'))
+			break;
+		if (n + 1 < cap)
+			f[n++] = *q;
+		q++;
+	}
+	f[n] = '\0';
+	*flen = n;
+	int more = q < end && *q == ',';
+	*s = q < end ? q + 1 : q;
+	return more;
+}
+
+static int numeric(const char *f)
+{
+	char *e;
+	if (!*f)
+		return 0;
+	strtod(f, &e);
+	return *e == '\0' || (*e == '%' && e[1] == '\0');
+}
+
+/* A csv table (header line first) as an HTML table of at most `top` rows. */
+static void csv_table(FILE *out, const char *csv, size_t len, size_t top, const char *cls)
+{
+	const char *s = csv, *end = csv + len;
+	char f[4096];
+	size_t flen, row = 0;
+	fprintf(out, "<table class=\"%s\">\n", cls);
+	while (s < end && (!top || row <= top)) {
+		fputs(row ? "<tr>" : "<thead><tr>", out);
+		int more;
+		do {
+			more = csv_field(&s, end, f, sizeof f, &flen);
+			fprintf(out, row ? "<td%s>" : "<th%s>", row && numeric(f) ? " class=\"n\"" : "");
+			esc(out, f, flen);
+			fputs(row ? "</td>" : "</th>", out);
+		} while (more);
+		fputs(row ? "</tr>\n" : "</tr></thead>\n", out);
+		row++;
+	}
+	size_t left = 0;
+	for (; s < end; s++)
+		left += *s == '\n';
+	fputs("</table>\n", out);
+	if (left)
+		fprintf(out, "<p class=\"more\">%zu more rows (sonde report --format csv shows "
+			"them all)</p>\n", left);
+}
+
+/* One view as a table under a heading; nothing when the view has no rows. */
+static int view_table(FILE *out, struct sd_profile *p, const struct sd_report_opts *o,
+		      const char *title, const char *note)
+{
+	char *buf;
+	size_t len;
+	int err = capture(p, o, &buf, &len);
+	if (err)
+		return err == -ENOMEM ? err : 0; /* a view that cannot be made is left out */
+	if (len && memchr(buf, '\n', len) && memchr(buf, '\n', len) != buf + len - 1) {
+		fputs("<h3>", out);
+		escs(out, title);
+		fputs("</h3>\n", out);
+		if (note) {
+			fputs("<p class=\"note\">", out);
+			escs(out, note);
+			fputs("</p>\n", out);
+		}
+		csv_table(out, buf, len, o->top, "t");
+	}
+	free(buf);
+	return 0;
+}
+
+/* Options for one table: csv of view v, the page's metric and filters, no -o. */
+static struct sd_report_opts table_opts(const struct sd_report_opts *o, enum sd_view v)
+{
+	struct sd_report_opts t = *o;
+	t.format = SD_FMT_CSV;
+	t.view = v;
+	t.top = o->top ? o->top : HTML_TOP;
+	t.output = NULL;
+	t.color_by = NULL;
+	t.group_by = NULL, t.ngroup = 0;
+	t.stats = 0;
+	t.min_percent_given = 0;
+	return t;
+}
+
+static const char *const page_css =
+	"body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1240px;padding:0 "
+	"16px 40px;color:#1d1d1d;background:#fff}\n"
+	"h1{font-size:22px;margin:18px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:"
+	"1px solid #ddd;padding-bottom:3px}h3{font-size:15px;margin:18px 0 6px}\n"
+	"table{border-collapse:collapse;margin:4px 0 8px}th,td{padding:2px 10px;border-bottom:"
+	"1px solid #eee;text-align:left;vertical-align:top}th{background:#f4f4f0;font-weight:"
+	"600}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+	"table.kv th{width:160px}pre{background:#f7f7f4;padding:8px;overflow-x:auto;font-size:"
+	"12px}.warn{color:#8a3b00}.note,.more{color:#666;font-size:12px;margin:2px 0}\n"
+	"nav a{margin-right:12px}iframe{border:1px solid #ddd;width:100%}\n"
+	"svg.tl text{font:11px monospace}\n";
+
+/* The page's sections: each 0 or -ENOMEM. */
+static int sec_run(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+static int sec_flame(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+static int sec_tables(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+
+static void page_head(FILE *out, const struct sd_profile *p)
+{
+	const char *name = p->nsinfo ? p->sinfo[0].name : "?";
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>sonde: ",
+	      out);
+	escs(out, name);
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>sonde report: ",
+		page_css);
+	escs(out, name);
+	fputs("</h1>\n<nav><a href=\"#run\">run</a><a href=\"#flame\">flame graph</a>"
+	      "<a href=\"#functions\">functions</a><a href=\"#threads\">threads</a>", out);
+	if (p->region_records || p->region_stats)
+		fputs("<a href=\"#regions\">regions</a>", out);
+	if (p->nattr_names)
+		fputs("<a href=\"#annotations\">annotations</a>", out);
+	fputs("<a href=\"#spread\">spread</a></nav>\n", out);
+}
+
+int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_outfile of;
+	FILE *f = sd_out_open(out, o->output, &of);
+	if (!f)
+		return -EIO;
+	page_head(f, p);
+	int err = sec_run(f, p, o);
+	if (!err)
+		err = sec_flame(f, p, o);
+	if (!err)
+		err = sec_tables(f, p, o);
+	fputs("<p class=\"note\">Made by sonde report --format html. Every table is a view of "
+	      "sonde report (docs/REPORT.md); --format csv gives all of its rows.</p>\n"
+	      "</body></html>\n", f);
+	return sd_out_close(f, &of, err, "report page", "open it in a browser");
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+/* Distinct values of a stream field, joined with ", " (at most 8, then "..."). */
+static void distinct(FILE *out, const struct sd_profile *p, size_t off)
+{
+	size_t shown = 0;
+	for (size_t i = 0; i < p->nsinfo; i++) {
+		const char *v = *(char *const *)((const char *)&p->sinfo[i] + off);
+		int seen = 0;
+		for (size_t k = 0; k < i && !seen; k++) {
+			const char *w = *(char *const *)((const char *)&p->sinfo[k] + off);
+			seen = v && w && !strcmp(v, w);
+		}
+		if (!v || seen)
+			continue;
+		if (shown == 8) {
+			fputs(", ...", out);
+			break;
+		}
+		fputs(shown++ ? ", " : "", out);
+		escs(out, v);
+	}
+}
+
+static void kv_row(FILE *out, const char *k)
+{
+	fputs("<tr><th>", out);
+	escs(out, k);
+	fputs("</th><td>", out);
+}
+
+static void run_facts(FILE *out, const struct sd_profile *p)
+{
+	uint64_t last = 0;
+	for (size_t i = 0; i < p->nsinfo; i++)
+		if (p->sinfo[i].last_ns > last)
+			last = p->sinfo[i].last_ns;
+	fputs("<table class=\"kv\">\n", out);
+	kv_row(out, "programs");
+	distinct(out, p, offsetof(struct sd_stream_info, name));
+	kv_row(out, "commands");
+	distinct(out, p, offsetof(struct sd_stream_info, command));
+	kv_row(out, "hosts");
+	distinct(out, p, offsetof(struct sd_stream_info, host));
+	kv_row(out, "processes");
+	fprintf(out, "%zu</td></tr>\n", p->npids + p->children_nostream);
+	kv_row(out, "threads");
+	fprintf(out, "%zu</td></tr>\n", p->nthreads);
+	kv_row(out, "streams");
+	fprintf(out, "%" PRIu64 " (%zu incomplete)</td></tr>\n", p->streams, sd_incomplete(p));
+	kv_row(out, "samples");
+	fprintf(out, "%" PRIu64 " counted, %" PRIu64 " dropped</td></tr>\n", p->samples,
+		p->dropped);
+	kv_row(out, "longest stream");
+	fprintf(out, "%.3f s</td></tr>\n", (double)last / 1e9);
+	for (size_t i = 0; i < p->nsources; i++) {
+		const struct sd_source_row *s = &p->sources[i];
+		kv_row(out, "source");
+		escs(out, s->spec);
+		fprintf(out, ": %" PRIu64 " samples (%s)</td></tr>\n", s->samples, s->mechanism);
+	}
+	for (size_t i = 0; i < p->ncounters; i++) {
+		kv_row(out, "counter");
+		escs(out, p->counters[i].name);
+		fprintf(out, ": %" PRIu64 " total</td></tr>\n", p->counters[i].total);
+	}
+	for (size_t i = 0; i < p->nunavail; i++) {
+		kv_row(out, "counter");
+		escs(out, p->unavail[i].name);
+		fputs(": unavailable (", out);
+		escs(out, p->unavail[i].reason);
+		fputs(")</td></tr>\n", out);
+	}
+	fputs("</table>\n", out);
+}
+
+/* The notes and the coverage account, as the text report starts with them. */
+static int run_degraded(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
+	struct sd_report_opts t = *o;
+	t.format = SD_FMT_TEXT;
+	t.view = SD_VIEW_FLAT;
+	sd_notes(m, p, &t);
+	sd_cov_block(m, p);
+	if (fclose(m)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	fputs("<h3>What the samples stand for, and what degraded</h3>\n<pre>", out);
+	for (char *q = buf, *nl; q && q < buf + len; q = nl + 1) {
+		nl = memchr(q, '\n', len - (size_t)(q - buf));
+		if (!nl)
+			nl = buf + len;
+		int warn = !strncmp(q, "sonde:", 6);
+		fputs(warn ? "<span class=\"warn\">" : "", out);
+		esc(out, q, (size_t)(nl - q));
+		fputs(warn ? "</span>\n" : "\n", out);
+	}
+	fputs("</pre>\n", out);
+	free(buf);
+	return 0;
+}
+
+static int sec_run(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	fputs("<section id=\"run\"><h2>Run</h2>\n", out);
+	run_facts(out, p);
+	int err = run_degraded(out, p, o);
+	fputs("</section>\n", out);
+	return err;
+}
+
+/* ---- the flame graph -------------------------------------------------------- */
+
+static void base64(FILE *out, const unsigned char *d, size_t n)
+{
+	static const char t[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
+			     (i + 2 < n ? d[i + 2] : 0);
+		putc(t[v >> 18 & 63], out);
+		putc(t[v >> 12 & 63], out);
+		putc(i + 1 < n ? t[v >> 6 & 63] : '=', out);
+		putc(i + 2 < n ? t[v & 63] : '=', out);
+	}
+}
+
+/* The height the svg declares (its first height="N"), for the frame's size. */
+static unsigned svg_height(const char *svg, size_t len)
+{
+	const char *h = memmem(svg, len, "height=\"", 8);
+	return h ? (unsigned)strtoul(h + 8, NULL, 10) : 400;
+}
+
+static int sec_flame(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_report_opts t = table_opts(o, SD_VIEW_FLAT);
+	t.format = SD_FMT_SVG;
+	t.top = 0;
+	t.color_by = o->color_by;
+	char *buf;
+	size_t len;
+	int err = capture(p, &t, &buf, &len);
+	if (err)
+		return err;
+	fputs("<section id=\"flame\"><h2>Flame graph</h2>\n<p class=\"note\">Click a frame to "
+	      "zoom, Search to highlight; the same graph as sonde report --format svg.</p>\n", out);
+	fprintf(out, "<iframe title=\"flame graph\" height=\"%u\" src=\"data:image/svg+xml;base64,",
+		svg_height(buf, len) + 8);
+	base64(out, (const unsigned char *)buf, len);
+	fputs("\"></iframe>\n</section>\n", out);
+	free(buf);
+	return 0;
+}
+
+/* ---- the tables ------------------------------------------------------------- */
+
+static int sec_functions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	fputs("<section id=\"functions\"><h2>Functions</h2>\n", out);
+	struct sd_report_opts t = table_opts(o, SD_VIEW_FLAT);
+	int err = view_table(out, p, &t, "Top functions (self, and total with callees)", NULL);
+	/* Counters are not charged to functions: their deltas ride on whichever sample
+	 * comes next (cli.c, sd_cli_counter_by_code); the threads section has them. */
+	fputs("</section>\n", out);
+	return err;
+}
+
+/* ---- the region timeline ---------------------------------------------------- */
+
+enum { TL_W = 1160, TL_LABEL = 190, TL_ROW = 14 };
+
+/* A colour of its own per region (a hash of its context node's value). */
+static unsigned region_hue(const struct sd_profile *p, uint32_t ctx)
+{
+	const char *v = p->value_strs[p->ctx[ctx].value];
+	uint32_t h = 2166136261u;
+	for (; *v; v++)
+		h = (h ^ (unsigned char)*v) * 16777619u;
+	return h % 360;
+}
+
+/* One lane per (thread, depth): lane[i] of thread i's depth 0; *nl lanes in all. */
+static uint32_t *tl_lanes(const struct sd_profile *p, const struct sd_timeline *tl, size_t *nl)
+{
+	uint32_t *depth = calloc(p->nthreads + 1, sizeof(*depth));
+	uint32_t *lane = calloc(p->nthreads + 1, sizeof(*lane));
+	if (!depth || !lane) {
+		free(depth);
+		free(lane);
+		return NULL;
+	}
+	for (size_t i = 0; i < tl->nregions; i++)
+		if (tl->regions[i].depth + 1 > depth[tl->regions[i].thread])
+			depth[tl->regions[i].thread] = tl->regions[i].depth + 1;
+	*nl = 0;
+	for (size_t t = 0; t < p->nthreads; t++) {
+		lane[t] = (uint32_t)*nl;
+		*nl += depth[t];
+	}
+	lane[p->nthreads] = (uint32_t)*nl; /* thread t has lanes lane[t]..lane[t + 1] */
+	free(depth);
+	return lane;
+}
+
+/* The region calls of the streams (REGION records: SONDE_REGIONS=trace) as an SVG, one
+ * lane per thread and nesting depth, x the run's time; calls narrower than a pixel are
+ * counted, not drawn. */
+static int region_timeline(FILE *out, const struct sd_profile *p)
+{
+	const struct sd_timeline *tl = sd_timeline_of(p);
+	if (!tl || !tl->nregions)
+		return 0;
+	size_t nl;
+	uint32_t *lane = tl_lanes(p, tl, &nl);
+	if (!lane)
+		return -ENOMEM;
+	uint64_t run0 = sd_tl_run_start(p), tmax = 1;
+	for (size_t i = 0; i < tl->nregions; i++) {
+		const struct sd_tl_region *r = &tl->regions[i];
+		uint64_t e = sd_tl_time(p, run0, tl->threads[r->thread].stream, r->end);
+		tmax = e > tmax ? e : tmax;
+	}
+	double sx = (double)(TL_W - TL_LABEL) / (double)tmax;
+	size_t hidden = 0;
+	fprintf(out, "<h3>Timeline of the region calls</h3>\n<svg class=\"tl\" xmlns=\"http://www."
+		"w3.org/2000/svg\" width=\"%d\" height=\"%zu\">\n", TL_W, (nl + 2) * TL_ROW);
+	for (size_t t = 0; t < p->nthreads; t++) {
+		if (lane[t + 1] == lane[t])
+			continue; /* no region call */
+		fprintf(out, "<text x=\"0\" y=\"%zu\">", (size_t)lane[t] * TL_ROW + 11);
+		escs(out, p->threads[t].name);
+		fprintf(out, " (%" PRIu64 ")</text>\n", p->threads[t].tid);
+	}
+	for (size_t i = 0; i < tl->nregions; i++) {
+		const struct sd_tl_region *r = &tl->regions[i];
+		uint32_t st = tl->threads[r->thread].stream;
+		uint64_t b = sd_tl_time(p, run0, st, r->begin), e = sd_tl_time(p, run0, st, r->end);
+		double x = TL_LABEL + (double)b * sx, w = (double)(e - b) * sx;
+		if (w < 1) {
+			hidden++;
+			continue;
+		}
+		const struct sd_ctxnode *c = &p->ctx[r->ctx];
+		fprintf(out, "<rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\" fill=\"hsl(%u,60%%,"
+			"62%%)\"><title>", x, (size_t)(lane[r->thread] + r->depth) * TL_ROW, w,
+			TL_ROW - 2, region_hue(p, r->ctx));
+		escs(out, p->attr_names[c->attr]);
+		putc('=', out);
+		escs(out, p->value_strs[c->value]);
+		fprintf(out, ": %.3f ms from %.3f ms%s</title></rect>\n", (double)(e - b) / 1e6,
+			(double)b / 1e6, r->forced ? " (forced end)" : "");
+	}
+	fprintf(out, "<text x=\"%d\" y=\"%zu\">0</text><text x=\"%d\" y=\"%zu\" "
+		"text-anchor=\"end\">%.3f s</text>\n</svg>\n", TL_LABEL, (nl + 1) * TL_ROW + 10, TL_W,
+		(nl + 1) * TL_ROW + 10, (double)tmax / 1e9);
+	fprintf(out, "<p class=\"note\">%zu region calls; %zu shorter than a pixel not drawn. "
+		"Hover a call for its region, duration and start.</p>\n", tl->nregions, hidden);
+	free(lane);
+	return 0;
+}
+
+static int sec_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	if (!p->region_records && !p->region_stats)
+		return 0;
+	fputs("<section id=\"regions\"><h2>Regions</h2>\n", out);
+	struct sd_report_opts t = table_opts(o, SD_VIEW_REGIONS);
+	int err = view_table(out, p, &t, "Regions (calls, inclusive and exclusive time)", NULL);
+	if (!err)
+		err = region_timeline(out, p);
+	fputs("</section>\n", out);
+	return err;
+}
+
+static int sec_annotations(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	if (!p->nattr_names)
+		return 0;
+	fputs("<section id=\"annotations\"><h2>Annotations</h2>\n", out);
+	int err = 0;
+	for (size_t a = 0; !err && a < p->nattr_names; a++) {
+		struct sd_report_opts t = table_opts(o, SD_VIEW_GROUP);
+		char *key = p->attr_names[a], title[512];
+		t.group_by = &key, t.ngroup = 1;
+		snprintf(title, sizeof title, "By %s", key);
+		err = view_table(out, p, &t, title, NULL);
+	}
+	fputs("</section>\n", out);
+	return err;
+}
+
+static int sec_spread(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	static const struct { int key; const char *title; } sp[] = {
+		{ SD_STATS_THREAD, "Spread across threads (each function's self per thread)" },
+		{ SD_STATS_PROCESS, "Spread across processes" },
+		{ SD_STATS_RANK, "Spread across MPI ranks" },
+	};
+	size_t ranks = 0;
+	for (size_t i = 0; i < p->nprocs; i++)
+		ranks += p->procs[i].rank >= 0;
+	size_t units[] = { p->nthreads, p->npids, ranks };
+	fputs("<section id=\"spread\"><h2>Spread</h2>\n", out);
+	int err = 0, any = 0;
+	for (size_t k = 0; !err && k < sizeof sp / sizeof *sp; k++) {
+		if (units[k] < 2)
+			continue;
+		struct sd_report_opts t = table_opts(o, SD_VIEW_FLAT);
+		t.stats = sp[k].key;
+		any = 1;
+		err = view_table(out, p, &t, sp[k].title, NULL);
+	}
+	if (!any)
+		fputs("<p class=\"note\">One thread: nothing to spread.</p>\n", out);
+	fputs("</section>\n", out);
+	return err;
+}
+
+static int sec_tables(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	int err = sec_functions(out, p, o);
+	if (!err) {
+		struct sd_report_opts t = table_opts(o, SD_VIEW_THREADS);
+		fputs("<section id=\"threads\"><h2>Threads</h2>\n", out);
+		err = view_table(out, p, &t, "Samples per thread", NULL);
+		fputs("</section>\n", out);
+	}
+	if (!err)
+		err = sec_regions(out, p, o);
+	if (!err)
+		err = sec_annotations(out, p, o);
+	if (!err)
+		err = sec_spread(out, p, o);
+	return err;
+}

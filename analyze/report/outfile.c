@@ -1,0 +1,225 @@
+/*
+ * outfile.c: the file of `sonde report -o FILE` and `sonde diff -o FILE` (pprof, svg,
+ * html, speedscope, trace), made safely on a shared machine (docs/REPORT.md, "Output
+ * files"). Called by emit.c (sd_out_open/sd_out_close) and export/pprof.c, in the CLI's
+ * one thread.
+ *
+ * A report holds the command line and paths of the run, and root may write one into
+ * /tmp, where any user can plant a name first. So:
+ *  - FILE's directory is opened as the output directory's parents are
+ *    (writer/outdir.c, sd_outdir_open_dir): a link on the way is followed only when
+ *    root or the user owns it, in a directory only they can change.
+ *  - A new FILE, or an existing regular file of the user's, is written into a
+ *    temporary file of that directory (O_CREAT|O_EXCL|O_NOFOLLOW: a new file, never
+ *    through a link), mode 0600 by SONDE_MODE less the umask, and renamed into place
+ *    when complete (a new name with RENAME_NOREPLACE): the name is replaced, nothing
+ *    behind it is written, and a failed report leaves no half file.
+ *  - An existing FILE of another user (a file, a link, a fifo) is refused.
+ *  - A link of root's or the user's at FILE is followed only in a directory only they
+ *    can change, by no group or other write at all (/dev/stdout), and what it leads to
+ *    is written in place, provided it is not another user's regular file.
+ *  - A device, fifo or socket of root's or the user's (/dev/null) is written in place:
+ *    it is never replaced by a file.
+ */
+#define _GNU_SOURCE /* renameat2 */
+#include "analyze/report/report.h"
+#include "writer/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HINT_OWNER "sonde writes through no link and over no file of another user: give -o " \
+		   "another path"
+
+static void said_errno(const char *path, int e)
+{
+	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n", path,
+		strerror(e));
+}
+
+/* May only root and the user change the entries of directory st (no sticky exception:
+ * in a sticky directory anyone may add a name)? */
+static int private_dir(const struct stat *st, uid_t me)
+{
+	return (st->st_uid == me || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* The file mode by SONDE_MODE (a bad value: said, and private). */
+static mode_t file_mode(void)
+{
+	mode_t f, d;
+	const char *v = getenv("SONDE_MODE");
+	if (sd_outdir_mode_parse(v, &f, &d) == 0)
+		return f;
+	fprintf(stderr, "sonde: SONDE_MODE: '%s' is not private, group or world (keeping private: "
+		"files 0600)\n", v);
+	return 0600;
+}
+
+/* A new temporary file beside of->name: its fd, of->tmp named; or -errno. */
+static int make_tmp(struct sd_outfile *of, mode_t mode)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned r;
+		if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+			r = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL) ^ (unsigned)tries;
+		snprintf(of->tmp, sizeof of->tmp, ".%.200s.%08x.tmp", of->name, r);
+		int fd = openat(of->dirfd, of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+int sd_outfile_open(struct sd_outfile *of, const char *path)
+{
+	uid_t me = geteuid();
+	*of = (struct sd_outfile){ .path = path, .dirfd = -1 };
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || strlen(base) >= sizeof of->name) {
+		said_errno(path, *base && strlen(base) >= sizeof of->name ? ENAMETOOLONG : EISDIR);
+		return -EIO;
+	}
+	snprintf(of->name, sizeof of->name, "%s", base);
+	char dir[4096];
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else if ((size_t)(slash - path) < sizeof dir)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	else {
+		said_errno(path, ENAMETOOLONG);
+		return -EIO;
+	}
+	struct sd_outdir_why why = { .knob = "-o" };
+	int dfd = sd_outdir_open_dir(dir, &why);
+	if (dfd == -ELOOP) {
+		fprintf(stderr, "sonde: %s: cannot write: %s (%s)\n", path, why.what, why.hint);
+		return -EIO;
+	}
+	if (dfd < 0) {
+		said_errno(path, -dfd);
+		return -EIO;
+	}
+	of->dirfd = dfd;
+	mode_t mode = file_mode();
+	struct stat st, ds;
+	int fd;
+	if (fstatat(dfd, of->name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno != ENOENT)
+			goto fail_errno;
+		fd = make_tmp(of, mode); /* a new name */
+		if (fd < 0) {
+			errno = -fd;
+			goto fail_errno;
+		}
+		return fd;
+	}
+	if (st.st_uid != me && (S_ISREG(st.st_mode) || st.st_uid != 0)) {
+		fprintf(stderr, "sonde: %s: cannot write: it is %sowned by uid %u, not by you (uid %u) "
+			"(" HINT_OWNER ")\n", path, S_ISLNK(st.st_mode) ? "a symbolic link " : "",
+			(unsigned)st.st_uid, (unsigned)me);
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode)) { /* the user's own: replaced when the new one is whole */
+		of->replace = 1;
+		fd = make_tmp(of, mode);
+		if (fd < 0) {
+			errno = -fd;
+			goto fail_errno;
+		}
+		return fd;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail_errno;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if (fstat(dfd, &ds) != 0)
+			goto fail_errno;
+		if (!private_dir(&ds, me)) {
+			fprintf(stderr, "sonde: %s: cannot write: it is a symbolic link in a directory "
+				"other users can change (sonde follows no link another user could have "
+				"planted there: give -o the file's real path)\n", path);
+			goto fail;
+		}
+		fd = openat(dfd, of->name, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
+	} else { /* a device, fifo or socket: written as it is */
+		fd = openat(dfd, of->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		goto fail_errno;
+	struct stat fs;
+	if (fstat(fd, &fs) != 0) {
+		close(fd);
+		goto fail_errno;
+	}
+	if (!S_ISLNK(st.st_mode) && (fs.st_dev != st.st_dev || fs.st_ino != st.st_ino)) {
+		close(fd);
+		fprintf(stderr, "sonde: %s: cannot write: it was replaced while sonde opened it (run "
+			"again, or give -o another path)\n", path);
+		goto fail;
+	}
+	if (S_ISREG(fs.st_mode) && fs.st_uid != me) { /* where the user's link leads */
+		close(fd);
+		fprintf(stderr, "sonde: %s: cannot write: it is a link to a file owned by uid %u, not "
+			"by you (uid %u) (" HINT_OWNER ")\n", path, (unsigned)fs.st_uid, (unsigned)me);
+		goto fail;
+	}
+	if (S_ISREG(fs.st_mode) && ftruncate(fd, 0) != 0) {
+		close(fd);
+		goto fail_errno;
+	}
+	return fd; /* in place: of->tmp empty */
+fail_errno:
+	said_errno(path, errno);
+fail:
+	close(dfd);
+	of->dirfd = -1;
+	return -EIO;
+}
+
+int sd_outfile_done(struct sd_outfile *of, int ok)
+{
+	int err = 0;
+	if (of->dirfd < 0)
+		return 0;
+	if (of->tmp[0] && !ok) {
+		unlinkat(of->dirfd, of->tmp, 0);
+	} else if (of->tmp[0]) {
+		int r;
+		if (of->replace) {
+			r = renameat(of->dirfd, of->tmp, of->dirfd, of->name);
+		} else if ((r = renameat2(of->dirfd, of->tmp, of->dirfd, of->name, RENAME_NOREPLACE)) &&
+			   (errno == EINVAL || errno == ENOSYS)) {
+			/* no RENAME_NOREPLACE here: a link fails on an existing name */
+			r = linkat(of->dirfd, of->tmp, of->dirfd, of->name, 0);
+			if (r == 0)
+				unlinkat(of->dirfd, of->tmp, 0);
+		}
+		if (r) {
+			int e = errno;
+			unlinkat(of->dirfd, of->tmp, 0);
+			if (e == EEXIST)
+				fprintf(stderr, "sonde: %s: cannot write: another file took that name while "
+					"the report was made (nothing was replaced: run again, or give -o "
+					"another path)\n", of->path);
+			else
+				said_errno(of->path, e);
+			err = -EIO;
+		}
+	}
+	close(of->dirfd);
+	of->dirfd = -1;
+	return err;
+}

@@ -1,0 +1,116 @@
+/*
+ * analyze/symbols/symbols.h: (module, ELF address) to function, file and line with elfutils
+ * (symbols.c), cached per build-id in memory and across reports (symcache.c). Below the
+ * profile; includes only util.
+ */
+#ifndef SONDE_ANALYZE_SYMBOLS_H
+#define SONDE_ANALYZE_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/util/util.h"
+
+/* ---- symbols.c --------------------------------------------------------------------- */
+
+/* A function: what the flat profile has one row for. Keyed by (module path, name). */
+struct sd_func {
+	char *name;      /* symbol name, or "module+0xADDR" / "0xADDR" when unknown */
+	char *module;    /* basename of the module path ("" for none) */
+	char *display;   /* name, plus " [module]" when the name occurs in two modules */
+};
+
+/* One frame of an address: function, and the source file (sd_sym_file; 0: unknown) and
+ * line where that function is at the address (for an inlined call's caller: the call). */
+struct sd_frame { uint32_t func, file, line; };
+
+/* Flags of sd_sym_new (and sd_profile_init). */
+enum {
+	SD_SYM_ADDRESSES = 1,    /* never look up names (always module+0xoffset) */
+	SD_SYM_NO_INLINE = 2,    /* one frame per address: no inlined frames */
+	SD_SYM_NO_DEMANGLE = 4,  /* keep C++ names mangled */
+	SD_SYM_LINES = 8,        /* name frames "function file:line" (--lines) */
+	SD_SYM_SHORT = 16,       /* --short-names: C++ names without template arguments,
+				  * parameters and clone suffixes */
+};
+
+struct sd_symbolizer;
+/* flags: SD_SYM_*. NULL on ENOMEM. */
+struct sd_symbolizer *sd_sym_new(int flags);
+void sd_sym_free(struct sd_symbolizer *sy);
+/* Register a module of a stream; returns a module handle >= 0 or -ENOMEM. Modules with
+ * the same path and build-id share a handle; modules with the same build-id share one
+ * loaded file. A relative path is taken relative to cwd (the stream's HEADER `cwd`, an
+ * absolute path, or NULL: then the module is not symbolized, with a warning). build_id
+ * may be NULL. */
+int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
+		  const uint8_t *build_id, size_t build_id_len);
+/* Frames of address `addr` in module handle `mod` (-1: no module, addr is raw; -2:
+ * module id not defined in the stream), outermost first: the function containing the
+ * address, then one per inlined call down to the innermost. Returns their number (>= 1)
+ * and *frames (valid until the next sd_sym_* call that may add frames), or -ENOMEM /
+ * -EINVAL. Cached per (mod, addr). */
+int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
+		  const struct sd_frame **frames);
+/* Path of a file id of struct sd_frame ("" for 0 and unknown ids). */
+const char *sd_sym_file(const struct sd_symbolizer *sy, uint32_t file);
+/* A pseudo function with a fixed name such as "[no stack]". */
+int sd_sym_pseudo(struct sd_symbolizer *sy, const char *name);
+/* A C++ name as --short-names shows it: template arguments "<>", no parameters, no
+ * clone suffix (operator<, operator<<, operator() kept). malloc'ed; NULL on ENOMEM. */
+char *sd_sym_short_name(const char *name);
+/* Fill every func's `display` (call once after all lookups). 0 or -ENOMEM. */
+int sd_sym_finish(struct sd_symbolizer *sy);
+size_t sd_sym_nfuncs(const struct sd_symbolizer *sy);
+/* The modules registered (sd_sym_module): how many, and module i's path, basename (what
+ * struct sd_func's module holds) and build-id (NULL, 0: none). */
+size_t sd_sym_nmodules(const struct sd_symbolizer *sy);
+void sd_sym_module_info(const struct sd_symbolizer *sy, size_t i, const char **path,
+			const char **base, const uint8_t **build_id, size_t *build_id_len);
+const struct sd_func *sd_sym_func(const struct sd_symbolizer *sy, uint32_t id);
+
+/* ---- symcache.c: raw locations of one ELF file, in memory and across reports ------- */
+
+enum { SD_BUILD_ID_MAX = 64, SD_SYM_MAX_INLINE = 64 };
+/* What an address of a file resolves to, before the report's options apply: the symbol
+ * table's name (no version), the DWARF subprogram's name, the address's own file:line,
+ * and the inlined calls at it, innermost first, each with the file:line of its call. */
+struct sd_rawinl { const char *name, *file; uint32_t line; };
+struct sd_rawloc {
+	const char *sym, *outer, *file; /* NULL: unknown */
+	uint32_t line, ninl;
+	struct sd_rawinl *inl;          /* room for SD_SYM_MAX_INLINE */
+};
+/* The file a cache was made from: its build-id (may be empty) and stat identity. */
+struct sd_fileid {
+	uint8_t bid[SD_BUILD_ID_MAX]; uint32_t bid_len;
+	uint64_t dev, ino, size; int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+struct sd_symcache;
+/* An empty cache; NULL on ENOMEM. */
+struct sd_symcache *sd_symcache_new(void);
+void sd_symcache_free(struct sd_symcache *c);
+/* 1 and *l (strings valid until the next put) if addr is cached, else 0. */
+int sd_symcache_get(const struct sd_symcache *c, uint64_t addr, struct sd_rawloc *l);
+/* Add addr's location (copied; a cached addr is kept as is): 0 or -ENOMEM. */
+int sd_symcache_put(struct sd_symcache *c, uint64_t addr, const struct sd_rawloc *l);
+/* 1 if entries were added since it was loaded or saved, or it was touched. */
+int sd_symcache_dirty(const struct sd_symcache *c);
+/* Mark c to be saved (it was made from another file of the same build-id). */
+void sd_symcache_touch(struct sd_symcache *c);
+/* Open (creating it and its parents, 0700) the cache directory: an fd (O_CLOEXEC), or -1
+ * with the reason in why and errno: EPERM when it is there but unsafe (a symlink, not
+ * a directory, owned by another user), else why it could not be made or opened. */
+int sd_symcache_dir_open(const char *dir, char *why, size_t len);
+/* Read cache file `name` of dirfd made for build-id want->bid and size want->size: 0
+ * and *out, with *same_file = 1 when it was made from a file of want's identity; -ENOENT (none),
+ * -EINVAL (not a valid cache of that file: corrupt, truncated, foreign), -ENOMEM,
+ * -errno. Never trusts the file: every offset and count is checked. */
+int sd_symcache_load(int dirfd, const char *name, const struct sd_fileid *want,
+		     struct sd_symcache **out, int *same_file);
+/* Write c as cache file `name` of dirfd, atomically (temporary file, 0600, renamed): 0
+ * or -errno. */
+int sd_symcache_save(int dirfd, const char *name, struct sd_symcache *c,
+		     const struct sd_fileid *id);
+
+#endif
