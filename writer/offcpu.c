@@ -114,6 +114,31 @@ static uint64_t charge_calls(struct sd_ring *r, uint32_t cur, uint64_t now, uint
 	return done;
 }
 
+/* A thread's end (or the process's): off-CPU and kernel time still kept
+ * for want of a stack (sd_offcpu_tick) goes to the last stack it has, the
+ * thread itself when it never had one. */
+void sd_offcpu_final(struct sd_ring *r)
+{
+	int src = sd_w.cfg.wall_source;
+	uint64_t period = sd_w.cfg.wall_period_ns;
+	if (src < 0 || !period || !r->idx || !r->wall_init)
+		return;
+	uint64_t now = sd_now_ns_sigsafe();
+	uint8_t fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0;
+	if (r->acc_off_ns >= (int64_t)period) {
+		uint64_t k = (uint64_t)r->acc_off_ns / period;
+		r->acc_off_ns -= (int64_t)(k * period);
+		sd_stream_accounted(r, now, (uint8_t)src, sd_w.tmp_pcs, 0, SD_PSEUDO_OFFCPU,
+				    (uint32_t)k, fl);
+	}
+	if (r->acc_kernel_ns >= (int64_t)period) {
+		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
+		r->acc_kernel_ns -= (int64_t)(k * period);
+		sd_stream_accounted(r, now, (uint8_t)src, sd_w.tmp_pcs, 0, SD_PSEUDO_KERNEL,
+				    (uint32_t)k, fl);
+	}
+}
+
 void sd_offcpu_tick(struct sd_ring *r)
 {
 	int src = sd_w.cfg.wall_source;
@@ -177,6 +202,15 @@ void sd_offcpu_tick(struct sd_ring *r)
 		unsigned n = k && !sampled && in_calls > 0
 				     ? blocked_stack(r, cur, pcs, &trunc)
 				     : 0;
+		if (k && !n && !r->last_node) {
+			/* No stack known yet (the thread has not been sampled:
+			 * waiting for a CPU before its first period, or in a call
+			 * sonde does not see): kept for the first stack it gets,
+			 * where it then runs; at its end, whatever is left goes to
+			 * the thread itself (sd_offcpu_final). */
+			r->acc_off_ns += (int64_t)(k * period);
+			k = 0;
+		}
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_OFFCPU,
 					    (uint32_t)k, n ? (trunc ? SD_FLAG_TRUNCATED : 0) : last_fl);
@@ -198,6 +232,10 @@ void sd_offcpu_tick(struct sd_ring *r)
 		 * lock's spin: kernel time up to it goes under the call, the
 		 * rest to the last sampled stack. */
 		k -= charge_calls(r, cur, now, (uint8_t)src, period, k, SD_PSEUDO_KERNEL);
+		if (k && !r->last_node) { /* no stack known yet: as [off-cpu] above */
+			r->acc_kernel_ns += (int64_t)(k * period);
+			k = 0;
+		}
 		if (k)
 			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL,
 					    (uint32_t)k, last_fl);
@@ -206,6 +244,8 @@ void sd_offcpu_tick(struct sd_ring *r)
 	 * there (a spinning lock, sched_yield), sampled where it ran: not
 	 * carried over (the older calls' first). */
 	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
+	if (!r->last_node)
+		return; /* the time in calls is kept with the rest until a stack is known */
 	int64_t over = -keep;
 	for (int b = 0; b < SD_BLK_BUFS; b++)
 		over += r->acc_blk_ns[b];

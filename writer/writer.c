@@ -838,6 +838,7 @@ static void drain(int final)
 		emit_unsampled(r);
 		emit_regions(r, closed || final);
 		if (closed || final) {
+			sd_offcpu_final(r); /* time kept for want of a stack */
 			if (!closed && !r->cpu_known && sd_kernel_thread_cpu_ns(r->tid, &r->cpu_ns) == 0)
 				r->cpu_known = sd_kernel_thread_cpu_split(r->tid, r->cpu_ns, &r->user_ns,
 									  &r->sys_ns) == 0 ? 2 : 1;

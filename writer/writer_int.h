@@ -221,6 +221,7 @@ void sd_stream_accounted(struct sd_ring *r, uint64_t t_ns, uint8_t source, const
 /* offcpu.c: wall-time off-CPU and kernel time of ring r's thread since the
  * last tick, as accounted samples. Writer lock held. */
 void sd_offcpu_tick(struct sd_ring *r);
+void sd_offcpu_final(struct sd_ring *r);
 void sd_stream_drops(uint32_t thread, const uint64_t *counts);
 void sd_stream_unsampled(uint32_t thread, const char *reason, uint64_t cpu_ns);
 void sd_stream_end(const char *reason, int signo);

@@ -5,7 +5,10 @@
 # held all the waiting and no wait_* function appeared. Now each wait_*
 # function holds its own time (the program's CLOCK_MONOTONIC around the call)
 # within 10 %, with the libc call it waits in and [blocked] under it, and
-# compute its wall time within 10 % (plus one period at 10 ms). Then it reads
+# compute its wall time within 10 % (plus one period at 10 ms), including a
+# 60 ms sleep sonde cannot see before the thread's first sample (it went to
+# the thread's root [off-cpu] for want of a stack; beside a CPU hog, so did
+# compute's wait for a CPU: 80 of 139 ms in CI). Then it reads
 # /dev/zero, mostly in the kernel (item 4): that kernel time is under
 # read_zero;read;[kernel] within 10 % of the thread's system time (getrusage,
 # give or take 3 standard errors of its tick-based split),
