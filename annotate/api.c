@@ -23,6 +23,7 @@
 #include "annotate/annotate_int.h"
 #include "include/sonde.h"
 #include "writer/writer.h"
+#include "mem/mem.h"
 
 struct entry {
 	uint16_t attr;
@@ -144,7 +145,7 @@ uint32_t sd_annotate_process_ctx_sigsafe(void)
 static struct ann_thread *self(void)
 {
 	if (!tls)
-		tls = calloc(1, sizeof *tls);
+		tls = sd_mem_calloc(1, sizeof *tls);
 	return tls;
 }
 
@@ -809,7 +810,7 @@ void sd_annotate_thread_exit(void)
 	tls = NULL;
 	if (t->rt && !t->rt_adopted)
 		sd_annotate_rtable_free(t->rt);
-	free(t);
+	sd_mem_free(t);
 }
 
 void sd_annotate_fork_prepare(void)

@@ -18,6 +18,7 @@
 
 #include "annotate/annotate_int.h"
 #include "common/common.h"
+#include "mem/mem.h"
 
 #define CHUNK 4096
 #define CAP_RESERVE 1024
@@ -74,7 +75,7 @@ static int table_grow(void)
 	size_t cap = table ? 2 * (table->mask + 1) : 1024;
 	if (cap > 2 * SD_NODES_MAX)
 		return -1;
-	struct ntable *t = calloc(1, sizeof *t + cap * sizeof t->s[0]);
+	struct ntable *t = sd_mem_calloc(1, sizeof *t + cap * sizeof t->s[0]);
 	if (!t)
 		return -1;
 	t->mask = cap - 1;
@@ -213,7 +214,7 @@ static void site_of(struct sd_value *v)
 			in |= ours;
 		}
 	}
-	uintptr_t *s = n > from ? malloc((size_t)(n - from) * sizeof *s) : NULL;
+	uintptr_t *s = n > from ? sd_mem_alloc((size_t)(n - from) * sizeof *s) : NULL;
 	if (!s)
 		return;
 	memcpy(s, bt + from, (size_t)(n - from) * sizeof *s);
@@ -237,7 +238,7 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 	uint32_t id = atomic_load(&nnodes) + 1;
 	if (id >= SD_NODES_MAX)
 		return 0;
-	if (!chunks[id / CHUNK] && !(chunks[id / CHUNK] = calloc(CHUNK, sizeof(struct node))))
+	if (!chunks[id / CHUNK] && !(chunks[id / CHUNK] = sd_mem_calloc(CHUNK, sizeof(struct node))))
 		return 0;
 	struct node *nd = node_at(id);
 	nd->parent = parent;
@@ -251,7 +252,7 @@ static uint32_t create(uint32_t parent, uint16_t attr, const struct sd_value *v)
 	} else if (v->type == SD_TYPE_DOUBLE) {
 		nd->v.d = v->d;
 	} else {
-		nd->v.s = malloc(v->len + 1);
+		nd->v.s = sd_mem_alloc(v->len + 1);
 		if (!nd->v.s)
 			return 0;
 		nd->len = (uint32_t)v->len;

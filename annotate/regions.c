@@ -34,6 +34,7 @@
 #include <x86intrin.h>
 
 #include "annotate/annotate_int.h"
+#include "mem/mem.h"
 
 /* ---- the clock ---------------------------------------------------------------- */
 
@@ -129,13 +130,13 @@ static int index_put(struct sd_rstat **ix, uint32_t cap, struct sd_rstat *s)
 static int index_grow(struct sd_rtable *t)
 {
 	uint32_t cap = t->cap ? 2 * t->cap : 64;
-	struct sd_rstat **ix = calloc(cap, sizeof *ix);
+	struct sd_rstat **ix = sd_mem_calloc(cap, sizeof *ix);
 	if (!ix)
 		return -1;
 	for (uint32_t i = 0; i < t->cap; i++)
 		if (t->index[i])
 			index_put(ix, cap, t->index[i]);
-	free(t->index);
+	sd_mem_free(t->index);
 	t->index = ix;
 	t->cap = cap;
 	return 0;
@@ -144,13 +145,13 @@ static int index_grow(struct sd_rtable *t)
 /* A table not on the list (the retired totals'; sd_rtable_new lists the others). */
 static struct sd_rtable *table_alloc(unsigned ncounters)
 {
-	struct sd_rtable *t = calloc(1, sizeof *t);
+	struct sd_rtable *t = sd_mem_calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
 	atomic_init(&t->tail, &t->first);
 	t->ncounters = ncounters > SD_REGION_COUNTERS_MAX ? SD_REGION_COUNTERS_MAX : ncounters;
 	if (index_grow(t) != 0) {
-		free(t);
+		sd_mem_free(t);
 		return NULL;
 	}
 	return t;
@@ -180,7 +181,7 @@ static struct sd_rstat *entry_new(struct sd_rtable *t, uint32_t node)
 	struct chunk *c = atomic_load_explicit(&t->tail, memory_order_relaxed);
 	uint32_t k = atomic_load_explicit(&c->n, memory_order_relaxed);
 	if (k == CHUNK_ENTRIES) {
-		struct chunk *nc = calloc(1, sizeof *nc);
+		struct chunk *nc = sd_mem_calloc(1, sizeof *nc);
 		if (!nc)
 			return NULL;
 		atomic_store_explicit(&c->next, nc, memory_order_release);
@@ -308,10 +309,10 @@ static void table_release(struct sd_rtable *t)
 {
 	for (struct chunk *c = atomic_load(&t->first.next), *next; c; c = next) {
 		next = atomic_load(&c->next);
-		free(c);
+		sd_mem_free(c);
 	}
-	free(t->index);
-	free(t);
+	sd_mem_free(t->index);
+	sd_mem_free(t);
 }
 
 void sd_annotate_rtable_free(struct sd_rtable *t)

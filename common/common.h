@@ -78,6 +78,42 @@ static inline double sd_stddev(uint64_t n, double sum, double sumsq)
 	return var > 0 ? sqrt(var) : 0;
 }
 
+/* qsort's contract, as a heapsort that allocates nothing (glibc's qsort
+ * mallocs a copy of arrays over 1 KiB: on sonde's writer thread that would
+ * cost the process a malloc arena; mem/mem.h). Not stable. */
+static inline void sd_sort_swap_(char *a, char *b, size_t size)
+{
+	while (size--) {
+		char t = *a;
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static inline void sd_sort_sift_(char *base, size_t i, size_t n, size_t size,
+				 int (*cmp)(const void *, const void *))
+{
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && cmp(base + c * size, base + (c + 1) * size) < 0)
+			c++;
+		if (cmp(base + i * size, base + c * size) >= 0)
+			return;
+		sd_sort_swap_(base + i * size, base + c * size, size);
+	}
+}
+
+static inline void sd_sort(void *base, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	char *b = base;
+	for (size_t i = n / 2; i-- > 0;)
+		sd_sort_sift_(b, i, n, size, cmp);
+	for (size_t end = n; end > 1; end--) {
+		sd_sort_swap_(b, b + (end - 1) * size, size);
+		sd_sort_sift_(b, 0, end - 1, size, cmp);
+	}
+}
+
 /* A 64-bit finalizer (MurmurHash3's fmix64): spreads every input bit over
  * the result, for open-addressing tables indexed by its low bits. */
 static inline uint64_t sd_mix64(uint64_t x)

@@ -821,7 +821,7 @@ static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const uc
 			rec->flags |= SD_FLAG_TRUNCATED;
 		goto counters;
 	}
-	switch (sd_rt.cfg.unwind) {
+	switch (t->unwind_fp ? SD_UNWIND_FP : sd_rt.cfg.unwind) {
 	case SD_UNWIND_LIBUNWIND:
 		t->in_handler = 1;
 		rec->depth = (uint16_t)unwind_libunwind_sigsafe(t, uc, rec->pcs, max, &rec->flags);
@@ -863,7 +863,7 @@ out:
 
 unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max)
 {
-	if (sd_rt.cfg.unwind != SD_UNWIND_LIBUNWIND)
+	if (sd_rt.cfg.unwind != SD_UNWIND_LIBUNWIND || t->unwind_fp)
 		return 0;
 	t->in_handler = 1; /* dl_iterate_phdr from the snapshot, libunwind's pipe ours */
 	int n = unw_backtrace((void **)pcs, (int)max);

@@ -23,6 +23,7 @@
 
 #include "common/dlns.h"
 #include "sampler/sampler.h"
+#include "mem/mem.h"
 
 /* The loader's load and unload counters when the snapshot was last built
  * (what sd_loader_poll compares with), and whether the loader may not be
@@ -83,14 +84,14 @@ void sd_phdr_snapshot_rebuild(void)
 		b.count += 8; /* slack for a concurrent load between passes */
 		size_t bytes = sizeof(struct phdr_snapshot) + b.count * sizeof(struct phdr_entry) +
 			       (b.phdr_count + 64) * sizeof(ElfW(Phdr)) + b.name_bytes + 4096;
-		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *m = sd_mem_map(bytes, 0);
 		if (m == MAP_FAILED)
 			return;
 		b.s = m;
 		b.s->map_bytes = bytes;
 		b.cursor = (char *)&b.s->e[b.count];
 		if (sd_dl_iterate_all(sd_real_dl_iterate_phdr, fill_cb, &b) != 0) {
-			munmap(m, bytes);
+			sd_mem_unmap(m, bytes);
 			continue;
 		}
 		atomic_store_explicit(&built_adds, b.s->adds, memory_order_relaxed);
@@ -104,7 +105,7 @@ void sd_phdr_snapshot_rebuild(void)
 		 * a reader. */
 		for (int spin = 0; spin < 10000; spin++) {
 			if (sd_phdr_snapshot_readers_sigsafe() == 0) {
-				munmap(old, old->map_bytes);
+				sd_mem_unmap(old, old->map_bytes);
 				return;
 			}
 			sched_yield();

@@ -15,6 +15,7 @@
 
 #include "include/sonde.h"
 #include "sampler/sampler.h"
+#include "mem/mem.h"
 
 struct fn { char name[120]; uint64_t samples; };
 
@@ -55,16 +56,16 @@ SONDE_API int sonde_rt_profile_top(struct sonde_func *out, int n)
 	struct sd_top_pc *pcs;
 	size_t npc = sd_writer_leaf_pcs(&pcs);
 	sd_runtime_restore_signals(&old);
-	struct fn *f = npc ? malloc(npc * sizeof *f) : NULL;
+	struct fn *f = npc ? sd_mem_alloc(npc * sizeof *f) : NULL;
 	if (!f) {
-		free(pcs);
+		sd_mem_free(pcs);
 		return 0;
 	}
 	for (size_t i = 0; i < npc; i++) {
 		name_of(pcs[i].pc, f[i].name, sizeof f[i].name);
 		f[i].samples = pcs[i].samples;
 	}
-	free(pcs);
+	sd_mem_free(pcs);
 	/* one entry per function: sort by name, sum runs, then most samples first */
 	qsort(f, npc, sizeof *f, by_name);
 	size_t k = 0;
@@ -80,7 +81,7 @@ SONDE_API int sonde_rt_profile_top(struct sonde_func *out, int n)
 		memcpy(out[i].name, f[i].name, sizeof out[i].name);
 		out[i].samples = f[i].samples;
 	}
-	free(f);
+	sd_mem_free(f);
 	return m;
 }
 

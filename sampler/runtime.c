@@ -37,6 +37,7 @@
 #include "annotate/annotate.h"
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
+#include "mem/mem.h"
 
 struct sd_runtime sd_rt;
 __thread struct sd_thread *sd_tls_thread __attribute__((tls_model("initial-exec")));
@@ -183,10 +184,10 @@ static void thread_free(struct sd_thread *t)
 	pthread_mutex_unlock(&pool_lock);
 	if (kept)
 		return;
-	free(t->scratch);
-	free(t->ovr_pcs);
-	free(t->pause_pcs);
-	free(t);
+	sd_mem_free(t->scratch);
+	sd_mem_free(t->ovr_pcs);
+	sd_mem_free(t->pause_pcs);
+	sd_mem_free(t);
 }
 
 /* The fields of a new record (zeroed) that are not 0. */
@@ -217,19 +218,19 @@ static struct sd_thread *thread_new(pid_t tid, const char *name)
 		thread_free(t);
 		return NULL;
 	}
-	t = calloc(1, sizeof *t);
+	t = sd_mem_calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
 	thread_init(t, tid);
-	t->scratch = malloc(t->scratch_len * sizeof *t->scratch);
-	t->ovr_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->ovr_pcs);
-	t->pause_pcs = malloc(sd_rt.cfg.max_depth * sizeof *t->pause_pcs);
+	t->scratch = sd_mem_alloc(t->scratch_len * sizeof *t->scratch);
+	t->ovr_pcs = sd_mem_alloc(sd_rt.cfg.max_depth * sizeof *t->ovr_pcs);
+	t->pause_pcs = sd_mem_alloc(sd_rt.cfg.max_depth * sizeof *t->pause_pcs);
 	t->ring = t->scratch && t->ovr_pcs && t->pause_pcs ? sd_writer_ring_new(tid, name) : NULL;
 	if (!t->ring) {
-		free(t->pause_pcs);
-		free(t->ovr_pcs);
-		free(t->scratch);
-		free(t);
+		sd_mem_free(t->pause_pcs);
+		sd_mem_free(t->ovr_pcs);
+		sd_mem_free(t->scratch);
+		sd_mem_free(t);
 		return NULL;
 	}
 	return t;
@@ -357,8 +358,9 @@ static void altstack_open(struct sd_thread *t)
 	size_t bytes = SD_ALTSTACK_BYTES + page;
 	char *m = alt_pool_get();
 	if (!m) {
-		m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-			 -1, 0);
+		/* Without room in sonde's share of RLIMIT_AS, none: samples
+		 * run on the thread's stack while there is room on it. */
+		m = sd_mem_room(bytes) ? sd_mem_map(bytes, 1) : MAP_FAILED;
 		if (m == MAP_FAILED)
 			return;
 		mprotect(m, page, PROT_NONE);
@@ -375,7 +377,7 @@ static void altstack_open(struct sd_thread *t)
 	}
 	if (r != 0) {
 		if (!alt_pool_put(m))
-			munmap(m, bytes);
+			sd_mem_unmap(m, bytes);
 		return;
 	}
 	t->alt_lo = (uintptr_t)(m + page);
@@ -398,7 +400,7 @@ static void altstack_close(struct sd_thread *t)
 	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	if (!alt_pool_put((char *)t->alt_lo - page))
-		munmap((char *)t->alt_lo - page, t->alt_bytes + page);
+		sd_mem_unmap((char *)t->alt_lo - page, t->alt_bytes + page);
 	t->alt_lo = 0;
 }
 
@@ -421,7 +423,45 @@ static void main_stack_bounds(struct sd_thread *t)
 	t->stack_hi = hi;
 }
 
-struct sd_thread *sd_thread_begin(void)
+/* Under sonde's share of RLIMIT_AS (mem/mem.h), libunwind's per-thread
+ * cache is counted for each thread it unwinds, as long as what is left
+ * beside it still holds the least a thread needs (ring, alternate stack,
+ * buffers: about 0.2 MiB; 0.45 MiB with the cache) for one more thread or,
+ * when the share holds SD_MEM_THREADS such threads, for each thread still
+ * to come up to that many (nbegun counts this one and every thread whose
+ * ring is made): a thread that comes later is unwound by frame pointers
+ * instead (no cache). Said once. */
+static void unwind_choose(struct sd_thread *t)
+{
+	if (sd_rt.cfg.unwind != SD_UNWIND_LIBUNWIND)
+		return;
+	size_t least = SD_RING_MIN_BYTES + SD_ALTSTACK_BYTES + 4096u + 64u * 1024u;
+	int begun = atomic_load(&sd_rt.nbegun);
+	size_t floor = least;
+	if (sd_mem_budget() >= least * SD_MEM_THREADS && begun < (int)SD_MEM_THREADS)
+		floor = least * (SD_MEM_THREADS - (unsigned)begun);
+	size_t left = sd_mem_left();
+	if (left == SIZE_MAX || (sd_mem_room(SD_UNWIND_CACHE_BYTES + floor) &&
+				 sd_mem_charge(SD_UNWIND_CACHE_BYTES) == 0)) {
+		t->unwind_counted = left != SIZE_MAX;
+		return;
+	}
+	t->unwind_fp = 1;
+	static _Atomic int said;
+	if (!atomic_exchange(&said, 1)) {
+		char name[16] = "";
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		sd_msg("sonde: SONDE_UNWIND: libunwind's cache (%u KiB a thread) does not fit in "
+		       "sonde's share of RLIMIT_AS (1/%u of %llu MiB: %zu MiB): thread %d (%s) and "
+		       "later ones are unwound by frame pointers (raise RLIMIT_AS, or build with "
+		       "-fno-omit-frame-pointer for whole stacks)",
+		       SD_UNWIND_CACHE_BYTES / 1024, SD_MEM_SHARE,
+		       (unsigned long long)(sd_mem_limit() >> 20), sd_mem_budget() >> 20,
+		       (int)t->tid, name);
+	}
+}
+
+struct sd_thread *sd_thread_begin(uintptr_t stack_lo, uintptr_t stack_hi)
 {
 	int st = atomic_load(&sd_rt.state);
 	if ((st != SD_RUNNING && st != SD_ARMED) || sd_tls_thread)
@@ -445,9 +485,14 @@ struct sd_thread *sd_thread_begin(void)
 		sd_runtime_restore_signals(&old);
 		return NULL;
 	}
+	atomic_fetch_add(&sd_rt.nbegun, 1); /* its record and ring are counted: mem/mem.h */
+	unwind_choose(t);
 	pthread_attr_t attr;
 	if (t->tid == sd_rt.pid) {
 		main_stack_bounds(t);
+	} else if (stack_hi) {
+		t->stack_lo = stack_lo;
+		t->stack_hi = stack_hi;
 	} else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *lo;
 		size_t size;
@@ -636,6 +681,9 @@ void sd_thread_end(void)
 	pthread_mutex_unlock(&lock);
 	drain_pending_samples(t);
 	altstack_close(t);
+	if (t->unwind_counted) /* its cache goes with the thread (libunwind's key) */
+		sd_mem_uncharge(SD_UNWIND_CACHE_BYTES);
+	atomic_fetch_sub(&sd_rt.nbegun, 1);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		if (t->mult[i] > 1) {
 			char note[200];
@@ -892,6 +940,10 @@ static int start_writer(void)
 		.max_depth = c->max_depth,
 		.unwind = unwind_name(c->unwind),
 		.ring_bytes = ring,
+		/* a thread's record and buffers (about 60 KiB), alternate stack
+		 * and, unwound by libunwind, its cache (sampler.h) */
+		.thread_bytes = 64u * 1024u + SD_ALTSTACK_BYTES + 4096u +
+				(c->unwind == SD_UNWIND_LIBUNWIND ? SD_UNWIND_CACHE_BYTES : 0),
 		.sources = source_info,
 		.nsources = c->nsources,
 		.verbose = c->verbose,
@@ -961,6 +1013,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	sd_rt.pid = getpid();
 	pick_fd_floor();
 	pick_timer_share();
+	sd_mem_init(); /* sonde's share of RLIMIT_AS, before anything is mapped */
 	pthread_key_create(&thread_key, thread_key_destructor);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
@@ -1048,7 +1101,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		return;
 	}
 	sd_state_move(SD_ARMED, SD_RUNNING);
-	sd_thread_begin();
+	sd_thread_begin(0, 0);
 	probes_release(); /* after the first thread's own are open */
 	struct sd_annotate_hooks ah = {
 		.region = sd_rt.cfg.regions == SD_REGIONS_TRACE ? region_event : NULL,
@@ -1228,12 +1281,14 @@ void sd_runtime_fork_prepare(void)
 	sd_annotate_fork_prepare();
 	pthread_mutex_lock(&lock);
 	sd_writer_fork_prepare();
+	sd_mem_fork_prepare(); /* last: a leaf lock, taken under the others */
 }
 
 void sd_runtime_fork_parent(void)
 {
 	if (atomic_load(&sd_rt.state) == SD_OFF)
 		return;
+	sd_mem_fork_parent();
 	sd_writer_fork_parent();
 	pthread_mutex_unlock(&lock);
 	sd_annotate_fork_parent();
@@ -1247,6 +1302,7 @@ void sd_runtime_fork_child(void)
 {
 	if (atomic_load(&sd_rt.state) == SD_OFF)
 		return;
+	sd_mem_fork_child();
 	sd_annotate_fork_child();
 	pthread_mutex_init(&lock, NULL);
 	pthread_mutex_init(&pool_lock, NULL);
@@ -1276,6 +1332,7 @@ void sd_runtime_fork_child(void)
 	}
 	sd_rt.threads = NULL;
 	atomic_store(&sd_rt.nadopted, 0);
+	atomic_store(&sd_rt.nbegun, self && !self->adopted ? 1 : 0);
 	sd_tasks_fork_child();
 	sd_rt.pid = getpid();
 	int running = atomic_load(&sd_rt.state) == SD_RUNNING;
@@ -1284,10 +1341,10 @@ void sd_runtime_fork_child(void)
 		sd_state_move(-1, SD_OFF);
 		if (self) {
 			sd_tls_thread = NULL;
-			free(self->scratch);
-			free(self->ovr_pcs);
-			free(self->pause_pcs);
-			free(self);
+			sd_mem_free(self->scratch);
+			sd_mem_free(self->ovr_pcs);
+			sd_mem_free(self->pause_pcs);
+			sd_mem_free(self);
 		}
 		sd_runtime_restore_signals(&fork_saved_mask);
 		return;

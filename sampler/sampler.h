@@ -38,6 +38,11 @@
  * unw_backtrace of 130 frames through the handler uses under 6 KiB. */
 #define SD_ALTSTACK_BYTES (64u * 1024u)
 #define SD_SAMPLE_STACK_NEED (12u * 1024u)
+/* libunwind's per-thread cache of frames (its fast trace: 2^14 entries of
+ * 16 bytes, mapped by a thread's first unw_backtrace; measured: 256 KiB more
+ * VmSize and VmRSS per sampled thread), counted in sonde's share of
+ * RLIMIT_AS (mem/mem.h) for every thread unwound by libunwind. */
+#define SD_UNWIND_CACHE_BYTES (256u * 1024u)
 /* Throttling: a source whose samples cost (handler + signal round trip,
  * handler.c) more than a quarter of its period in SD_THROTTLE_BAD of
  * SD_THROTTLE_WINDOW samples has its period raised on that thread (at least
@@ -112,6 +117,9 @@ struct sd_thread {
 	 * Set: the first sample is still to come and sets the full period. */
 	uint8_t phase[SD_MAX_SOURCES];
 	uintptr_t stack_lo, stack_hi;  /* its stack (frame-pointer walk, room checks) */
+	uint8_t unwind_fp;             /* unwound by frame pointers: libunwind's cache
+					* did not fit in sonde's share of RLIMIT_AS */
+	uint8_t unwind_counted;        /* SD_UNWIND_CACHE_BYTES counted for it (mem.h) */
 	uintptr_t alt_lo;              /* sonde's alternate signal stack, 0 if none */
 	size_t alt_bytes;              /* its usable size (a guard page lies below) */
 	int prog_alt;                  /* the program set its own sigaltstack */
@@ -205,6 +213,7 @@ struct sd_runtime {
 	struct sd_foreign foreign[SD_MAX_FOREIGN]; /* tasks.c writes, handlers read */
 	_Atomic int nforeign;          /* slots in use */
 	_Atomic int starting;          /* pthread_create'd threads not registered yet */
+	_Atomic int nbegun;            /* threads sd_thread_begin set up, not yet ended */
 	int sigterm_installed[65];     /* our flush handler holds this signal */
 	int sigio_installed;           /* our SIGIO handler holds SIGIO */
 	int wall_src;                  /* index of the wall-time source, -1 if none */
@@ -247,8 +256,11 @@ int sd_config_parse_period(const char *s, uint64_t *period_ns);
 
 /* runtime.c */
 void sd_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Sets up the calling thread: ring, unwinder warm-up, sources. */
-struct sd_thread *sd_thread_begin(void);
+/* Sets up the calling thread: ring, unwinder warm-up, sources. stack_lo,
+ * stack_hi: its stack as pthread_getattr_np gives it, read by its creator
+ * (interpose.c); 0, 0: unknown, read here (the main thread's is found
+ * without). */
+struct sd_thread *sd_thread_begin(uintptr_t stack_lo, uintptr_t stack_hi);
 /* Tears down the calling thread's state; idempotent. */
 void sd_thread_end(void);
 /* The program blocked the sampling signal on thread t (its own, ordinary

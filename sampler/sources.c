@@ -223,7 +223,9 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 				err = timer_open(t, i, sd_kernel_thread_clock(tid), tid);
 				if (err == 0 && (why == -EMFILE || why == -ENFILE || why == -EDQUOT))
 					sd_say_nofd_sigsafe((int)i, why == -EDQUOT);
-				else if (err == 0)
+				/* ESRCH: a thread already ending (one the writer's scan
+				 * adopts as it exits): nothing was refused */
+				else if (err == 0 && why != -ESRCH)
 					sd_say_refused_sigsafe((int)i, -why);
 			}
 		} else {

@@ -79,6 +79,7 @@
 #include "common/sys.h"
 #include "kernel/kernel.h"
 #include "sampler/sampler.h"
+#include "mem/mem.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -442,7 +443,7 @@ static int read_tasks(void)
 				tids[ntids++] = tid;
 		}
 	}
-	qsort(tids, ntids, sizeof *tids, cmp_tid);
+	sd_sort(tids, ntids, sizeof *tids, cmp_tid);
 	return 0;
 }
 
@@ -479,7 +480,7 @@ static int tid_push(pid_t **v, size_t *n, size_t *cap, pid_t tid)
 {
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 256;
-		pid_t *p = realloc(*v, c * sizeof *p);
+		pid_t *p = sd_mem_realloc(*v, c * sizeof *p);
 		if (!p)
 			return -ENOMEM;
 		*v = p;
@@ -523,8 +524,8 @@ static int known_collect(void)
 	}
 	ended_n = keep;
 	pthread_mutex_unlock(&ended_lock);
-	if (known_n > 1) /* never qsort(NULL, 0, ...): out of memory leaves it NULL */
-		qsort(known_tids, known_n, sizeof *known_tids, cmp_tid);
+	if (known_n > 1) /* never sort NULL: out of memory leaves it NULL */
+		sd_sort(known_tids, known_n, sizeof *known_tids, cmp_tid);
 	return err;
 }
 
@@ -634,10 +635,10 @@ static void end_foreign(struct sd_foreign *f)
 		t->ring->cpu_known = 1;
 	}
 	sd_writer_ring_close(t->ring, t->ring ? t->ring->name_begin : "", NULL, 0, NULL);
-	free(t->scratch);
-	free(t->ovr_pcs);
-	free(t->pause_pcs);
-	free(t);
+	sd_mem_free(t->scratch);
+	sd_mem_free(t->ovr_pcs);
+	sd_mem_free(t->pause_pcs);
+	sd_mem_free(t);
 	f->t = NULL;
 }
 
@@ -648,24 +649,46 @@ static void find_stack(struct sd_foreign *f)
 	uintptr_t sp = atomic_load(&f->sp);
 	if (!sp || atomic_load(&f->stack_hi))
 		return;
-	FILE *m = fopen("/proc/self/maps", "re");
-	if (!m)
+	/* Read through a buffer of its own, not stdio: nothing is allocated on
+	 * the writer thread (mem/mem.h). Only a line's start is parsed, so a
+	 * line longer than the buffer is skipped to its end. */
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	char line[512];
-	while (fgets(line, sizeof line, m)) {
-		unsigned long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
-			continue;
-		if (sp >= lo && sp < hi) {
-			if (perms[0] == 'r') {
-				atomic_store(&f->stack_lo, (uintptr_t)lo);
-				atomic_store_explicit(&f->stack_hi, (uintptr_t)hi, memory_order_release);
-			}
+	char buf[4096];
+	size_t have = 0;
+	int skip = 0, done = 0;
+	while (!done) {
+		ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+		if (n <= 0)
 			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while (!done && (nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			*nl = 0;
+			unsigned long lo, hi;
+			char perms[8];
+			if (!skip && sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && sp >= lo &&
+			    sp < hi) {
+				if (perms[0] == 'r') {
+					atomic_store(&f->stack_lo, (uintptr_t)lo);
+					atomic_store_explicit(&f->stack_hi, (uintptr_t)hi,
+							      memory_order_release);
+				}
+				done = 1;
+			}
+			skip = 0;
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof buf - 1) { /* no newline in a full buffer */
+			have = 0;
+			skip = 1;
 		}
 	}
-	fclose(m);
+	close(fd);
 }
 
 /* update: post the CPU times read (every CHILD_SCAN_TICKS ticks, and at a

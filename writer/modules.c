@@ -17,6 +17,7 @@
 #include "common/common.h"
 #include "common/dlns.h"
 #include "writer/writer_int.h"
+#include "mem/mem.h"
 
 struct scan_item {
 	char *name;
@@ -50,7 +51,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct scan_item *it = realloc(s->items, cap * sizeof *it);
+		struct scan_item *it = sd_mem_realloc(s->items, cap * sizeof *it);
 		if (!it) {
 			s->incomplete = 1;
 			return 1;
@@ -66,7 +67,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 		name = "[unknown]";
 	else if (!strncmp(name, "linux-vdso", 10))
 		name = "[vdso]";
-	it->name = strdup(name);
+	it->name = sd_mem_strdup(name);
 	if (!it->name) {
 		s->n--;
 		s->incomplete = 1;
@@ -93,16 +94,16 @@ static void rebuild_index(void)
 	for (size_t i = 0; i < sd_w.nmods; i++)
 		if (sd_w.mods[i]->loaded)
 			sd_w.nloaded++;
-	free(sd_w.loaded);
-	sd_w.loaded = malloc((sd_w.nloaded + 1) * sizeof *sd_w.loaded);
+	sd_mem_free(sd_w.loaded);
+	sd_w.loaded = sd_mem_alloc((sd_w.nloaded + 1) * sizeof *sd_w.loaded);
 	size_t k = 0;
 	for (size_t i = 0; sd_w.loaded && i < sd_w.nmods; i++)
 		if (sd_w.mods[i]->loaded)
 			sd_w.loaded[k++] = sd_w.mods[i];
 	if (!sd_w.loaded)
 		sd_w.nloaded = 0;
-	if (sd_w.nloaded > 1) /* never qsort(NULL, ...), out of memory */
-		qsort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
+	if (sd_w.nloaded > 1) /* never sort NULL (out of memory) */
+		sd_sort(sd_w.loaded, sd_w.nloaded, sizeof *sd_w.loaded, cmp_lo);
 }
 
 /* Re-reads the loader's list; records MODULE / MODULE_END for the
@@ -114,7 +115,7 @@ static void rebuild_index(void)
  * writer lock (a lock-order inversion). */
 struct sd_scan *sd_modules_collect(void)
 {
-	struct scan *s = calloc(1, sizeof *s);
+	struct scan *s = sd_mem_calloc(1, sizeof *s);
 	if (s)
 		/* ordinary context: the loader's own lists, every namespace */
 		sd_dl_iterate_all(dl_iterate_phdr, scan_cb, s);
@@ -133,7 +134,7 @@ void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload)
 	if (!scan)
 		return; /* out of memory: keep what is known rather than unload all */
 	struct scan s = *(struct scan *)scan;
-	free(scan);
+	sd_mem_free(scan);
 	for (size_t i = 0; i < sd_w.nmods; i++)
 		sd_w.mods[i]->seen = 0;
 	for (size_t j = 0; j < s.n; j++) {
@@ -147,22 +148,22 @@ void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload)
 		}
 		if (m) {
 			m->seen = 1;
-			free(it->name);
+			sd_mem_free(it->name);
 			continue;
 		}
 		if (sd_w.nmods == sd_w.capmods) {
 			size_t cap = sd_w.capmods ? sd_w.capmods * 2 : 64;
-			struct sd_module **mm = realloc(sd_w.mods, cap * sizeof *mm);
+			struct sd_module **mm = sd_mem_realloc(sd_w.mods, cap * sizeof *mm);
 			if (!mm) {
-				free(it->name);
+				sd_mem_free(it->name);
 				continue;
 			}
 			sd_w.mods = mm;
 			sd_w.capmods = cap;
 		}
-		m = calloc(1, sizeof *m);
+		m = sd_mem_calloc(1, sizeof *m);
 		if (!m) {
-			free(it->name);
+			sd_mem_free(it->name);
 			continue;
 		}
 		m->id = (uint32_t)sd_w.nmods + 1;
@@ -189,7 +190,7 @@ void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload)
 			sd_stream_module_end(m);
 		}
 	}
-	free(s.items);
+	sd_mem_free(s.items);
 	rebuild_index();
 	sd_w.mod_gen++;
 }
@@ -222,11 +223,11 @@ struct sd_module *sd_modules_find(uintptr_t addr, uint64_t t_ns)
 void sd_modules_free(void)
 {
 	for (size_t i = 0; i < sd_w.nmods; i++) {
-		free(sd_w.mods[i]->path);
-		free(sd_w.mods[i]);
+		sd_mem_free(sd_w.mods[i]->path);
+		sd_mem_free(sd_w.mods[i]);
 	}
-	free(sd_w.mods);
-	free(sd_w.loaded);
+	sd_mem_free(sd_w.mods);
+	sd_mem_free(sd_w.loaded);
 	sd_w.mods = NULL;
 	sd_w.loaded = NULL;
 	sd_w.nmods = sd_w.capmods = sd_w.nloaded = 0;
@@ -244,8 +245,8 @@ void sd_modules_reemit(uint64_t t_ns)
 	for (size_t i = 0; i < sd_w.nmods; i++) {
 		struct sd_module *m = sd_w.mods[i];
 		if (!m->loaded) {
-			free(m->path);
-			free(m);
+			sd_mem_free(m->path);
+			sd_mem_free(m);
 			continue;
 		}
 		m->id = (uint32_t)k + 1;

@@ -12,6 +12,7 @@
  * part is reused without lookups.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "common/common.h"
 #include "include/sonde.h"
 #include "writer/writer_int.h"
+#include "mem/mem.h"
 
 static const char *const drop_names[SD_DROP_NREASONS] = SD_DROP_NAMES;
 
@@ -55,13 +57,20 @@ uint64_t sd_stream_rel(uint64_t t_ns)
 	return t_ns > sd_w.t0_mono ? t_ns - sd_w.t0_mono : 0;
 }
 
+/* Not stdio: no malloc (mem.h). */
 static size_t read_small_file(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	size_t n = fread(buf, 1, len, f);
-	fclose(f);
+	size_t n = 0;
+	while (n < len) {
+		ssize_t k = read(fd, buf + n, len - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
 	return n;
 }
 
@@ -309,7 +318,7 @@ static void leaf_count(uint64_t pc, uint64_t n)
 {
 	if ((sd_w.used_leaf + 1) * 2 > sd_w.nleaf) {
 		size_t cap = sd_w.nleaf ? 2 * sd_w.nleaf : 1024;
-		struct sd_top_pc *t = calloc(cap, sizeof *t);
+		struct sd_top_pc *t = sd_mem_calloc(cap, sizeof *t);
 		if (!t)
 			return; /* out of memory: the query misses it, the stream does not */
 		for (size_t i = 0; i < sd_w.nleaf; i++) {
@@ -320,7 +329,7 @@ static void leaf_count(uint64_t pc, uint64_t n)
 				h = (h + 1) & (cap - 1);
 			t[h] = sd_w.leaf[i];
 		}
-		free(sd_w.leaf);
+		sd_mem_free(sd_w.leaf);
 		sd_w.leaf = t;
 		sd_w.nleaf = cap;
 	}
@@ -336,7 +345,7 @@ static void leaf_count(uint64_t pc, uint64_t n)
 size_t sd_stream_leaf_copy(struct sd_top_pc **out)
 {
 	*out = NULL;
-	if (!sd_w.used_leaf || !(*out = malloc(sd_w.used_leaf * sizeof **out)))
+	if (!sd_w.used_leaf || !(*out = sd_mem_alloc(sd_w.used_leaf * sizeof **out)))
 		return 0;
 	size_t k = 0;
 	for (size_t i = 0; i < sd_w.nleaf && k < sd_w.used_leaf; i++)
@@ -347,12 +356,12 @@ size_t sd_stream_leaf_copy(struct sd_top_pc **out)
 
 void sd_stream_intern_reset(void)
 {
-	free(sd_w.leaf);
+	sd_mem_free(sd_w.leaf);
 	sd_w.leaf = NULL;
 	sd_w.nleaf = sd_w.used_leaf = 0;
 	sd_w.ctx_sent = 0;
 	sd_w.attrs_sent = 0;
-	free(sd_w.slots);
+	sd_mem_free(sd_w.slots);
 	sd_w.slots = NULL;
 	sd_w.nslots = sd_w.used_slots = 0;
 	sd_w.next_node = 0;
@@ -362,7 +371,7 @@ void sd_stream_intern_reset(void)
 static int grow(void)
 {
 	size_t n = sd_w.nslots ? sd_w.nslots * 2 : 4096;
-	struct sd_intern_slot *s = calloc(n, sizeof *s);
+	struct sd_intern_slot *s = sd_mem_calloc(n, sizeof *s);
 	if (!s)
 		return -1;
 	for (size_t i = 0; i < sd_w.nslots; i++) {
@@ -374,7 +383,7 @@ static int grow(void)
 			h = (h + 1) & (n - 1);
 		s[h] = *o;
 	}
-	free(sd_w.slots);
+	sd_mem_free(sd_w.slots);
 	sd_w.slots = s;
 	sd_w.nslots = n;
 	return 0;

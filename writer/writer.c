@@ -37,6 +37,7 @@
  * a valid prefix.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -57,6 +58,7 @@
 #include "common/sys.h"
 #include "writer/writer_int.h"
 #include "annotate/annotate.h"
+#include "mem/mem.h"
 
 struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER, .out_fd = -1, .dir_fd = -1};
 
@@ -569,9 +571,9 @@ static void ring_bufs_release(struct sd_ring *r)
 			(struct sd_ring_bufs){r->buf, r->prev_pcs, r->prev_nodes};
 	} else {
 		if (r->buf != MAP_FAILED)
-			munmap(r->buf, r->cap_bytes);
-		free(r->prev_pcs);
-		free(r->prev_nodes);
+			sd_mem_unmap(r->buf, r->cap_bytes);
+		sd_mem_free(r->prev_pcs);
+		sd_mem_free(r->prev_nodes);
 	}
 	r->buf = NULL;
 	r->prev_pcs = NULL;
@@ -582,23 +584,49 @@ static void ring_bufs_release(struct sd_ring *r)
 static void ring_free(struct sd_ring *r)
 {
 	ring_bufs_release(r);
-	free(r->blk_pcs);
-	free(r);
+	sd_mem_free(r->blk_pcs);
+	sd_mem_free(r);
+}
+
+/* A new thread's ring size: SONDE_BUFFER_KB's, unless sonde has a share of
+ * RLIMIT_AS (mem.h). The share is sized for SD_MEM_THREADS threads: the ring
+ * is then halved, down to SD_RING_MIN_BYTES, until it fits in a thread's
+ * part of the share beside the thread's other costs (cfg.thread_bytes), and
+ * in a quarter of what is left (threads that come when the share runs short
+ * still get one). Said once. */
+static uint64_t ring_bytes_for(pid_t tid, const char *name)
+{
+	uint64_t cap = sd_w.cfg.ring_bytes;
+	size_t left = sd_mem_left();
+	if (left == SIZE_MAX)
+		return cap;
+	size_t part = sd_mem_budget() / SD_MEM_THREADS;
+	part = part > sd_w.cfg.thread_bytes ? part - sd_w.cfg.thread_bytes : 0;
+	while (cap > SD_RING_MIN_BYTES && (cap > part || cap > left / 4))
+		cap >>= 1;
+	if (cap < sd_w.cfg.ring_bytes && !atomic_exchange(&sd_w.ring_cut_said, 1))
+		say("sonde: SONDE_BUFFER_KB: %u KiB per thread does not fit in sonde's share of "
+		    "RLIMIT_AS (1/%u of %llu MiB: %zu MiB): thread %d (%s) and later ones get rings "
+		    "of %llu KiB at most (raise RLIMIT_AS or lower SONDE_BUFFER_KB)",
+		    sd_w.cfg.ring_bytes / 1024, SD_MEM_SHARE,
+		    (unsigned long long)(sd_mem_limit() >> 20), sd_mem_budget() >> 20, (int)tid,
+		    name ? name : "", (unsigned long long)(cap / 1024));
+	return cap;
 }
 
 struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 {
 	if (!atomic_load(&sd_w.inited))
 		return NULL;
-	struct sd_ring *r = calloc(1, sizeof *r);
+	struct sd_ring *r = sd_mem_calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
 	r->cap_bytes = sd_w.cfg.ring_bytes;
 	r->max_rec_bytes = ring_max_rec();
 	/* wall-time: the stack where the thread waits (offcpu.c) */
 	if (sd_w.cfg.wall_source >= 0 &&
-	    !(r->blk_pcs = malloc(SD_BLK_BUFS * (size_t)sd_w.cfg.max_depth * sizeof *r->blk_pcs))) {
-		free(r);
+	    !(r->blk_pcs = sd_mem_alloc(SD_BLK_BUFS * (size_t)sd_w.cfg.max_depth * sizeof *r->blk_pcs))) {
+		sd_mem_free(r);
 		return NULL;
 	}
 	pthread_mutex_lock(&sd_w.lock);
@@ -608,10 +636,10 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	}
 	pthread_mutex_unlock(&sd_w.lock);
 	if (!r->buf) {
-		r->buf = mmap(NULL, r->cap_bytes, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		r->prev_pcs = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
-		r->prev_nodes = malloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
+		r->cap_bytes = ring_bytes_for(tid, name);
+		r->buf = sd_mem_room(r->cap_bytes) ? sd_mem_map(r->cap_bytes, 0) : MAP_FAILED;
+		r->prev_pcs = sd_mem_alloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
+		r->prev_nodes = sd_mem_alloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
 		if (r->buf == MAP_FAILED || !r->prev_pcs || !r->prev_nodes) {
 			pthread_mutex_lock(&sd_w.lock);
 			ring_free(r);
@@ -845,19 +873,24 @@ static void drain(int final)
 			if (!closed) {
 				char path[64];
 				memcpy(r->name_end, r->name_begin, sizeof r->name_end);
-				FILE *f = NULL;
+				int fd = -1;
 				if (r->tid == gettid()) { /* the exiting thread's own: no file */
 					char name[16] = "";
 					if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
 						memcpy(r->name_end, name, sizeof name);
-				} else {
+				} else { /* not stdio: no malloc on the writer thread (mem.h) */
 					snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)r->tid);
-					f = fopen(path, "re");
+					fd = open(path, O_RDONLY | O_CLOEXEC);
 				}
-				if (f) {
-					if (fgets(r->name_end, sizeof r->name_end, f))
-						r->name_end[strcspn(r->name_end, "\n")] = 0;
-					fclose(f);
+				if (fd >= 0) {
+					char name[sizeof r->name_end];
+					ssize_t n = read(fd, name, sizeof name - 1);
+					close(fd);
+					if (n > 0) {
+						name[n] = 0;
+						name[strcspn(name, "\n")] = 0;
+						memcpy(r->name_end, name, sizeof name);
+					}
 				}
 				atomic_store(&r->t_end_ns, sd_now_ns_sigsafe());
 			}
@@ -1024,6 +1057,19 @@ static void *writer_main(void *unused)
 	return NULL;
 }
 
+/* The static TLS of the process, which glibc takes out of a thread's stack
+ * (its size is only told by a private function of the loader's, the one
+ * the sanitizers ask too); 64 KiB when it does not say. */
+static size_t static_tls_bytes(void)
+{
+	void (*info)(size_t *, size_t *);
+	*(void **)&info = dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+	size_t size = 0, align = 0;
+	if (info)
+		info(&size, &align);
+	return size && size < (64u << 20) ? size + align : 64u * 1024u;
+}
+
 /* The writer thread, unless process slots are scarce (slots.c) or it
  * cannot be made: then the process runs on without one. Returns 0. */
 static int start_thread(void)
@@ -1039,8 +1085,25 @@ static int start_thread(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	atomic_store(&sd_w.stop_req, 0);
 	atomic_store(&sd_w.thread_running, 1);
+	/* A small stack of its own (glibc's default is RLIMIT_STACK, 8 MiB),
+	 * counted in sonde's share of the address space once per process: a
+	 * writer started again (a forked child) gets the same size back from
+	 * glibc's cache of stacks. A share too small for it (RLIMIT_AS under
+	 * 5 MiB) does not stop it: without the writer nothing is recorded. */
+	pthread_attr_t attr;
+	if (!sd_w.stack_bytes) {
+		sd_w.stack_bytes = SD_WRITER_STACK_BYTES + static_tls_bytes();
+		sd_mem_charge(sd_w.stack_bytes + 4096); /* its guard page too */
+	}
+	int have_attr = pthread_attr_init(&attr) == 0;
+	if (have_attr && pthread_attr_setstacksize(&attr, sd_w.stack_bytes) != 0) {
+		pthread_attr_destroy(&attr);
+		have_attr = 0;
+	}
 	sd_slots_starting();
-	int err = sd_w.cfg.create_thread(&sd_w.thread, NULL, writer_main, NULL);
+	int err = sd_w.cfg.create_thread(&sd_w.thread, have_attr ? &attr : NULL, writer_main, NULL);
+	if (have_attr)
+		pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		atomic_store(&sd_w.thread_running, 0);
@@ -1067,18 +1130,34 @@ static void clock_origin(void)
 	sd_w.t0_real = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
 }
 
-/* The packer's sink: msgpack_sbuffer_write, except when the buffer cannot
- * grow. Then the record being packed is taken back (stream.c, rec_begin),
- * so the buffer and the file hold whole records only, and every later
- * record is dropped: the FRAME or CONTEXT records a later one refers to may
- * be among those lost. Said once; the stream ends without END (incomplete).
- * Writer lock held. */
+/* The packer's sink: msgpack_sbuffer_write's, over sonde's memory (mem.h:
+ * msgpack's would realloc, and give the writer thread a malloc arena),
+ * except when the buffer cannot grow. Then the record being packed is taken
+ * back (stream.c, rec_begin), so the buffer and the file hold whole records
+ * only, and every later record is dropped: the FRAME or CONTEXT records a
+ * later one refers to may be among those lost. Said once; the stream ends
+ * without END (incomplete). Writer lock held. */
 static int sbuf_write(void *data, const char *buf, size_t len)
 {
+	msgpack_sbuffer *sb = data;
 	if (sd_w.pack_oom)
 		return -1;
-	if (msgpack_sbuffer_write(data, buf, len) == 0)
+	if (sb->alloc - sb->size >= len) {
+		memcpy(sb->data + sb->size, buf, len);
+		sb->size += len;
 		return 0;
+	}
+	size_t cap = sb->alloc ? sb->alloc : MSGPACK_SBUFFER_INIT_SIZE;
+	while (cap - sb->size < len && cap < SIZE_MAX / 2)
+		cap *= 2;
+	char *grown = cap - sb->size >= len ? sd_mem_realloc(sb->data, cap) : NULL;
+	if (grown) {
+		sb->data = grown;
+		sb->alloc = cap;
+		memcpy(sb->data + sb->size, buf, len);
+		sb->size += len;
+		return 0;
+	}
 	sd_w.pack_oom = 1;
 	sd_w.sbuf.size = sd_w.rec_start;
 	say("sonde: stream: out of memory for its buffer: %s (profiling data from now on is "
@@ -1119,8 +1198,8 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 	if (sd_w.dir_fd < 0) /* else sd_writer_open_dir made it absolute already */
 		snprintf(sd_w.dir, sizeof sd_w.dir, "%s", cfg->dir);
 	read_exe();
-	sd_w.tmp_nodes = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
-	sd_w.tmp_pcs = malloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_pcs);
+	sd_w.tmp_nodes = sd_mem_alloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_nodes);
+	sd_w.tmp_pcs = sd_mem_alloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_pcs);
 	if (!sd_w.tmp_nodes || !sd_w.tmp_pcs) {
 		drop_dir_fd();
 		say("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));
@@ -1219,7 +1298,8 @@ int sd_writer_fork_child(struct sd_ring *keep)
 		return -EINVAL;
 	/* The parent flushes what it had; nothing of it is written twice. */
 	pid_t parent = getppid();
-	msgpack_sbuffer_destroy(&sd_w.sbuf);
+	sd_mem_free(sd_w.sbuf.data);
+	msgpack_sbuffer_init(&sd_w.sbuf);
 	for (struct sd_ring *r = sd_w.rings, *next; r; r = next) {
 		next = r->next;
 		if (r != keep)

@@ -25,6 +25,10 @@
 
 enum sd_rec_kind { SD_REC_PAD = 1, SD_REC_SAMPLE = 2, SD_REC_REGION = 3 };
 
+/* The smallest ring (SONDE_BUFFER_KB's least, 64), and the one a thread
+ * gets when sonde's share of RLIMIT_AS runs short (docs/ENV.md). */
+#define SD_RING_MIN_BYTES (64u * 1024u)
+
 /* Stacks kept per thread of the blocking calls it made (wall-time), one per
  * call site: the calls between two writer ticks are charged to their own. */
 #define SD_BLK_BUFS 4
@@ -254,7 +258,8 @@ struct sd_writer_config {
 	unsigned flush_ms;
 	unsigned max_depth;
 	const char *unwind;        /* "libunwind", "fp", "none" */
-	uint32_t ring_bytes;       /* per thread, power of two */
+	uint32_t ring_bytes;       /* per thread, power of two, >= SD_RING_MIN_BYTES */
+	uint32_t thread_bytes;     /* what else a thread costs sonde's share of RLIMIT_AS */
 	const struct sd_source_info *sources;
 	unsigned nsources;
 	const struct sd_counters *counters; /* kernel/kernel.h; NULL or n == 0: none */
@@ -400,7 +405,7 @@ void sd_writer_ring_regions(struct sd_ring *r, struct sd_rtable *rt);
 /* The query API's view of the writer (include/sonde.h), ordinary context, any
  * thread but the writer's, sonde's signals blocked by the caller:
  * sd_writer_leaf_pcs: every innermost PC sampled so far with its samples, after
- * draining the rings (a malloc'ed copy in *out, the caller frees; how many);
+ * draining the rings (a copy in *out, the caller frees it with sd_mem_free; how many);
  * sd_writer_flush_now: drain, collect every region table, write the file (0, or
  * -EAGAIN when the stream is ended or the writer stopped). Without a writer
  * thread the caller drains. */

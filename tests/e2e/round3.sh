@@ -508,6 +508,128 @@ $N: $(cat on.sonde)"
 		valid_stream "$f"
 		pass "under valgrind (memcheck): no error, the program's output and status, $n periods sampled"
 		;;
+	asblocks)
+		# Item 4 (RLIMIT_AS): sonde grew a small program's address space
+		# from 2.5 to 78 MiB: glibc's malloc arena for the writer thread
+		# (64 MiB reserved), the writer's 8 MiB stack, a 512 KiB ring.
+		# Under a 64 MiB limit the program took 25 blocks of 2 MiB instead
+		# of 30. Now sonde's reserve is RLIMIT_AS/64 + 1 MiB (docs/ENV.md,
+		# "What sonde takes from the program's limits"): the program may lose
+		# ceil((64 MiB / 64 + 1 MiB) / 2 MiB) = 1 block.
+		command -v prlimit >/dev/null || skip "no prlimit"
+		[ -n "${ASAN_OPTIONS:-}" ] && skip "AddressSanitizer's shadow memory does not fit under RLIMIT_AS"
+		P="$B/asroom"
+		L=$((64 << 20))
+		said_of() { # what sonde said but for throttling (a busy machine: another line)
+			grep -v '^sonde: [^ ]*: sampling takes too large a part of each period here, throttled: ' "$1"
+		}
+		for how in mmap malloc; do
+			for kb in 512 64; do
+				timeout 60 prlimit --as=$L "$P" blocks 2048 $how >plain.out 2>plain.err
+				echo $? >plain.rc
+				[ "$(cat plain.rc)" = 0 ] || fail "$how: the program fails on its own: $(cat plain.out plain.err)"
+				rm -rf on
+				timeout 60 prlimit --as=$L env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" \
+					SONDE_BUFFER_KB=$kb "$P" blocks 2048 $how >on.out 2>on.err
+				echo $? >on.rc
+				[ "$(cat on.rc)" = 124 ] && fail "$how: hung (killed after 60 s)"
+				[ "$(cat on.rc)" = 0 ] || fail "$how: status $(cat on.rc) under sonde: $(head -c 600 on.err)"
+				p=$(awk '$1 == "blocks" { print $2 }' plain.out)
+				s=$(awk '$1 == "blocks" { print $2 }' on.out)
+				[ -n "$p" ] && [ -n "$s" ] || fail "$how: no count: $(cat plain.out on.out)"
+				[ $((p - s)) -le 1 ] ||
+					fail "$how: $s blocks of 2 MiB under sonde, $p without: sonde took more than its reserve"
+				# Said once, when it degraded: 512 KiB rings shrink to the
+				# least, 64 KiB; 64 KiB rings are what was asked for.
+				said_of on.err >said.txt
+				if [ $kb = 512 ]; then
+					want="sonde: SONDE_BUFFER_KB: 512 KiB per thread does not fit in sonde's share of RLIMIT_AS \(1/64 of 64 MiB: 1 MiB\): thread [0-9]+ \(asroom\) and later ones get rings of 64 KiB at most \(raise RLIMIT_AS or lower SONDE_BUFFER_KB\)"
+					[ "$(grep -c '^sonde: ' said.txt)" = 1 ] && grep -qxE "$want" said.txt ||
+						fail "$how: expected one line '$want', got: $(cat on.err)"
+				else
+					[ -s said.txt ] && fail "$how, SONDE_BUFFER_KB=64: sonde said: $(cat on.err)"
+				fi
+				f=$(ls on/*.sonde 2>/dev/null | head -n 1)
+				[ -n "$f" ] || fail "$how: no stream"
+				valid_stream "$f"
+				grep -q '"kind":"SAMPLE"' "$T/dump.json" || fail "$how: no samples"
+			done
+		done
+		pass "RLIMIT_AS 64 MiB: the program's $p blocks of 2 MiB (mmap and malloc), $s under sonde; 512 KiB rings cut to 64 KiB, said once"
+		;;
+	asthreads)
+		# Item 4 (RLIMIT_AS): every thread sonde set up got a glibc malloc
+		# arena through sonde's own calls (64 MiB reserved each, up to 8 per
+		# core): under 1 GiB a program's 37th pthread_create failed (64 plain);
+		# idle threads until pthread_create fails: 29 instead of 127. Asked
+		# for 1 GiB rings under 3 GiB, no thread, the main one included, got
+		# one. Now sonde's memory is its own (mem/mem.h) and its rings,
+		# alternate stacks and libunwind's caches share RLIMIT_AS/64.
+		command -v prlimit >/dev/null || skip "no prlimit"
+		[ -n "${ASAN_OPTIONS:-}" ] && skip "AddressSanitizer's shadow memory does not fit under RLIMIT_AS"
+		P="$B/asroom"
+		G=$((1 << 30))
+		said_of() { # what sonde said but for throttling (a busy machine: another line)
+			grep -v '^sonde: [^ ]*: sampling takes too large a part of each period here, throttled: ' "$1"
+		}
+		ring_line() { # the ring line for a limit of $1 MiB, rings of $3 KiB for $2 asked
+			echo "sonde: SONDE_BUFFER_KB: $2 KiB per thread does not fit in sonde's share of RLIMIT_AS \(1/64 of $1 MiB: $(($1 / 64)) MiB\): thread [0-9]+ \(asroom\) and later ones get rings of $3 KiB at most \(raise RLIMIT_AS or lower SONDE_BUFFER_KB\)"
+		}
+		unwind_line() {
+			echo "sonde: SONDE_UNWIND: libunwind's cache \(256 KiB a thread\) does not fit in sonde's share of RLIMIT_AS \(1/64 of $1 MiB: $(($1 / 64)) MiB\): thread [0-9]+ \(asroom\) and later ones are unwound by frame pointers \(raise RLIMIT_AS, or build with -fno-omit-frame-pointer for whole stacks\)"
+		}
+		# 63 threads meeting main at a barrier (64 in all: what the share
+		# is sized for), 1 GiB: every thread is set up (rings cut to 64
+		# KiB, the later threads unwound by frame pointers: each said
+		# once), the program's output and status kept.
+		timeout 60 prlimit --as=$G "$P" threads 63 >plain.out 2>plain.err
+		echo $? >plain.rc
+		[ "$(cat plain.rc)" = 0 ] || fail "threads 63 fails on its own under 1 GiB: $(cat plain.out plain.err)"
+		timeout 60 prlimit --as=$G env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" \
+			"$P" threads 63 >on.out 2>on.err
+		echo $? >on.rc
+		same_as_plain on
+		said_of on.err | grep -vxE "$(ring_line 1024 512 64)|$(unwind_line 1024)" >other.err &&
+			fail "threads 63 under 1 GiB: sonde said more: $(cat other.err)"
+		for re in "$(ring_line 1024 512 64)" "$(unwind_line 1024)"; do
+			[ "$(grep -cxE "$re" on.err)" = 1 ] || fail "threads 63 under 1 GiB: not said once: '$re' in: $(cat on.err)"
+		done
+		f=$(ls on/*.sonde | head -n 1)
+		valid_stream "$f"
+		n=$(grep -c '"kind":"THREAD",' "$T/dump.json")
+		[ "$n" = 64 ] || fail "threads 63 under 1 GiB: $n threads in the stream, not 64"
+		# 64 threads, 1 GiB rings asked for under 3 GiB: cut to 256 KiB
+		# (64 threads' share), said once, nothing else degraded.
+		rm -rf on
+		timeout 60 prlimit --as=$((3 * G)) "$P" threads 64 >plain.out 2>plain.err
+		echo $? >plain.rc
+		timeout 60 prlimit --as=$((3 * G)) env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" \
+			SONDE_BUFFER_KB=1048576 "$P" threads 64 >on.out 2>on.err
+		echo $? >on.rc
+		same_as_plain on
+		said_of on.err >said.txt
+		[ "$(grep -c '^sonde: ' said.txt)" = 1 ] && grep -qxE "$(ring_line 3072 1048576 256)" said.txt ||
+			fail "1 GiB rings under 3 GiB: expected one line '$(ring_line 3072 1048576 256)', got: $(cat on.err)"
+		f=$(ls on/*.sonde | head -n 1)
+		valid_stream "$f"
+		# Idle threads of 8 MiB stacks until pthread_create fails, 1 GiB:
+		# the program may lose ceil((16 MiB + 1 MiB) / 8 MiB) = 3 threads.
+		rm -rf on
+		timeout 60 prlimit --as=$G "$P" maxthreads 8192 >plain.out 2>plain.err
+		timeout 60 prlimit --as=$G env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/on" \
+			"$P" maxthreads 8192 >on.out 2>on.err
+		echo $? >on.rc
+		[ "$(cat on.rc)" = 0 ] || fail "maxthreads: status $(cat on.rc) under sonde: $(head -c 600 on.err)"
+		p=$(awk '$1 == "maxthreads" { print $2 }' plain.out)
+		s=$(awk '$1 == "maxthreads" { print $2 }' on.out)
+		[ -n "$p" ] && [ -n "$s" ] || fail "maxthreads: no count: $(cat plain.out on.out)"
+		[ $((p - s)) -le 3 ] || fail "maxthreads: $s threads under sonde, $p without: sonde took more than its reserve"
+		# more threads than the share is sized for: some are not set up as
+		# they begin (said), and may be found later by the writer's scan
+		said_of on.err | grep -vxE "$(ring_line 1024 512 64)|$(unwind_line 1024)|sonde: thread [0-9]+ \(asroom\): (no memory for its sample buffers|made without pthread_create): .*" >other.err &&
+			fail "maxthreads: sonde said: $(cat other.err)"
+		pass "RLIMIT_AS: 63 threads at a barrier under 1 GiB, 64 with 1 GiB rings asked for under 3 GiB: output and status kept, degradations said once; $s of $p idle threads under 1 GiB"
+		;;
 	*) fail "unknown case $c" ;;
 	esac
 done

@@ -349,11 +349,12 @@ sonde: thread $pid: cannot start sampling: Resource temporarily unavailable (thi
 	;;
 
 # Out of memory as the writer starts: its first allocation is the node
-# array of (SONDE_MAX_DEPTH + 1) 4-byte entries, 4100 bytes by default (the
-# first allocation of that size). One line, no stream, the program runs on.
+# array of (SONDE_MAX_DEPTH + 1) 4-byte entries, 4100 bytes by default, a
+# mapping of its own with sonde's 16-byte header (mem/mem.h): the first
+# mapping of 4116 bytes. One line, no stream, the program runs on.
 malloc_writer)
-	faulted m 'malloc/4100:1'
-	fired_like m '^fault malloc 1 \(4100\): ENOMEM$'
+	faulted m 'mmap/4116:1'
+	fired_like m '^fault mmap 1 \(4116\): ENOMEM$'
 	unchanged m
 	said m "sonde: writer: cannot start: Cannot allocate memory (this run is not profiled)"
 	[ -z "$(ls m)" ] || fail "malloc_writer: files were left: $(ls m)"
@@ -418,13 +419,14 @@ sonde: thread $pid (fault_wl): no memory for its sample buffers: Cannot allocate
 	;;
 
 # Out of memory in a scan of the loader's list (its first allocation, 32
-# entries of 104 bytes) after the first one: fault_wl's dlopen/dlclose of
-# libm and the writer's checks scan again. An incomplete scan must not
-# record the modules it did not get to as unloaded: the program's code stays
-# in its module and symbolized.
+# entries of 104 bytes, and sonde's 16-byte header: a mapping of 3344 bytes)
+# after the first one: fault_wl's dlopen/dlclose of libm and the writer's
+# checks scan again. An incomplete scan must not record the modules it did
+# not get to as unloaded: the program's code stays in its module and
+# symbolized.
 modules_scan)
-	faulted s 'malloc/3328:2+'
-	fired_like s '^fault malloc 2 \(3328\): ENOMEM$'
+	faulted s 'mmap/3344:2+'
+	fired_like s '^fault mmap 2 \(3344\): ENOMEM$'
 	unchanged s
 	said s ""
 	f=$(stream s)
@@ -438,13 +440,14 @@ modules_scan)
 	pass "modules_scan: no false MODULE_END, samples still symbolized"
 	;;
 
-# The stream's buffer cannot get its first 8 KiB (the first allocation of
-# that size): the record being packed is taken back, everything later is
-# dropped, said once. The file holds whole records only (here: none), never
-# a cut record the reader would take for a corrupt stream.
+# The stream's buffer cannot get its first 8 KiB (with sonde's 16-byte
+# header, the first mapping of 8208 bytes): the record being packed is taken
+# back, everything later is dropped, said once. The file holds whole records
+# only (here: none), never a cut record the reader would take for a corrupt
+# stream.
 buffer)
-	faulted m 'malloc/8192:1'
-	fired_like m '^fault malloc 1 \(8192\): ENOMEM$'
+	faulted m 'mmap/8208:1'
+	fired_like m '^fault mmap 1 \(8208\): ENOMEM$'
 	unchanged m
 	said m "sonde: stream: out of memory for its buffer: Cannot allocate memory (profiling data from now on is discarded; lower SONDE_FLUSH_MS)"
 	f=$(stream m)
@@ -454,13 +457,33 @@ buffer)
 	pass "buffer: said once, no partial record written"
 	;;
 
+# libsonde calls no malloc, calloc or realloc (issue 19 item 4): glibc gave
+# each thread that did, sonde's writer and every program thread sonde set
+# up, a malloc arena of its own, 64 MiB of address space. Its memory is its
+# own (mem/mem.h), from mmap. Traced around a program with threads, around
+# a fork and around a dlopen: the shim sees every call libsonde makes
+# through its PLT (calls libc makes inside the functions libsonde calls are
+# not seen; docs/ENV.md, Address space, says which remain).
+nomalloc)
+	for run in "$WL 2 2000" "$B/lifecycle fork" "$B/dlrpath"; do
+		rm -rf tr trace.log
+		LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT=tr SD_FAULT_TRACE=1 SD_FAULT_LOG="$T/trace.log" \
+			SD_FAULT= $run >trace.out 2>trace.err || fail "nomalloc: $run failed: $(cat trace.err)"
+		grep -q '^call mmap ' trace.log || fail "nomalloc: $run: no mmap traced: $(head -c 300 trace.log)"
+		grep '^call malloc ' trace.log >calls.txt &&
+			fail "nomalloc: $run: libsonde called malloc (addr2line -e $LIB the offsets): $(head -n 5 calls.txt)"
+	done
+	pass "nomalloc: no malloc, calloc or realloc call of libsonde's around threads, a fork and a dlopen"
+	;;
+
 # Every call of one function that libsonde makes, failed in turn (the Nth
 # alone; for the functions called less often, also the Nth and every later
 # one): the program is unchanged, whatever sonde says is one shaped line,
 # and every stream left is whole records (sonde dump reads it without a
 # warning, or says it is empty) that the report reads.
 #
-# sweep_malloc_after: the Nth allocation and every later one, for each N.
+# sweep_mmap_after: the Nth mapping and every later one, for each N (every
+# allocation of sonde's comes from mmap: mem/mem.h).
 # sweep_fork_FN: the same around a program that forks (tests/runtime/
 # lifecycle fork): the child's start (its own stream, its thread's sources)
 # fails too.
@@ -475,10 +498,10 @@ sweep_*)
 	if [ "$CASE" = sweep_timer_create ]; then
 		# POSIX timers are the fallback where perf_event is refused
 		base="perf_event_open:1+"
-	elif [ "$CASE" = sweep_malloc_after ]; then
-		fn=malloc all_after=1 # the Nth allocation and every later one, for each N
+	elif [ "$CASE" = sweep_mmap_after ]; then
+		fn=mmap all_after=1 # the Nth mapping and every later one, for each N
 	elif [ "$CASE" = sweep_dlopen ]; then
-		fn=malloc WL="$B/dlrpath" args=()
+		fn=mmap WL="$B/dlrpath" args=()
 		[ -x "$WL" ] || skip "no dlrpath in the build"
 	elif [ "${CASE#sweep_fork_}" != "$CASE" ]; then
 		# a parent and its forked child, each with a stream of its own

@@ -39,10 +39,10 @@
  * reaches each of these through a PLT slot bound, -z now, in the global
  * scope; it is linked without -Bsymbolic):
  *
- *   - libsonde's own calls of open, openat, mmap, malloc, calloc, realloc
- *     (msgpack's sbuffer included: an inline function compiled into
- *     libsonde), timer_create: the slot binds to the first definition in the
- *     global scope, this shim's.
+ *   - libsonde's own calls of open, openat, mmap (every allocation of its
+ *     own comes from mmap: mem/mem.h), malloc, calloc, realloc (it makes
+ *     none: run.sh, case nomalloc), timer_create: the slot binds to the
+ *     first definition in the global scope, this shim's.
  *   - write and syscall: libsonde defines and exports wrappers of its own
  *     (sampler/interpose.c), but its own calls of them still go through its
  *     PLT, so they reach this shim first; the shim passes every call on to
