@@ -750,6 +750,36 @@ static int vpipe_fd_sigsafe(int fd)
 	return fd == VPIPE_R || fd == VPIPE_W;
 }
 
+/* The byte at addr read through the kernel (process_vm_readv on this
+ * process): 1 if readable, else -errno (-EFAULT: unmapped or PROT_NONE).
+ * async-signal-safe. */
+static long read_byte_sigsafe(uintptr_t addr, char *byte)
+{
+	struct iovec local = {.iov_base = byte, .iov_len = 1};
+	struct iovec remote = {.iov_base = (void *)addr, .iov_len = 1};
+	return sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0);
+}
+
+/* A pipe for libunwind's checks becomes sonde's: both ends above the
+ * floor (outside the handler through sd_kernel_fd_high, which may raise the
+ * soft limit; inside it by a plain F_DUPFD), marked and remembered. */
+static void unwinder_pipe_adopt(int fds[2], int in_handler)
+{
+	for (int i = 0; i < 2; i++) {
+		if (!in_handler) {
+			fds[i] = sd_kernel_fd_high(fds[i], sd_rt.fd_floor);
+		} else if (sd_rt.fd_floor > 0) {
+			long hi = sd_sys(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor);
+			if (hi >= 0) {
+				sd_sys(SYS_close, fds[i]);
+				fds[i] = (int)hi;
+			}
+		}
+		sd_runtime_fd_track_sigsafe(fds[i], 1);
+		sd_tasks_fd_remember_sigsafe(fds[i]);
+	}
+}
+
 /* A real pipe of sonde's for the checks, made when first needed: once the
  * program runs under a seccomp filter, which may refuse process_vm_readv
  * (or kill on it) while it allows write. Both ends above the floor, marked
@@ -765,16 +795,7 @@ static ssize_t vpipe_real_write_sigsafe(uintptr_t addr)
 			errno = EFAULT; /* unknown: taken as unreadable (the stack ends there) */
 			return -1;
 		}
-		for (int i = 0; i < 2; i++) {
-			long hi = sd_rt.fd_floor > 0 ? sd_sys(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor)
-						     : -1;
-			if (hi >= 0) {
-				sd_sys(SYS_close, fds[i]);
-				fds[i] = (int)hi;
-			}
-			sd_runtime_fd_track_sigsafe(fds[i], 1);
-			sd_tasks_fd_remember_sigsafe(fds[i]);
-		}
+		unwinder_pipe_adopt(fds, 1);
 		atomic_store(&vpipe_real[0], fds[0]);
 		atomic_store(&vpipe_real[1], fds[1]);
 		r = fds[0];
@@ -801,9 +822,7 @@ static ssize_t vpipe_io_sigsafe(int fd, uintptr_t addr, size_t n)
 	if (sd_sys(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
 		return vpipe_real_write_sigsafe(addr);
 	char byte;
-	struct iovec local = {.iov_base = &byte, .iov_len = 1};
-	struct iovec remote = {.iov_base = (void *)addr, .iov_len = 1};
-	if (sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 1)
+	if (read_byte_sigsafe(addr, &byte) == 1)
 		return 1;
 	errno = EFAULT;
 	return -1;
@@ -817,10 +836,7 @@ int sd_interpose_vpipe_probe(void)
 	if (sd_sys(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
 		return 0; /* under a seccomp filter: libunwind's own pipe */
 	char byte = 0;
-	struct iovec local = {.iov_base = &byte, .iov_len = 1};
-	struct iovec remote = {.iov_base = (void *)&here, .iov_len = 1};
-	return sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 1 &&
-	       byte == 1;
+	return read_byte_sigsafe((uintptr_t)&here, &byte) == 1 && byte == 1;
 }
 
 /* Descriptors that are sonde's (perf events, the output file, libunwind's
@@ -927,9 +943,7 @@ static int unwinder_check_sigsafe(int fd, const void *buf, size_t n, ssize_t *r)
 	    !sd_tasks_fd_remembered_sigsafe(fd))
 		return 0;
 	char byte;
-	struct iovec local = {.iov_base = &byte, .iov_len = 1};
-	struct iovec remote = {.iov_base = (void *)buf, .iov_len = 1};
-	long got = sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0);
+	long got = read_byte_sigsafe((uintptr_t)buf, &byte);
 	if (got == 1) {
 		*r = 1;
 		return 1;
@@ -1063,21 +1077,8 @@ SONDE_API int pipe2(int fds[2], int flags)
 	}
 	RESOLVE(pipe2);
 	int r = REAL(pipe2)(fds, flags);
-	if (r == 0 && libunwind && sd_rt.fd_floor > 0) {
-		for (int i = 0; i < 2; i++) {
-			if (!(t && t->in_handler)) /* not in the handler: it may raise the limit */
-				fds[i] = sd_kernel_fd_high(fds[i], sd_rt.fd_floor);
-			else {
-				long hi = sd_sys(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, sd_rt.fd_floor);
-				if (hi >= 0) {
-					sd_sys(SYS_close, fds[i]);
-					fds[i] = (int)hi;
-				}
-			}
-			sd_runtime_fd_track_sigsafe(fds[i], 1);
-			sd_tasks_fd_remember_sigsafe(fds[i]);
-		}
-	}
+	if (r == 0 && libunwind && sd_rt.fd_floor > 0)
+		unwinder_pipe_adopt(fds, t && t->in_handler);
 	return r;
 }
 

@@ -22,6 +22,12 @@ runs() {
 	echo $? >"$label.rc"
 }
 
+# said_of FILE: what sonde said in FILE but for throttling (a busy machine
+# adds that line).
+said_of() {
+	grep -v '^sonde: [^ ]*: sampling takes too large a part of each period here, throttled: ' "$1"
+}
+
 # same_as_plain LABEL: LABEL's output and status are the plain run's.
 same_as_plain() {
 	local l=$1
@@ -520,9 +526,6 @@ $N: $(cat on.sonde)"
 		[ -n "${ASAN_OPTIONS:-}" ] && skip "AddressSanitizer's shadow memory does not fit under RLIMIT_AS"
 		P="$B/asroom"
 		L=$((64 << 20))
-		said_of() { # what sonde said but for throttling (a busy machine: another line)
-			grep -v '^sonde: [^ ]*: sampling takes too large a part of each period here, throttled: ' "$1"
-		}
 		for how in mmap malloc; do
 			for kb in 512 64; do
 				timeout 60 prlimit --as=$L "$P" blocks 2048 $how >plain.out 2>plain.err
@@ -569,9 +572,6 @@ $N: $(cat on.sonde)"
 		[ -n "${ASAN_OPTIONS:-}" ] && skip "AddressSanitizer's shadow memory does not fit under RLIMIT_AS"
 		P="$B/asroom"
 		G=$((1 << 30))
-		said_of() { # what sonde said but for throttling (a busy machine: another line)
-			grep -v '^sonde: [^ ]*: sampling takes too large a part of each period here, throttled: ' "$1"
-		}
 		ring_line() { # the ring line for a limit of $1 MiB, rings of $3 KiB for $2 asked
 			echo "sonde: SONDE_BUFFER_KB: $2 KiB per thread does not fit in sonde's share of RLIMIT_AS \(1/64 of $1 MiB: $(($1 / 64)) MiB\): thread [0-9]+ \(asroom\) and later ones get rings of $3 KiB at most \(raise RLIMIT_AS or lower SONDE_BUFFER_KB\)"
 		}
