@@ -9,9 +9,9 @@ ROUNDS=${ROUNDS:-3}
 "$B/wl_churn" 0.5 >plain.out 2>&1 || fail "plain wl_churn failed"
 for r in $(seq 1 "$ROUNDS"); do
 	rm -rf p p.out p.err
-	timeout -s KILL 120 env LD_PRELOAD="$LIB" SONDE_OUTPUT=p WL_CPU=1 "$B/wl_churn" 0.5 >p.out 2>p.err
+	watched 120 env LD_PRELOAD="$LIB" SONDE_OUTPUT=p WL_CPU=1 "$B/wl_churn" 0.5 >p.out 2>p.err
 	st=$?
-	[ $st -eq 137 ] && fail "round $r: wl_churn hung (killed after 120 s)"
+	[ $st -eq 137 ] && fail "round $r: wl_churn hung (killed after 120 s): $(head -c 6000 hang.txt)"
 	[ $st -eq 0 ] || fail "round $r: wl_churn exited $st: $(cat p.err)"
 	grep -v '^cpu ' p.out | cmp -s plain.out - || fail "round $r: output differs from the plain run"
 	[ -s p.err ] && fail "round $r: unexpected stderr: $(cat p.err)"

@@ -13,6 +13,40 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 pass() { echo "ok: $*"; }
 
+# watched SECS CMD...: runs CMD (stdin, stdout and stderr as given) for at
+# most SECS seconds; returns its status, or 137 when it was killed because it
+# still ran, after writing what each task of its process tree was doing to
+# hang.txt (state, wait channel and system call of every thread; gdb's
+# backtraces where gdb is installed): a rare hang leaves its evidence.
+watched() {
+	local secs=$1; shift
+	"$@" &
+	local pid=$! waited=0
+	while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((secs * 10)) ]; do
+		sleep 0.1
+		waited=$((waited + 1))
+		# a finished child is reaped by wait below; kill -0 on a zombie succeeds
+		[ "$(cut -d' ' -f3 /proc/$pid/stat 2>/dev/null)" = Z ] && break
+	done
+	if [ "$waited" -ge $((secs * 10)) ] && kill -0 "$pid" 2>/dev/null; then
+		{
+			local p
+			for p in $pid $(pgrep -P "$pid"); do
+				echo "== process $p: $(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
+				for t in /proc/$p/task/*; do
+					echo "task ${t##*/} $(cut -d' ' -f3 $t/stat 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null) syscall=$(cut -d' ' -f1-3 $t/syscall 2>/dev/null)"
+				done
+				command -v gdb >/dev/null &&
+					timeout 60 gdb -p "$p" -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^(Thread|#)'
+			done
+		} >hang.txt 2>&1
+		kill -KILL "$pid" $(pgrep -P "$pid") 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 137
+	fi
+	wait "$pid"
+}
+
 # profile DIR CMD...: runs CMD preloaded into DIR; stdout -> DIR.out,
 # stderr -> DIR.err; returns CMD's status.
 profile() {
