@@ -84,6 +84,10 @@ struct sd_annotate_hooks {
 	/* a thread's new table: the sampler links it to the thread's ring; 1 if
 	 * it did (the writer frees it then), 0 if the thread has no ring */
 	int (*adopt_table)(struct sd_rtable *t);
+	/* after an aggregated region's end, on the thread, ordinary context: a
+	 * moment for the runtime to write (a single-threaded program has no
+	 * writer thread). May be NULL. */
+	void (*ended)(void);
 };
 
 /* Region events, as in docs/FORMAT.md REGION. */

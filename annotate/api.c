@@ -323,6 +323,8 @@ static inline void agg_end(struct stack *st, unsigned j, int forced)
 	for (unsigned i = 0; i < nc; i++)
 		s->counts[i] += c[i] - e->c0[i];
 	atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+	if (hooks.ended)
+		hooks.ended();
 }
 
 /* Entry j of st begins (ev SD_REGION_BEGIN) or ends. */

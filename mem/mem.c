@@ -55,6 +55,27 @@ static struct {
 	_Atomic size_t budget, used;
 } m = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Does this thread hold the lock (a signal came inside sd_mem_*)? Set only
+ * by its owner: a handler reads its own thread's flag. */
+static __thread int held_here __attribute__((tls_model("initial-exec")));
+
+static void lock_m(void)
+{
+	pthread_mutex_lock(&m.lock);
+	held_here = 1;
+}
+
+static void unlock_m(void)
+{
+	held_here = 0;
+	pthread_mutex_unlock(&m.lock);
+}
+
+int sd_mem_held_here_sigsafe(void)
+{
+	return held_here;
+}
+
 void sd_mem_init(void)
 {
 	struct rlimit rl;
@@ -195,9 +216,9 @@ void *sd_mem_alloc(size_t n)
 	struct hdr *h;
 	if (need <= SD_MEM_SMALL) {
 		unsigned c = class_of(need);
-		pthread_mutex_lock(&m.lock);
+		lock_m();
 		h = (struct hdr *)small_get(c);
-		pthread_mutex_unlock(&m.lock);
+		unlock_m();
 		if (!h) {
 			errno = ENOMEM;
 			return NULL;
@@ -249,10 +270,10 @@ void sd_mem_free(void *p)
 	}
 	unsigned c = (unsigned)h->word;
 	POISON(p, (32u << c) - HDR);
-	pthread_mutex_lock(&m.lock);
+	lock_m();
 	*(void **)h = m.free_list[c];
 	m.free_list[c] = h;
-	pthread_mutex_unlock(&m.lock);
+	unlock_m();
 }
 
 void *sd_mem_realloc(void *p, size_t n)
@@ -288,15 +309,16 @@ char *sd_mem_strdup(const char *s)
 
 void sd_mem_fork_prepare(void)
 {
-	pthread_mutex_lock(&m.lock);
+	lock_m();
 }
 
 void sd_mem_fork_parent(void)
 {
-	pthread_mutex_unlock(&m.lock);
+	unlock_m();
 }
 
 void sd_mem_fork_child(void)
 {
+	held_here = 0;
 	pthread_mutex_init(&m.lock, NULL);
 }

@@ -23,9 +23,12 @@
  * fails with ENOMEM and the caller degrades. Without a limit there is no
  * budget (only the accounting).
  *
- * Context: ordinary context only, never a signal handler; any thread. One
- * lock, a leaf (no other lock is taken under it); held across fork
- * (sd_mem_fork_*).
+ * Context: ordinary context, any thread; and the one drain a sample may do
+ * in a process without a writer thread (writer.c, sd_writer_drain_sigsafe),
+ * never when the signal came while its thread held the lock
+ * (sd_mem_held_here_sigsafe): a leaf lock held only for a list's update,
+ * so a handler waiting for another thread's hold waits briefly. Held across
+ * fork (sd_mem_fork_*).
  */
 #ifndef SONDE_MEM_H
 #define SONDE_MEM_H
@@ -86,6 +89,11 @@ uint64_t sd_mem_limit(void);
 size_t sd_mem_budget(void);
 size_t sd_mem_used(void);
 size_t sd_mem_left(void);
+
+/* 1 when the calling thread holds the allocator's lock: a signal handler
+ * that would allocate (the writer's drain, writer.c) must not then.
+ * async-signal-safe. */
+int sd_mem_held_here_sigsafe(void);
 
 /* Around fork: the lock is held across it and made anew in the child. */
 void sd_mem_fork_prepare(void);

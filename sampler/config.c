@@ -328,6 +328,14 @@ int sd_config_parse(struct sd_config *cfg)
 			       "keeping libunwind)", v);
 	}
 
+	v = getenv("SONDE_WRITER");
+	if (v && *v) {
+		if (!strcmp(v, "thread"))
+			cfg->writer_always = 1;
+		else if (strcmp(v, "auto"))
+			sd_msg("sonde: SONDE_WRITER: '%s' is not auto or thread (keeping auto)", v);
+	}
+
 	v = getenv("SONDE_OUTPUT");
 	if (v && *v) {
 		snprintf(cfg->output, sizeof cfg->output, "%s", v);

@@ -594,6 +594,18 @@ static int stack_room_sigsafe(const struct sd_thread *t)
 	return sp > lo && sp - lo >= SD_SAMPLE_STACK_NEED;
 }
 
+/* Room for a drain below this frame: on sonde's alternate stack or the
+ * thread's own, SD_DRAIN_STACK_NEED; never on a stack it does not know. */
+static int drain_room_sigsafe(const struct sd_thread *t)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = 0;
+	if (t->alt_lo && sp >= t->alt_lo && sp < t->alt_lo + t->alt_bytes)
+		lo = t->alt_lo;
+	else if (sp >= t->stack_lo && sp < t->stack_hi)
+		lo = t->stack_lo;
+	return lo && sp - lo >= SD_DRAIN_STACK_NEED;
+}
+
 /* Once the program uses alternate stacks, its SA_ONSTACK handlers are
  * installed with the flag (interpose.c): in a thread that has sonde's stack
  * and none of the program's, they would run on sonde's. Such a thread
@@ -857,6 +869,18 @@ counters:
 	if (src == sd_rt.primary_src && sd_rt.derived_src >= 0)
 		derive_sigsafe(t, rec, weight);
 	t->busy = 0;
+	/* Without a writer thread (a single-threaded program, writer.c) the
+	 * sample drains, on a stack it knows has room: a sample that comes
+	 * meanwhile is taken as usual (the ring has one writer, this thread). */
+	if (!t->in_dl && sd_writer_drain_due_sigsafe(t->ring) && drain_room_sigsafe(t)) {
+		/* its CPU time is sonde's (the caller's estimate of the handler's
+		 * time is capped for a sample's work, not a drain's) */
+		struct timespec a, b;
+		int timed = sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &a) == 0;
+		sd_writer_drain_sigsafe(t->ring);
+		if (timed && sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &b) == 0)
+			t->self_ns += (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
+	}
 out:
 	errno = saved_errno;
 }

@@ -6,7 +6,9 @@
  * forwards to the real function, found with dlsym(RTLD_NEXT) at start, and
  * never changes what the program observes:
  *
- *   pthread_create    every new thread is set up at birth and torn down at exit
+ *   pthread_create    every new thread is set up at birth and torn down at exit;
+ *                     the program's second task starts sonde's writer thread
+ *   clone             CLONE_VM: the same (writer/writer.c, single thread)
  *   dlopen/dlclose    the module map and the handler's loader snapshot follow
  *   dl_iterate_phdr   inside a sample, served from the snapshot: no loader lock
  *   exec*             the stream is flushed first; resumed if exec fails
@@ -101,6 +103,7 @@ DECL(long, syscall, (long, ...));
 DECL(ssize_t, read, (int, void *, size_t));
 DECL(ssize_t, write, (int, const void *, size_t));
 DECL(pid_t, fork, (void));
+DECL(int, clone, (int (*)(void *), void *, int, void *, ...));
 DECL(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]));
 DECL(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -158,6 +161,7 @@ void sd_interpose_init(void)
 	RESOLVE(unshare);
 	RESOLVE(setns);
 	RESOLVE(timer_create);
+	RESOLVE(clone);
 }
 
 static int running(void)
@@ -264,6 +268,8 @@ SONDE_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	RESOLVE(pthread_create);
 	if (!running())
 		return REAL(pthread_create)(th, attr, fn, arg);
+	if (our_process())
+		sd_writer_thread_wanted(); /* the program's second task: sonde's too */
 	struct trampoline *tr = sd_mem_calloc(1, sizeof *tr);
 	if (!tr)
 		return REAL(pthread_create)(th, attr, fn, arg);
@@ -574,6 +580,8 @@ static void drain_if_writerless(void)
 	if (!running() || !our_process())
 		return;
 	int e = errno;
+	if (sd_writer_thread_wanted_due())
+		sd_writer_thread_wanted();
 	sigset_t old;
 	sd_runtime_block_signals(&old);
 	sd_writer_drain_self();
@@ -581,9 +589,34 @@ static void drain_if_writerless(void)
 	errno = e;
 }
 
+/* glibc's clone(): a task sharing the program's memory (CLONE_VM: a thread,
+ * or a child process the writer's tick accounts) is made without
+ * pthread_create: sonde's writer thread starts first where a single-threaded
+ * program had put it off (writer.c). The optional arguments are passed on
+ * as they came (clone reads only those its flags name). */
+SONDE_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	pid_t *ptid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	RESOLVE(clone);
+	if (!REAL(clone)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if ((flags & CLONE_VM) && running() && our_process())
+		sd_writer_thread_wanted();
+	return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+}
+
 SONDE_API pid_t fork(void)
 {
 	RESOLVE(fork);
+	if (running() && our_process())
+		sd_writer_rest_if_single();
 	pid_t pid = REAL(fork)();
 	for (unsigned round = 0; pid < 0 && errno == EAGAIN && slots_given_back(&round);)
 		pid = REAL(fork)();

@@ -148,6 +148,37 @@ void sd_loader_changed(uint64_t t0_ns)
 	sd_runtime_restore_signals(&old);
 }
 
+/* Is every namespace's list of loaded objects whole (no dlopen or dlclose
+ * between its start and end)? r_debug's r_state says; since glibc 2.35
+ * (r_version 2) r_next links the other namespaces' r_debug. */
+static int loader_consistent_sigsafe(void)
+{
+	struct r_debug_v2 {
+		struct r_debug base;
+		struct r_debug_v2 *r_next;
+	};
+	const struct r_debug_v2 *r = (const struct r_debug_v2 *)&_r_debug;
+	for (int n = 0; r && n < 64; n++) {
+		if (r->base.r_state != RT_CONSISTENT)
+			return 0;
+		r = r->base.r_version >= 2 ? r->r_next : NULL;
+	}
+	return 1;
+}
+
+void sd_loader_poll_single_sigsafe(void)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if ((t && t->in_dl) || atomic_load(&suspect) || !loader_consistent_sigsafe() ||
+	    !sd_loader_poll())
+		return;
+	uint64_t t0 = sd_now_ns_sigsafe();
+	sd_phdr_snapshot_rebuild();
+	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND)
+		unw_flush_cache(unw_local_addr_space, 0, 0);
+	sd_writer_modules_changed(t0);
+}
+
 void sd_loader_fork_child(void)
 {
 	atomic_store(&suspect, 1);

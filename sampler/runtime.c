@@ -700,6 +700,22 @@ void sd_thread_end(void)
 	sd_runtime_restore_signals(&old);
 }
 
+/* After a region event, ordinary context: without a writer thread (a
+ * single-threaded program, writer.c) the region calls of a program that
+ * sleeps between them, and so takes no sample, write its stream. */
+static void region_ended(void)
+{
+	struct sd_thread *t = sd_tls_thread;
+	if (!t || !t->ring || !sd_writer_drain_due_sigsafe(t->ring))
+		return;
+	int e = errno;
+	sigset_t old;
+	sd_runtime_block_signals(&old);
+	sd_writer_drain_self();
+	sd_runtime_restore_signals(&old);
+	errno = e;
+}
+
 /* SONDE_REGIONS=on: every change of a thread's context goes into its ring
  * with a timestamp. Called by annotate on the thread itself, ordinary
  * context; `busy` keeps this thread's sampling handler off the ring. */
@@ -725,6 +741,8 @@ static void region_event(uint32_t node, int ev)
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
+	if (ev != SD_REGION_BEGIN)
+		region_ended(); /* between the program's calls, not inside one */
 }
 
 /* SONDE_REGIONS=on: a thread's region table, linked to its ring so that the
@@ -954,6 +972,8 @@ static int start_writer(void)
 		.wall_period_ns = sd_rt.wall_src >= 0 ? c->sources[sd_rt.wall_src].period_ns : 0,
 		.fd_track = sd_runtime_fd_track_sigsafe,
 		.tick = sd_tasks_tick,
+		.thread_always = c->writer_always,
+		.drain_hook = sd_loader_poll_single_sigsafe,
 	};
 	return sd_writer_init(&wc);
 }
@@ -1109,6 +1129,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		.ncounters = sd_rt.cfg.region_counters ? sd_rt.counters.n : 0,
 		.read_counters = region_counters,
 		.adopt_table = adopt_region_table,
+		.ended = region_ended,
 	};
 	sd_annotate_start(&ah);
 	pthread_atfork(sd_runtime_fork_prepare, sd_runtime_fork_parent, sd_runtime_fork_child);

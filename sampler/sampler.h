@@ -38,6 +38,10 @@
  * unw_backtrace of 130 frames through the handler uses under 6 KiB. */
 #define SD_ALTSTACK_BYTES (64u * 1024u)
 #define SD_SAMPLE_STACK_NEED (12u * 1024u)
+/* What a sample's drain needs below it (sd_writer_drain_sigsafe: the
+ * writer's deepest use measured 8.5 KiB, 15.5 in a fork child), with room
+ * left for a nested sample. */
+#define SD_DRAIN_STACK_NEED (32u * 1024u)
 /* libunwind's per-thread cache of frames (its fast trace: 2^14 entries of
  * 16 bytes, mapped by a thread's first unw_backtrace; measured: 256 KiB more
  * VmSize and VmRSS per sampled thread), counted in sonde's share of
@@ -82,6 +86,7 @@ struct sd_config {
 	unsigned flush_ms;
 	unsigned max_depth;
 	enum sd_unwind unwind;
+	int writer_always; /* SONDE_WRITER=thread: the writer thread from the start */
 	unsigned buffer_kb;
 	int signo;
 	int verbose;
@@ -403,6 +408,12 @@ void sd_handler_entry_note(int sig, const struct sigaction *act);
  * writer's, with sonde's signals blocked. */
 int sd_loader_poll(void);
 void sd_loader_changed(uint64_t t0_ns);
+/* The same from a sample's drain in a single-threaded process (the writer's
+ * drain_hook: its lock held, no other thread): only when no loader list is
+ * changing (r_debug) and the thread is not in a wrapped dlopen/dlclose. The
+ * loader's write lock, recursive, may be this thread's already; nothing
+ * else holds it. */
+void sd_loader_poll_single_sigsafe(void);
 void sd_loader_fork_child(void);
 /* 1 when the process runs under valgrind (its core preload,
  * vgpreload_core-<arch>-<os>.so, is loaded), else 0. Ordinary context. */

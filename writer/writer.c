@@ -7,28 +7,37 @@
  * stops it and writes the last records itself; a SIGTERM-like signal asks the
  * writer thread for a final flush through atomics only.
  *
- * Without a writer thread: where process slots are scarce (RLIMIT_NPROC,
- * slots.c) or the thread cannot be made, or when it left to give its slot
- * back, the process runs on without one (`writerless`): the program's
- * threads drain the rings where sonde already runs in ordinary context
- * with every signal blocked (a thread starting or ending, a fork, the query
- * API: drain_self), and the thread that ends the process writes the rest
- * (sd_writer_stop, as always). What overflows a ring meanwhile is dropped
- * and counted; a process killed by a signal keeps only what was written.
+ * Without a writer thread: while the program has a single thread (no
+ * thread of sonde's may show, see "while the program has a single thread"
+ * below), where process slots are scarce (RLIMIT_NPROC, slots.c) or the
+ * thread cannot be made, or when it left to give its slot back, the process
+ * runs on without one (`writerless`): the program's threads drain the rings
+ * in their sample handlers (sd_writer_drain_sigsafe) and where sonde already
+ * runs in ordinary context with every signal blocked (a thread starting or
+ * ending, a fork, a region's end, the query API: drain_self), and the thread
+ * that ends the process writes the rest (sd_writer_stop, as always; from a
+ * SIGTERM-like signal's handler too). What overflows a ring meanwhile is
+ * dropped and counted.
  *
- *   start_thread ---slots plenty---> RUNNING ---sd_writer_stop---> END
- *        |                             |                             ^
- *        | slots scarce, or            | writer_main: slots scarce,  |
- *        | pthread_create failed       | or the program refused a    |
- *        |                             | task (the thread left)      |
- *        v                             v                             |
- *        +-----------------------> WRITERLESS ---sd_writer_stop------+
+ *   start_thread --one task--> DEFERRED --program's 2nd task--> RUNNING
+ *        |                        ^  (sd_writer_thread_wanted)    |
+ *        |                        +---- one task again, or fork --+
+ *        |                                                        |
+ *        +-------------slots plenty-------------------------> RUNNING ---sd_writer_stop---> END
+ *        |                                                    |                             ^
+ *        | slots scarce, or                                   | writer_main: slots scarce,  |
+ *        | pthread_create failed                              | or the program refused a    |
+ *        |                                                    | task (the thread left)      |
+ *        v                                                    v                             |
+ *        +--------------------------------------------> WRITERLESS ---sd_writer_stop------+
  *
- * sd_writer_stop joins a thread that left. A fork child and a failed exec
+ * DEFERRED is WRITERLESS with `deferred` set, said nowhere. sd_writer_stop
+ * joins a thread that left. A fork child and a failed exec
  * (sd_writer_resume) begin again at start_thread.
  *
- * Invariants: `sd_w.lock` guards all writer state; it is never taken in
- * signal context. The stream file is made lazily (docs/FORMAT.md, Files) and
+ * Invariants: `sd_w.lock` guards all writer state; in signal context it is
+ * only tried (sd_writer_drain_sigsafe, sd_writer_final_flush_sigsafe), never
+ * waited for. The stream file is made lazily (docs/FORMAT.md, Files) and
  * its descriptor kept; before every write, and at every tick, the number is
  * checked to still name the file we created (device and inode), so a program
  * that closes every descriptor or reuses fd numbers can never receive our
@@ -770,9 +779,11 @@ static int drained(void)
  * waits (a busy lock means another thread is draining). */
 static void drain_self(void)
 {
-	if (!atomic_load(&sd_w.writerless) || pthread_mutex_trylock(&sd_w.lock) != 0)
+	if (!atomic_load(&sd_w.writerless) || sd_mem_held_here_sigsafe() ||
+	    pthread_mutex_trylock(&sd_w.lock) != 0)
 		return;
 	if (!atomic_load(&sd_w.ended)) {
+		atomic_store(&sd_w.drained_ns, sd_now_ns_sigsafe());
 		drain(0);
 		if (sd_now_ns_sigsafe() - sd_w.last_flush_ns >= sd_w.cfg.flush_ms * 1000000ull)
 			flush_file();
@@ -1015,10 +1026,14 @@ static void go_writerless(const char *what, const struct sd_slots_why *why, int 
 		sd_writer_note(buf);
 }
 
+static long tasks_here_sigsafe(void);
+
 static void *writer_main(void *unused)
 {
 	(void)unused;
 	unsigned tick = sd_w.cfg.flush_ms < 10 ? sd_w.cfg.flush_ms : 10;
+	uint64_t single_since = 0; /* the program down to one thread since */
+	int rest = 0;
 	sd_slots_enter();
 	for (;;) {
 		sleep_ms(tick);
@@ -1029,8 +1044,22 @@ static void *writer_main(void *unused)
 			atomic_store(&sd_w.final_done, 1);
 			break;
 		}
-		if (atomic_load(&sd_w.stop_req))
+		if (atomic_load(&sd_w.stop_req) || atomic_load(&sd_w.rest_req))
 			break;
+		/* The program's threads have ended: after a flush period of one
+		 * thread, sonde's leaves too (drained first; it starts again with
+		 * the program's next thread). */
+		if (!sd_w.cfg.thread_always) {
+			uint64_t now = sd_now_ns_sigsafe();
+			if (tasks_here_sigsafe() != 2)
+				single_since = 0;
+			else if (!single_since)
+				single_since = now;
+			else if (now - single_since >= sd_w.cfg.flush_ms * 1000000ull) {
+				rest = 1;
+				break;
+			}
+		}
 		struct sd_slots_why why;
 		int leave = sd_slots_leave_due(&why); /* its slot is the program's */
 		if (leave) {
@@ -1053,6 +1082,16 @@ static void *writer_main(void *unused)
 			flush_file();
 		pthread_mutex_unlock(&sd_w.lock);
 	}
+	if (rest) {
+		pthread_mutex_lock(&sd_w.lock);
+		drain(0);
+		flush_file();
+		atomic_store(&sd_w.thread_running, 0);
+		atomic_store(&sd_w.writerless, 1);
+		atomic_store(&sd_w.deferred, 1); /* joined by whoever starts it again */
+		pthread_mutex_unlock(&sd_w.lock);
+		return NULL;
+	}
 	atomic_store(&sd_w.thread_running, 0);
 	return NULL;
 }
@@ -1070,9 +1109,153 @@ static size_t static_tls_bytes(void)
 	return size && size < (64u << 20) ? size + align : 64u * 1024u;
 }
 
+/* ---- while the program has a single thread ------------------------------
+ *
+ * A program must not see sonde (DESIGN.md): a writer thread makes a
+ * single-threaded program a multi-threaded one to anything that counts its
+ * tasks (/proc/self/stat, /proc/self/task: Python 3.12 warns at every
+ * os.fork() then). So while the program has one thread sonde has none
+ * either (`deferred`, a kind of writerless): the program's thread drains its
+ * ring in its own sample handler, when a quarter of the ring is used or a
+ * flush period has passed (sd_writer_drain_sigsafe), in ordinary context
+ * where sonde already runs (drain_self), and as the process ends. The writer
+ * thread starts with the program's second thread (pthread_create: before it
+ * is made; a task made otherwise, a raw clone, is found by the next drain
+ * and starts it at the next wrapper sonde runs in ordinary context). */
+
+/* The tasks of this process (/proc/self/stat, field 20); 0 when unknown.
+ * async-signal-safe: open, read, close. */
+static long tasks_here_sigsafe(void)
+{
+	char buf[1024];
+	int fd = (int)sd_syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = (ssize_t)sd_syscall(SYS_read, fd, buf, sizeof buf - 1);
+	sd_syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	/* after the name: state is field 3, the number of threads field 20 */
+	for (int field = 2; p && field < 20; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 0;
+	long v = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return v;
+}
+
+static int start_thread_now(void);
+
+/* The writer thread, unless process slots are scarce (slots.c) or it
+ * cannot be made, or the program has a single thread: then the process runs
+ * on without one. Returns 0. */
+static int start_thread(void)
+{
+	atomic_store(&sd_w.want_thread, 0);
+	if (!sd_w.cfg.thread_always && tasks_here_sigsafe() == 1) {
+		atomic_store(&sd_w.deferred, 1);
+		atomic_store(&sd_w.writerless, 1);
+		return 0;
+	}
+	atomic_store(&sd_w.deferred, 0);
+	return start_thread_now();
+}
+
+void sd_writer_thread_wanted(void)
+{
+	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.deferred) || atomic_load(&sd_w.ended))
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_mutex_lock(&sd_w.lock); /* no drain under way; none begins */
+	int go = atomic_exchange(&sd_w.deferred, 0) && !atomic_load(&sd_w.ended);
+	if (go)
+		drain(0);
+	pthread_mutex_unlock(&sd_w.lock);
+	if (go && sd_w.joinable) { /* one that left (slots.c): gone by now */
+		pthread_join(sd_w.thread, NULL);
+		sd_w.joinable = 0;
+	}
+	if (go)
+		start_thread_now();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void sd_writer_rest_if_single(void)
+{
+	if (!atomic_load(&sd_w.inited) || sd_w.cfg.thread_always || !sd_w.joinable ||
+	    !atomic_load(&sd_w.thread_running) || atomic_load(&sd_w.ended) ||
+	    tasks_here_sigsafe() != 2)
+		return;
+	atomic_store(&sd_w.rest_req, 1);
+	wake_writer_sigsafe();
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	int joined = pthread_timedjoin_np(sd_w.thread, NULL, &until) == 0;
+	atomic_store(&sd_w.rest_req, 0);
+	if (!joined)
+		return; /* still there: it goes on (rest_req cleared before its tick
+			 * is likely; if it left, sd_writer_stop joins it) */
+	sd_w.joinable = 0;
+	atomic_store(&sd_w.deferred, 1);
+	atomic_store(&sd_w.writerless, 1);
+}
+
+int sd_writer_thread_wanted_due(void)
+{
+	return atomic_load(&sd_w.deferred) && atomic_load(&sd_w.want_thread);
+}
+
+int sd_writer_drain_due_sigsafe(const struct sd_ring *own)
+{
+	if (!atomic_load(&sd_w.writerless) || !atomic_load(&sd_w.inited) ||
+	    atomic_load(&sd_w.ended))
+		return 0;
+	uint64_t now = sd_now_ns_sigsafe(), period = sd_w.cfg.flush_ms * 1000000ull;
+	uint64_t used = atomic_load_explicit(&own->head, memory_order_relaxed) -
+			atomic_load_explicit(&own->tail, memory_order_relaxed);
+	return used >= own->cap_bytes / 4 || now - atomic_load(&sd_w.drained_ns) >= period;
+}
+
+void sd_writer_drain_sigsafe(const struct sd_ring *own)
+{
+	if (!sd_writer_drain_due_sigsafe(own))
+		return;
+	uint64_t now = sd_now_ns_sigsafe(), period = sd_w.cfg.flush_ms * 1000000ull;
+	if (sd_mem_held_here_sigsafe() || pthread_mutex_trylock(&sd_w.lock) != 0)
+		return; /* this thread was inside sonde, or another thread drains */
+	if (atomic_load(&sd_w.writerless) && !atomic_load(&sd_w.ended)) {
+		int e = errno;
+		atomic_store(&sd_w.drained_ns, now);
+		if (atomic_load(&sd_w.deferred) && sd_w.cfg.drain_hook) {
+			/* one thread, this one: the loader's lists are this thread's,
+			 * and whole unless the hook finds them changing */
+			sd_w.in_drain_hook = 1;
+			sd_w.cfg.drain_hook();
+			sd_w.in_drain_hook = 0;
+		}
+		drain(0);
+		if (now - sd_w.last_flush_ns >= period)
+			flush_file();
+		if (atomic_load(&sd_w.deferred) && now - sd_w.tasks_checked_ns >= period) {
+			sd_w.tasks_checked_ns = now;
+			if (tasks_here_sigsafe() > 1)
+				atomic_store(&sd_w.want_thread, 1);
+		}
+		errno = e;
+	}
+	pthread_mutex_unlock(&sd_w.lock);
+}
+
 /* The writer thread, unless process slots are scarce (slots.c) or it
  * cannot be made: then the process runs on without one. Returns 0. */
-static int start_thread(void)
+static int start_thread_now(void)
 {
 	struct sd_slots_why why;
 	atomic_store(&sd_w.writerless, 0);
@@ -1253,6 +1436,10 @@ void sd_writer_modules_changed(uint64_t t_ns)
 {
 	if (!atomic_load(&sd_w.inited))
 		return;
+	if (sd_w.in_drain_hook) { /* a sample's drain (writer.c, single thread): lock held */
+		sd_modules_apply(sd_modules_collect(), t_ns, sd_now_ns_sigsafe());
+		return;
+	}
 	struct sd_scan *scan = sd_modules_collect(); /* before our lock: lock order */
 	pthread_mutex_lock(&sd_w.lock);
 	sd_w.loader_suspect = 0; /* the program's own dlopen/dlclose returned */
@@ -1262,8 +1449,21 @@ void sd_writer_modules_changed(uint64_t t_ns)
 
 int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeout_ms)
 {
-	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.thread_running))
+	if (!atomic_load(&sd_w.inited))
 		return 0;
+	if (!atomic_load(&sd_w.thread_running)) {
+		/* Without a writer thread this thread writes the end itself, unless
+		 * the signal came inside sonde (its lock or the allocator's held):
+		 * then what was written is what is kept. */
+		if (!atomic_load(&sd_w.writerless) || sd_mem_held_here_sigsafe() ||
+		    pthread_mutex_trylock(&sd_w.lock) != 0)
+			return 0;
+		int e = errno;
+		finish(reason, signo);
+		errno = e;
+		pthread_mutex_unlock(&sd_w.lock);
+		return 1;
+	}
 	final_reason = reason;
 	atomic_store(&sd_w.final_signo, signo);
 	atomic_store(&sd_w.final_req, 1);

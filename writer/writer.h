@@ -283,6 +283,17 @@ struct sd_writer_config {
 	 * close_range or close system call: sonde's other descriptors are likely
 	 * gone too). May be NULL. */
 	void (*tick)(int stream_fd_lost);
+	/* 0 (SONDE_WRITER=auto): while the program has a single thread, sonde
+	 * has none either: its samples drain the ring (sd_writer_drain_sigsafe)
+	 * and the writer thread starts with the program's second thread
+	 * (sd_writer_thread_wanted). 1: the writer thread from the start. */
+	int thread_always;
+	/* Called in a sample's drain while the writer thread is put off (the
+	 * program's only thread, in its handler, the writer lock held): what
+	 * the tick would do that is safe there (the sampler looks for modules
+	 * libc loaded itself). sd_writer_modules_changed may be called in it.
+	 * May be NULL. */
+	void (*drain_hook)(void);
 };
 
 /* --- output directory: ordinary context; shared with `sonde run` -------- */
@@ -336,16 +347,45 @@ int sd_writer_init(const struct sd_writer_config *cfg);
 /* Starts the writer thread (all signals blocked in it), unless process
  * slots are scarce (RLIMIT_NPROC) or it cannot be made: then the process
  * runs without one, its rings drained by its own threads and its stream
- * written as it ends (writer.c), said once. 0 (-errno reserved). */
+ * written as it ends (writer.c), said once. While the process has a single
+ * task (and cfg.thread_always is 0) the thread is not started yet, said
+ * nowhere: the program's samples drain (sd_writer_drain_sigsafe) until
+ * sd_writer_thread_wanted. 0 (-errno reserved). */
 int sd_writer_start(void);
+/* The program is about to make its second task (pthread_create), or a drain
+ * found one: the writer thread starts now if it was put off for a
+ * single-threaded program (sd_writer_start). Ordinary context. */
+void sd_writer_thread_wanted(void);
+/* Before the program's fork: when the caller is the program's only thread
+ * (its threads have ended), sonde's writer thread leaves and the process
+ * goes on as a single-threaded one (sd_writer_start) until its next
+ * thread, so that what forks sees one thread, as without sonde. Ordinary
+ * context. */
+void sd_writer_rest_if_single(void);
+/* 1 when a drain found another task while the writer thread was put off:
+ * the caller, in ordinary context, calls sd_writer_thread_wanted. */
+int sd_writer_thread_wanted_due(void);
+/* In a sample's handler, own: the sampled thread's ring (its sample just
+ * committed). Without a writer thread, when a quarter of `own` is used or a
+ * flush period has passed since the last such drain, drains every ring and
+ * writes when due, as the writer thread would: unless the signal came while
+ * this thread held the allocator's lock, or another thread drains (nothing
+ * waits for the writer's lock). Needs about 12 KiB of stack. async-signal-safe
+ * by what it calls: system calls, the lock-free queues, sonde's allocator
+ * (mem.h) and trylock. */
+void sd_writer_drain_sigsafe(const struct sd_ring *own);
+/* Would sd_writer_drain_sigsafe drain now (before its locks)? */
+int sd_writer_drain_due_sigsafe(const struct sd_ring *own);
 /* Final drain, END record, flush, thread joined (bounded wait). Idempotent.
  * reason: "exit", "exec", "_exit", "signal"; signo for "signal". */
 void sd_writer_stop(const char *reason, int signo);
 /* After an exec that failed: start the writer thread again. */
 void sd_writer_resume(void);
 /* Asks the writer thread to flush everything now and waits up to timeout_ms
- * for it. Safe from a signal handler (atomics and nanosleep only). Returns 1
- * when the writer confirmed. async-signal-safe. */
+ * for it (atomics and nanosleep only); without a writer thread, ends the
+ * stream in the calling thread when it is not inside sonde (trylock, as
+ * sd_writer_drain_sigsafe). Returns 1 when the stream was ended.
+ * async-signal-safe. */
 int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeout_ms);
 /* The program's fork, posix_spawn or pthread_create just failed with EAGAIN:
  * every writer thread of this process tree (the processes fork made from

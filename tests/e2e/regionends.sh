@@ -73,8 +73,10 @@ EOF
 	pass "$m1; $m2"
 done
 
-# 2. A 64 KB ring for a million region events.
-SONDE_REGIONS=trace SONDE_BUFFER_KB=64 profile d "$P" -t 5000 -n 100 || fail "tiny regions: exit $?"
+# 2. A 64 KB ring for a million region events, drained by a writer thread
+# every 10 ms (SONDE_WRITER=thread; a program with threads has one).
+SONDE_WRITER=thread SONDE_REGIONS=trace SONDE_BUFFER_KB=64 profile d "$P" -t 5000 -n 100 ||
+	fail "tiny regions: exit $?"
 "$SONDE" report --view regions --format json d >d.json 2>d.rerr || fail "tiny: report $(cat d.rerr)"
 "$SONDE" report --view regions d >d.txt 2>/dev/null
 python3 - d.json d.out <<'EOF' || fail "tiny regions: $(cat d.out) / $(cat d.txt)"
@@ -108,4 +110,23 @@ print(f"{shown} calls shown, {left} left out, {dropped} events dropped")
 EOF
 grep -q '^left out: [0-9]* call' d.txt || fail "tiny regions: the text does not say what was left out: $(cat d.txt)"
 pass "tiny regions with a full ring: $(python3 -c "import json; d = json.load(open('d.json')); print(sum(r['calls'] for r in d['regions']), 'calls shown,', d['left_out'], 'left out,', d['dropped_region_events'], 'events dropped')"); every max within the program's"
+# 2b. The same single-threaded program without a writer thread (the
+# default): its region ends drain the ring when a quarter is used, so
+# nothing is dropped and every call is shown.
+SONDE_REGIONS=trace SONDE_BUFFER_KB=64 profile e "$P" -t 5000 -n 100 || fail "tiny regions, no writer thread: exit $?"
+"$SONDE" report --view regions --format json e >e.json 2>e.rerr || fail "tiny, no writer thread: report $(cat e.rerr)"
+python3 - e.json e.out <<'EOF' >e.n || fail "tiny regions, no writer thread: $(cat e.out) / $(head -c 600 e.json)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+truth = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    truth[f[0]] = dict(zip(f[1::2], map(int, f[2::2])))
+rows = {r["path"]: r for r in d["regions"]}
+assert d["dropped_region_events"] == 0 and d.get("left_out", 0) == 0, d
+for path, name in (("region=batch", "batch"), ("region=batch/region=tiny", "tiny")):
+    assert rows[path]["calls"] == truth[name]["calls"], (path, rows[path], truth[name])
+print(rows["region=batch/region=tiny"]["calls"] + rows["region=batch"]["calls"])
+EOF
+pass "tiny regions, single-threaded, no writer thread: every call shown ($(cat e.n)), none dropped"
 exit 0

@@ -38,15 +38,32 @@ size=$(stat -c %s "$f")
 [ "$size" -lt 4096 ] || fail "$f: $size bytes for a process without samples"
 pass "/bin/true: one valid stream of $size bytes, no samples"
 
-# 4. lives a flush period without a sample: the file exists while it runs
-LD_PRELOAD="$LIB" SONDE_OUTPUT=lz SONDE_FLUSH_MS=50 sleep 3 &
+# 4. lives a flush period without a sample: with a writer thread
+# (SONDE_WRITER=thread; a program with threads has one) the file exists
+# while it runs
+LD_PRELOAD="$LIB" SONDE_OUTPUT=lz SONDE_FLUSH_MS=50 SONDE_WRITER=thread sleep 3 &
 pid=$!
 for i in $(seq 100); do [ -e lz ] && [ -n "$(ls lz)" ] && break; sleep 0.05; done
 kill -0 $pid 2>/dev/null || fail "sleep ended before its stream was checked"
 [ -n "$(ls lz 2>/dev/null)" ] || fail "no stream while sleep 3 runs (flush period 50 ms)"
 wait $pid
 valid_stream "$(ls lz/*)"
-pass "a process without samples has its stream after one flush period"
+pass "a process without samples has its stream after one flush period (writer thread)"
+# A single-threaded program has no writer thread (docs/ENV.md, "What the
+# program can see of sonde"): its samples write, so a sleeper writes
+# nothing until it ends; ended by SIGTERM, it writes the whole stream from
+# the signal's handler, and dies by the signal
+LD_PRELOAD="$LIB" SONDE_OUTPUT=lt SONDE_FLUSH_MS=50 sleep 3 &
+pid=$!
+sleep 0.5
+[ "$(grep -c '^Threads:' /proc/$pid/status)" = 1 ] && [ "$(awk '/^Threads:/ {print $2}' /proc/$pid/status)" = 1 ] ||
+	fail "sleep under sonde: $(grep '^Threads:' /proc/$pid/status) (1 without sonde)"
+kill -TERM $pid
+wait $pid; st=$?
+[ $st -eq 143 ] || fail "sleep + SIGTERM: status $st"
+valid_stream "$(ls lt/*)"
+grep '"kind":"END"' "$T/dump.json" | grep -q '"signal":15' || fail "sleep + SIGTERM: $(tail -n 1 "$T/dump.json")"
+pass "single-threaded sleeper: one task, as without sonde; SIGTERM: complete stream written by the handler"
 
 # 5. sonde run: children that run elsewhere write into the same directory
 mkdir sub

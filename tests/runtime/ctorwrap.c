@@ -155,6 +155,13 @@ static void *thread_fn(void *arg)
 }
 
 /* Forks a child that runs fn(how) and reports the child's exit status. */
+/* A clone(CLONE_VM) child: shares the program's memory, touches none. */
+static int clone_child(void *arg)
+{
+	(void)arg;
+	return 8;
+}
+
 static void child(const char *name, void (*fn)(int), int how)
 {
 	pid_t pid = fork();
@@ -399,6 +406,10 @@ static void sweep(const char *ph)
 		_exit(7);
 	r = waitpid(pid, &st, 0) == pid;
 	say("fork", "%d %d", r, WEXITSTATUS(st));
+	static char clone_stack[64 * 1024] __attribute__((aligned(16)));
+	pid = clone(clone_child, clone_stack + sizeof clone_stack, CLONE_VM | SIGCHLD, NULL);
+	r = pid > 0 && waitpid(pid, &st, 0) == pid;
+	say("clone", "%d %d", r, WEXITSTATUS(st));
 	char *targv[] = {"true", NULL};
 	r = posix_spawn(&pid, "/bin/true", NULL, NULL, targv, environ);
 	say("posix_spawn", "%d %d %d", r, waitpid(pid, &st, 0) == pid, WEXITSTATUS(st));
