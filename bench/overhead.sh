@@ -9,7 +9,9 @@
 #      PROFILERS="sonde sonde-noctr perf gperf"   which profilers to measure (sonde-noctr:
 #                    sonde with SONDE_COUNTERS=none, for the cost of the counter read;
 #                    sonde-bare: also SONDE_UNWIND=none, for the cost of the unwinding:
-#                    what is left above the floor is the handler's record and the writer)
+#                    what is left above the floor is the handler's record and the writer;
+#                    sonde-thread: SONDE_WRITER=thread, the writer thread from the start,
+#                    where by default a single-threaded program's samples write the stream)
 #                    when listed, perf/gperf are skipped with a note when unusable
 #      RATES="1ms 100us"              sampling periods (1 kHz and 10 kHz)
 #      WORKLOADS="split deep"
@@ -71,13 +73,14 @@ ACTIVE=""
 NOTES=()
 for p in $PROFILERS; do
     case $p in
-    sonde|sonde-noctr|sonde-bare)
+    sonde|sonde-noctr|sonde-bare|sonde-thread)
         [ -f "$BUILD/libsonde.so" ] ||
             die "$BUILD/libsonde.so missing: sonde's runtime is not built (cmake --build $BUILD --target sonde), or leave it out with PROFILERS=\"perf gperf\""
         [ -x "$BUILD/sonde" ] ||
             die "$BUILD/sonde missing: needed for 'sonde dump' to count samples"
         ACTIVE="$ACTIVE $p"
         [ "$p" = sonde-bare ] && NOTES+=("sonde-bare: SONDE_COUNTERS=none SONDE_UNWIND=none (one frame per sample); sonde-noctr minus sonde-bare is the unwinding")
+        [ "$p" = sonde-thread ] && NOTES+=("sonde-thread: SONDE_WRITER=thread (a writer thread drains every 10 ms, beside the program; by default a single-threaded program drains in its own samples)")
         [ "$p" = sonde-noctr ] && NOTES+=("sonde-noctr: SONDE_COUNTERS=none; the sonde row reads the default counters (context switches, page faults) at every sample: the difference is the counter read") ;;
     perf)
         if ! command -v perf > /dev/null; then
@@ -95,7 +98,7 @@ for p in $PROFILERS; do
             ACTIVE="$ACTIVE gperf"
             NOTES+=("gperftools: ITIMER_PROF is tick-granular (CONFIG_HZ), so it delivers far fewer samples than asked")
         fi ;;
-    *) die "unknown profiler '$p' in PROFILERS (sonde, sonde-noctr, sonde-bare, perf, gperf)" ;;
+    *) die "unknown profiler '$p' in PROFILERS (sonde, sonde-noctr, sonde-bare, sonde-thread, perf, gperf)" ;;
     esac
 done
 [ -n "$ACTIVE" ] || die "no profiler to measure (PROFILERS=\"$PROFILERS\")"
@@ -132,6 +135,8 @@ profiled() {
                SONDE_COUNTERS=none SONDE_OUTPUT="$pre.sonde" "$@" ;;
     sonde-bare) "$RUNCPU" "$pre.times" env LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE="cpu-time@$period" \
                SONDE_COUNTERS=none SONDE_UNWIND=none SONDE_OUTPUT="$pre.sonde" "$@" ;;
+    sonde-thread) "$RUNCPU" "$pre.times" env LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE="cpu-time@$period" \
+               SONDE_WRITER=thread SONDE_OUTPUT="$pre.sonde" "$@" ;;
     perf) "$RUNCPU" "$pre.times" perf record -q -e cpu-clock -F "$hz" -g -o "$pre.data" "$@" ;;
     gperf) "$RUNCPU" "$pre.times" env LD_PRELOAD="$GPERF_LIB" CPUPROFILE="$pre.prof" \
                CPUPROFILE_FREQUENCY="$hz" "$@" ;;
@@ -140,7 +145,7 @@ profiled() {
 
 samples_of() {  # PROFILER PREFIX -> samples delivered in that run
     case $1 in
-    sonde|sonde-noctr|sonde-bare)
+    sonde|sonde-noctr|sonde-bare|sonde-thread)
         local n=0 f c
         for f in "$2.sonde"/*.sonde; do
             [ -e "$f" ] || { echo "?"; return; }
@@ -170,7 +175,7 @@ EOF
 
 bytes_of() {  # PROFILER PREFIX
     case $1 in
-    sonde|sonde-noctr|sonde-bare) find "$2.sonde" -type f -printf '%s\n' 2> /dev/null | awk '{s += $1} END{print s + 0}' ;;
+    sonde|sonde-noctr|sonde-bare|sonde-thread) find "$2.sonde" -type f -printf '%s\n' 2> /dev/null | awk '{s += $1} END{print s + 0}' ;;
     perf) stat -c %s "$2.data" 2> /dev/null ;;
     gperf) stat -c %s "$2.prof" 2> /dev/null ;;
     esac

@@ -665,6 +665,38 @@ $N: $(cat on.sonde)"
 		# the opt-out: the writer thread from the start, as before
 		runs thr SONDE_WRITER=thread -- "$P" 0.1 10
 		grep -qx 'start tasks 2' thr.out || fail "SONDE_WRITER=thread: $(head -n 1 thr.out)"
+		# CPython 3.12 and later warn on os.fork() in a multi-threaded
+		# process (shown always: -W always)
+		py=""
+		for cand in python3.13 python3.12 /root/.pyenv/versions/3.1[2-9]*/bin/python3.1[2-9] /usr/local/bin/python3.1[2-9]; do
+			if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'pass' >/dev/null 2>&1; then
+				py=$(command -v "$cand")
+				break
+			fi
+		done
+		if [ -n "$py" ]; then
+			cat >fork.py <<'PYEOF'
+import os, time
+t = time.process_time()
+while time.process_time() - t < 0.2:
+    pass
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+print("forked")
+PYEOF
+			runs plain -- "$py" -W always::DeprecationWarning fork.py
+			runs py -- "$py" -W always::DeprecationWarning fork.py
+			same_as_plain py
+			[ -s py.err ] && fail "$py under sonde: $(cat py.err)"
+			runs pyt SONDE_WRITER=thread -- "$py" -W always::DeprecationWarning fork.py
+			grep -q 'multi-threaded, use of fork' pyt.err ||
+				fail "$py with SONDE_WRITER=thread: no warning to tell this case from ($(cat pyt.err))"
+			pass "$py: os.fork() of a single-threaded script, no DeprecationWarning under sonde (with SONDE_WRITER=thread: the warning)"
+		else
+			echo "note: no Python 3.12 or later here: its fork warning not checked"
+		fi
 		pass "one task under sonde wherever the program has one (start, after 1 s of CPU, around forks; ${wait_ms:-?} ms after its thread was joined, at once at its next fork); $n samples for $um-$cm ms of CPU, nothing dropped with a 64 KiB ring"
 		;;
 	*) fail "unknown case $c" ;;
