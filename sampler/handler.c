@@ -606,6 +606,29 @@ static int drain_room_sigsafe(const struct sd_thread *t)
 	return lo && sp - lo >= SD_DRAIN_STACK_NEED;
 }
 
+/* Without a writer thread (a single-threaded program, writer.c) a sample
+ * drains, after the sample's own accounting (its time would read as a slow
+ * handler: throttling) and on a stack it knows has room; a sample that comes
+ * meanwhile is taken as usual (the ring has one writer, this thread). Its
+ * CPU time is sonde's: added to what [sonde] samples stand for (the
+ * handler's own estimate is capped for a sample's work, not a drain's). */
+static void drain_sigsafe(struct sd_thread *t)
+{
+	if (t->in_dl || !sd_writer_drain_due_sigsafe(t->ring) || !drain_room_sigsafe(t))
+		return;
+	struct timespec a, b;
+	int timed = sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &a) == 0;
+	sd_writer_drain_sigsafe(t->ring);
+	if (!timed || sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &b) != 0)
+		return;
+	uint64_t d = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
+	t->self_ns += d;
+	/* nor is it the samples' cost the throttle weighs per window */
+	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
+		if (t->win_cpu_ns[i])
+			t->win_cpu_ns[i] += d;
+}
+
 /* Once the program uses alternate stacks, its SA_ONSTACK handlers are
  * installed with the flag (interpose.c): in a thread that has sonde's stack
  * and none of the program's, they would run on sonde's. Such a thread
@@ -714,6 +737,8 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	}
 	if (!first && !t->busy)
 		throttle_check_sigsafe(t, src, t0, end);
+	if (!t->busy)
+		drain_sigsafe(t);
 	altstack_off_sigsafe(t, ucv);
 out:
 	errno = saved_errno;
@@ -869,18 +894,6 @@ counters:
 	if (src == sd_rt.primary_src && sd_rt.derived_src >= 0)
 		derive_sigsafe(t, rec, weight);
 	t->busy = 0;
-	/* Without a writer thread (a single-threaded program, writer.c) the
-	 * sample drains, on a stack it knows has room: a sample that comes
-	 * meanwhile is taken as usual (the ring has one writer, this thread). */
-	if (!t->in_dl && sd_writer_drain_due_sigsafe(t->ring) && drain_room_sigsafe(t)) {
-		/* its CPU time is sonde's (the caller's estimate of the handler's
-		 * time is capped for a sample's work, not a drain's) */
-		struct timespec a, b;
-		int timed = sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &a) == 0;
-		sd_writer_drain_sigsafe(t->ring);
-		if (timed && sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &b) == 0)
-			t->self_ns += (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
-	}
 out:
 	errno = saved_errno;
 }

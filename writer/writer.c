@@ -1033,6 +1033,7 @@ static void *writer_main(void *unused)
 	(void)unused;
 	unsigned tick = sd_w.cfg.flush_ms < 10 ? sd_w.cfg.flush_ms : 10;
 	uint64_t single_since = 0; /* the program down to one thread since */
+	unsigned seq = 0;          /* sd_w.create_seq then */
 	int rest = 0;
 	sd_slots_enter();
 	for (;;) {
@@ -1051,13 +1052,28 @@ static void *writer_main(void *unused)
 		 * the program's next thread). */
 		if (!sd_w.cfg.thread_always) {
 			uint64_t now = sd_now_ns_sigsafe();
-			if (tasks_here_sigsafe() != 2)
+			if (tasks_here_sigsafe() != 2) {
 				single_since = 0;
-			else if (!single_since)
+			} else if (!single_since) {
 				single_since = now;
-			else if (now - single_since >= sd_w.cfg.flush_ms * 1000000ull) {
-				rest = 1;
-				break;
+				seq = atomic_load(&sd_w.create_seq);
+			} else if (now - single_since >= sd_w.cfg.flush_ms * 1000000ull) {
+				/* Leaving, unless the program began a thread since: its
+				 * pthread_create bumps create_seq, then looks at deferred
+				 * (sd_writer_thread_wanted); here deferred is set, then
+				 * create_seq read: one of the two sees the other. */
+				pthread_mutex_lock(&sd_w.lock);
+				atomic_store(&sd_w.writerless, 1);
+				atomic_store(&sd_w.deferred, 1);
+				rest = atomic_load(&sd_w.create_seq) == seq;
+				if (!rest) {
+					atomic_store(&sd_w.deferred, 0);
+					atomic_store(&sd_w.writerless, 0);
+					single_since = 0;
+				}
+				pthread_mutex_unlock(&sd_w.lock);
+				if (rest)
+					break;
 			}
 		}
 		struct sd_slots_why why;
@@ -1082,17 +1098,22 @@ static void *writer_main(void *unused)
 			flush_file();
 		pthread_mutex_unlock(&sd_w.lock);
 	}
-	if (rest) {
+	if (rest) { /* deferred and writerless set: joined by whoever starts it again */
 		pthread_mutex_lock(&sd_w.lock);
 		drain(0);
 		flush_file();
 		atomic_store(&sd_w.thread_running, 0);
-		atomic_store(&sd_w.writerless, 1);
-		atomic_store(&sd_w.deferred, 1); /* joined by whoever starts it again */
 		pthread_mutex_unlock(&sd_w.lock);
-		return NULL;
+	} else {
+		atomic_store(&sd_w.thread_running, 0);
 	}
-	atomic_store(&sd_w.thread_running, 0);
+	/* a final flush asked of it as it left: done here */
+	if (atomic_load(&sd_w.final_req) && !atomic_load(&sd_w.final_done)) {
+		pthread_mutex_lock(&sd_w.lock);
+		finish(final_reason, atomic_load(&sd_w.final_signo));
+		pthread_mutex_unlock(&sd_w.lock);
+		atomic_store(&sd_w.final_done, 1);
+	}
 	return NULL;
 }
 
@@ -1167,7 +1188,10 @@ static int start_thread(void)
 
 void sd_writer_thread_wanted(void)
 {
-	if (!atomic_load(&sd_w.inited) || !atomic_load(&sd_w.deferred) || atomic_load(&sd_w.ended))
+	if (!atomic_load(&sd_w.inited))
+		return;
+	atomic_fetch_add(&sd_w.create_seq, 1); /* before deferred is read: writer_main */
+	if (!atomic_load(&sd_w.deferred) || atomic_load(&sd_w.ended))
 		return;
 	sigset_t all, old;
 	sigfillset(&all);
