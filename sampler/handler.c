@@ -594,15 +594,23 @@ static int stack_room_sigsafe(const struct sd_thread *t)
 	return sp > lo && sp - lo >= SD_SAMPLE_STACK_NEED;
 }
 
-/* Room for a drain below this frame: on sonde's alternate stack or the
- * thread's own, SD_DRAIN_STACK_NEED; never on a stack it does not know. */
+/* Room for a drain below this frame: SD_DRAIN_STACK_NEED on sonde's
+ * alternate stack, the thread's own, or an alternate stack of the program's
+ * (the kernel says where the one in use begins); never on a stack it does
+ * not know. */
 static int drain_room_sigsafe(const struct sd_thread *t)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = 0;
+	stack_t ss;
 	if (t->alt_lo && sp >= t->alt_lo && sp < t->alt_lo + t->alt_bytes)
 		lo = t->alt_lo;
 	else if (sp >= t->stack_lo && sp < t->stack_hi)
 		lo = t->stack_lo;
+	else if (t->prog_alt && sp >= t->prog_alt_lo && sp < t->prog_alt_hi)
+		lo = t->prog_alt_lo;
+	else if (sd_syscall(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
+		 sp >= (uintptr_t)ss.ss_sp && sp < (uintptr_t)ss.ss_sp + ss.ss_size)
+		lo = (uintptr_t)ss.ss_sp;
 	return lo && sp - lo >= SD_DRAIN_STACK_NEED;
 }
 

@@ -38,10 +38,11 @@
  * unw_backtrace of 130 frames through the handler uses under 6 KiB. */
 #define SD_ALTSTACK_BYTES (64u * 1024u)
 #define SD_SAMPLE_STACK_NEED (12u * 1024u)
-/* What a sample's drain needs below it (sd_writer_drain_sigsafe: the
- * writer's deepest use measured 8.5 KiB, 15.5 in a fork child), with room
- * left for a nested sample. */
-#define SD_DRAIN_STACK_NEED (32u * 1024u)
+/* What a sample's drain needs below it (sd_writer_drain_sigsafe: 4.5 KiB
+ * measured, file made and modules scanned; the writer thread's deepest use
+ * 8.5 KiB, 15.5 in a fork child), with room left for a nested sample. The
+ * program's own alternate stack may hold it: AddressSanitizer's is 54 KiB. */
+#define SD_DRAIN_STACK_NEED (20u * 1024u)
 /* libunwind's per-thread cache of frames (its fast trace: 2^14 entries of
  * 16 bytes, mapped by a thread's first unw_backtrace; measured: 256 KiB more
  * VmSize and VmRSS per sampled thread), counted in sonde's share of
