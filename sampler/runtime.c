@@ -476,6 +476,11 @@ struct sd_thread *sd_thread_begin(uintptr_t stack_lo, uintptr_t stack_hi)
 		 * the writer's scan of /proc/self/task may still find it and
 		 * sample it from its tid, as a thread made without pthread_create
 		 * (tasks.c). Said once, so its CPU time is not missing silently. */
+		for (unsigned i = 0; i < SD_MAX_NOMEM; i++) {
+			pid_t none = 0;
+			if (atomic_compare_exchange_strong(&sd_rt.nomem_tids[i], &none, gettid_()))
+				break;
+		}
 		static _Atomic int said;
 		if (!atomic_exchange(&said, 1))
 			sd_msg("sonde: thread %d (%s): no memory for its sample buffers: %s (it is not "

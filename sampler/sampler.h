@@ -218,6 +218,11 @@ struct sd_runtime {
 	int vpipe;                     /* libunwind's pipe is answered without descriptors */
 	struct sd_foreign foreign[SD_MAX_FOREIGN]; /* tasks.c writes, handlers read */
 	_Atomic int nforeign;          /* slots in use */
+	/* threads begun through pthread_create that sonde could not set up (no
+	 * memory for their record or ring): the scan that finds them later says
+	 * so, not "a raw clone" (the first SD_MAX_NOMEM; 0: a free slot) */
+#define SD_MAX_NOMEM 32
+	_Atomic pid_t nomem_tids[SD_MAX_NOMEM];
 	_Atomic int starting;          /* pthread_create'd threads not registered yet */
 	_Atomic int nbegun;            /* threads sd_thread_begin set up, not yet ended */
 	int sigterm_installed[65];     /* our flush handler holds this signal */

@@ -609,6 +609,20 @@ static void adopt_foreign(pid_t tid)
 	if (!f->sampled && (!name[0] || (sd_syscall(SYS_tgkill, getpid(), tid, 0) != 0 &&
 					 errno == ESRCH)))
 		return;
+	/* a pthread sonde had no memory for as it began, or a raw clone */
+	int nomem = 0;
+	for (unsigned i = 0; i < SD_MAX_NOMEM && !nomem; i++)
+		nomem = atomic_load(&sd_rt.nomem_tids[i]) == tid;
+	static int said_late;
+	if (nomem) {
+		if (!said_late++)
+			sd_msg("sonde: thread %d (%s): not set up as it began (no memory then), found "
+			       "by the writer's scan: %s", (int)tid, name,
+			       f->sampled ? "sampled from its tid, stacks by frame pointers only and "
+					    "no counters" : "cannot be sampled (its CPU time is counted "
+					    "as UNSAMPLED not_sampled)");
+		return;
+	}
 	if (said++)
 		return;
 	if (f->sampled)
