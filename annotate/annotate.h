@@ -96,8 +96,6 @@ struct sd_annotate_hooks {
  * annotations that only label samples. Ordinary context, once, from the
  * runtime constructor. */
 void sd_annotate_start(const struct sd_annotate_hooks *hooks);
-/* Turns the API off again (process end): calls become no-ops. */
-void sd_annotate_stop(void);
 
 /* The calling thread's current thread-scope context node, and the process
  * context node. async-signal-safe. */

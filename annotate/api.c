@@ -126,11 +126,6 @@ void sd_annotate_start(const struct sd_annotate_hooks *h)
 	atomic_store(&enabled, 1);
 }
 
-void sd_annotate_stop(void)
-{
-	atomic_store(&enabled, 0);
-}
-
 uint32_t sd_annotate_thread_ctx_sigsafe(void)
 {
 	struct ann_thread *t = tls;

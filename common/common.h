@@ -126,13 +126,29 @@ static inline uint64_t sd_mix64(uint64_t x)
 	return x;
 }
 
-/* FNV-1a of len bytes (not mixed: callers that index tables with it mix). */
-static inline uint64_t sd_fnv1a(const void *p, size_t len)
+/* FNV-1a, the one string hash of sonde's (not mixed: callers that index tables with it
+ * mix). sd_fnv1a: of len bytes; sd_fnv1a_more: h (SD_FNV1A_SEED or an earlier hash) run
+ * on over len more bytes; sd_fnv1a32_str: the 32-bit variant of a string (colours). */
+#define SD_FNV1A_SEED 0xcbf29ce484222325ULL
+
+static inline uint64_t sd_fnv1a_more(uint64_t h, const void *p, size_t len)
 {
 	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static inline uint64_t sd_fnv1a(const void *p, size_t len)
+{
+	return sd_fnv1a_more(SD_FNV1A_SEED, p, len);
+}
+
+static inline uint32_t sd_fnv1a32_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
 	return h;
 }
 

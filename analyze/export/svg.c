@@ -39,6 +39,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #endif
 #include "analyze/export/export.h"
+#include "common/common.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -69,14 +70,6 @@ struct svg {
 	int diff, absolute;
 	double maxd;                /* diff: the largest |delta| drawn */
 };
-
-static uint32_t fnv(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
 
 /* ---- the tree --------------------------------------------------------------------- */
 
@@ -407,16 +400,16 @@ static void frame_fill(const struct svg *g, const struct fnode *f, char *buf)
 		if (f->cval < 0)
 			snprintf(buf, 24, "rgb(210,210,210)");
 		else
-			hsl(buf, fnv(p->value_strs[f->cval]) % 360, 0.65, 0.68);
+			hsl(buf, sd_fnv1a32_str(p->value_strs[f->cval]) % 360, 0.65, 0.68);
 	} else if (f->level) { /* cool: a hue per attribute, lightness per value */
-		hsl(buf, 170 + fnv(p->attr_names[f->id]) % 90, 0.55,
-		    0.62 + (fnv(p->value_strs[f->val]) % 16) / 100.0);
+		hsl(buf, 170 + sd_fnv1a32_str(p->attr_names[f->id]) % 90, 0.55,
+		    0.62 + (sd_fnv1a32_str(p->value_strs[f->val]) % 16) / 100.0);
 	} else {
 		const struct sd_func *fn = sd_sym_func(p->sym, f->id);
 		if (!fn->module[0]) /* pseudo frames and raw addresses */
 			snprintf(buf, 24, "rgb(190,190,180)");
 		else /* warm: a hue per module, lightness per function */
-			hsl(buf, fnv(fn->module) % 56, 0.78, 0.55 + (fnv(fn->name) % 16) / 100.0);
+			hsl(buf, sd_fnv1a32_str(fn->module) % 56, 0.78, 0.55 + (sd_fnv1a32_str(fn->name) % 16) / 100.0);
 	}
 }
 

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "analyze/output/output.h"
+#include "common/common.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -404,10 +405,7 @@ enum { TL_W = 1160, TL_LABEL = 190, TL_ROW = 14 };
 static unsigned region_hue(const struct sd_profile *p, uint32_t ctx)
 {
 	const char *v = p->value_strs[p->ctx[ctx].value];
-	uint32_t h = 2166136261u;
-	for (; *v; v++)
-		h = (h ^ (unsigned char)*v) * 16777619u;
-	return h % 360;
+	return sd_fnv1a32_str(v) % 360;
 }
 
 /* One lane per (thread, depth): lane[i] of thread i's depth 0; *nl lanes in all. */

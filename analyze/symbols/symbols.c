@@ -433,13 +433,8 @@ static void cache_name(const struct symfile *f, char *buf, size_t len)
 		snprintf(buf + o, len - o, "-%" PRIx64 ".sym", f->id.size);
 		return;
 	}
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const uint8_t *p = (const uint8_t *)f->path;
-	for (; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ULL;
-	p = (const uint8_t *)&f->id.dev;
-	for (size_t i = 0; i < sizeof(f->id) - offsetof(struct sd_fileid, dev); i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
+	uint64_t h = sd_fnv1a(f->path, strlen(f->path));
+	h = sd_fnv1a_more(h, &f->id.dev, sizeof(f->id) - offsetof(struct sd_fileid, dev));
 	snprintf(buf, len, "noid-%016" PRIx64 ".sym", h);
 }
 

@@ -28,6 +28,7 @@
  * Runs in the thread that merges streams (symbols.c); not thread-safe.
  */
 #include "analyze/symbols/symbols.h"
+#include "common/common.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -58,14 +59,6 @@ struct sd_symcache {
 	int dirty;
 	int indexed;                /* strids holds every string of str */
 };
-
-static uint64_t fnv(uint64_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
 
 struct sd_symcache *sd_symcache_new(void)
 {
@@ -319,7 +312,7 @@ int sd_symcache_load(int dirfd, const char *name, const struct sd_fileid *want,
 		goto out;
 	c->nstr = h.nstr;
 	c->nw = h.nwords;
-	uint64_t sum = fnv(fnv(0xcbf29ce484222325ULL, c->str, c->nstr), c->w, 4 * c->nw);
+	uint64_t sum = sd_fnv1a_more(sd_fnv1a(c->str, c->nstr), c->w, 4 * c->nw);
 	if (sum != h.sum || c->str[0] || c->str[c->nstr - 1])
 		goto out;
 	if ((err = index_words(c, h.nentries)))
@@ -376,7 +369,7 @@ int sd_symcache_save(int dirfd, const char *name, struct sd_symcache *c,
 	h.nstr = (uint32_t)c->nstr;
 	h.nwords = (uint32_t)c->nw;
 	h.nentries = (uint32_t)c->nentries;
-	h.sum = fnv(fnv(0xcbf29ce484222325ULL, c->str, c->nstr), c->w, 4 * c->nw);
+	h.sum = sd_fnv1a_more(sd_fnv1a(c->str, c->nstr), c->w, 4 * c->nw);
 	snprintf(tmp, sizeof(tmp), ".%s.%ld.%u.tmp", name, (long)getpid(), seq++);
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)

@@ -4,6 +4,7 @@
  * (output.c). Column names and shapes are documented in docs/REPORT.md and checked by
  * tests/analyze; every list is sorted with a total order. Runs in the CLI's only thread.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "analyze/views/views.h"
 
 #include <inttypes.h>
@@ -39,11 +40,10 @@ static int print_table(FILE *out, struct sd_table *t, const char *key, int opene
 	return err;
 }
 
-static const struct sd_thread_row *top_rows;
-
-/* Most samples first; equal counts in the view's order. */
-static int top_cmp(const void *a, const void *b)
+/* Most samples first; equal counts in the view's order (qsort_r: ctx is the rows). */
+static int top_cmp(const void *a, const void *b, void *ctx)
 {
+	const struct sd_thread_row *top_rows = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	if (top_rows[x].periods != top_rows[y].periods)
 		return top_rows[x].periods > top_rows[y].periods ? -1 : 1;
@@ -62,8 +62,7 @@ static uint8_t *top_threads(const struct sd_profile *p, size_t top)
 	}
 	for (size_t i = 0; i < p->nthreads; i++)
 		idx[i] = (uint32_t)i;
-	top_rows = p->threads;
-	qsort(idx, p->nthreads, sizeof(*idx), top_cmp);
+	qsort_r(idx, p->nthreads, sizeof(*idx), top_cmp, p->threads);
 	for (size_t k = 0; k < top; k++)
 		keep[idx[k]] = 1;
 	free(idx);

@@ -9,6 +9,7 @@
  * the tree is returned (sd_tree_view_new, a neutral struct sd_tree_src) and the
  * dispatcher hands it to the exporter. Runs in the CLI's only thread.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "analyze/views/views.h"
 
 #include <inttypes.h>
@@ -172,13 +173,13 @@ static void tree_fini(struct tree *t)
 	sd_strmap_fini(&t->map);
 }
 
-static const struct tnode *sort_nodes;
-
-/* Children grouped by parent; within a parent by inclusive value desc, then name. */
-static int child_cmp(const void *a, const void *b)
+/* Children grouped by parent; within a parent by inclusive value desc, then name
+ * (qsort_r: ctx is the nodes). */
+static int child_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct tnode *x = &sort_nodes[*(const uint32_t *)a];
-	const struct tnode *y = &sort_nodes[*(const uint32_t *)b];
+	const struct tnode *nodes = ctx;
+	const struct tnode *x = &nodes[*(const uint32_t *)a];
+	const struct tnode *y = &nodes[*(const uint32_t *)b];
 
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
@@ -281,9 +282,8 @@ int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	size_t n = 0, sp = 0;
 	for (size_t i = 1; i < t.nn; i++)
 		order[n++] = (uint32_t)i;
-	sort_nodes = t.n;
 	if (n > 1)
-		qsort(order, n, sizeof(*order), child_cmp);
+		qsort_r(order, n, sizeof(*order), child_cmp, t.n);
 	/* start[q]..start[q+1]: children of q in order[] */
 	for (size_t q = 0, k = 0; q <= t.nn; q++) {
 		while (k < n && t.n[order[k]].parent < q)

@@ -1,4 +1,4 @@
-# analyze_bad_inputs: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.bad_inputs: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde
 	: >empty.sonde
 	run "$SONDE" dump empty.sonde

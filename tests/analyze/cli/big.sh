@@ -1,4 +1,4 @@
-# analyze_big: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.big: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# a million samples: exact counts, and in a bounded time even under sanitizers
 	mk big b.sonde --count 1000000
 	start=$(date +%s)

@@ -1,4 +1,4 @@
-# analyze_build_id: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.build_id: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde --bad-build-id
 	run "$SONDE" report --format folded a.sonde
 	expect_rc 0 "build-id mismatch"

@@ -1,4 +1,4 @@
-# analyze_counters_bad: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.counters_bad: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	for sc in "cnt_long:SAMPLE deltas does not have one value per header counter" \
 		  "cnt_short:SAMPLE deltas does not have one value per header counter" \
 		  "cnt_type:SAMPLE deltas holds a value that is not an unsigned integer" \

@@ -1,4 +1,4 @@
-# analyze_counters_dump: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.counters_dump: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk counters c.sonde
 	run "$SONDE" dump c.sonde
 	expect_rc 0 "dump counters"

@@ -1,4 +1,4 @@
-# analyze_coverage: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.coverage: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 8 item 7: the coverage account, exact arithmetic over the `coverage` stream
 	# (mkstream.c lists every number); then THREAD_CPU / THREAD_END cpu in dump, corrupt
 	# cpu records, and streams that cannot have an account

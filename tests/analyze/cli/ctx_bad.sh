@@ -1,4 +1,4 @@
-# analyze_ctx_bad: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.ctx_bad: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	for sc in "ctx_noattr:CONTEXT attribute is not defined" \
 		  "ctx_parent:CONTEXT parent is not an earlier node" \
 		  "ctx_skip:CONTEXT node id out of order" \

@@ -1,4 +1,4 @@
-# analyze_ctx_dump: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.ctx_dump: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk ctx c.sonde
 	run "$SONDE" dump c.sonde
 	expect_rc 0 "dump ctx"

@@ -1,4 +1,4 @@
-# analyze_deep_tree: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.deep_tree: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Issue 19 item 11: one call chain 10000 frames deep (a 120 KB stream) in the tree
 	# view. Indenting two spaces a level wrote 100 MB of text (650 MB of memory), and
 	# csv/json paths of every name above a node 550 MB (json: 1.7 GB of memory). Output

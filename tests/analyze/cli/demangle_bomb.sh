@@ -1,4 +1,4 @@
-# analyze_demangle_bomb: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.demangle_bomb: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Issue 19 item 12: a C++ name whose demangling is exponential (libmkdup.so's
 	# mk_exp_name: 263 bytes mangled, 870 MB demangled). __cxa_demangle built the whole
 	# string (gigabytes, tens of seconds) and the report printed it on one line. Names

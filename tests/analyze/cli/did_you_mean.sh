@@ -1,4 +1,4 @@
-# analyze_did_you_mean: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.did_you_mean: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# typos are answered with the nearest name, and the report still runs
 	run "$SONDE" reprot x
 	expect_rc 2 "command typo"

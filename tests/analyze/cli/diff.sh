@@ -1,4 +1,4 @@
-# analyze_diff: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.diff: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# mk_alpha's share doubles from diff_a (20 of 100) to diff_b (80 of 200)
 	mk diff_a a.sonde
 	mk diff_b b.sonde

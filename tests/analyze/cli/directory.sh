@@ -1,4 +1,4 @@
-# analyze_directory: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.directory: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mkdir -p prof/sub
 	mk flat prof/x.host.1.sonde --pid 1
 	mk flat prof/sub/x.host.2.sonde --pid 2

@@ -1,4 +1,4 @@
-# analyze_docs: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.docs: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# every example line of docs/REPORT.md's code blocks (but abbreviated ones and the
 	# dump example, whose offsets depend on the build path) is real output
 	mk flat a.sonde --pid 100

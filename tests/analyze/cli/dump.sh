@@ -1,4 +1,4 @@
-# analyze_dump: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.dump: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	size=$("$MK" flat a.sonde) || fail mkstream
 	run "$SONDE" dump a.sonde
 	expect_rc 0 "dump"

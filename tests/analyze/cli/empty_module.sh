@@ -1,4 +1,4 @@
-# analyze_empty_module: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.empty_module: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 11: a MODULE with an empty path (UBSan: strndup(NULL, 0)) is the main
 	# program's (FORMAT.md): named after the HEADER exe
 	mk bad_empty_module m.sonde

@@ -1,4 +1,4 @@
-# analyze_end_signal: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.end_signal: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 8: END reason `signal` is said (the signal by number and name)
 	mk flat a.sonde --end-signal 11
 	run "$SONDE" report a.sonde

@@ -1,4 +1,4 @@
-# analyze_escape_names: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.escape_names: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Issue 19 item 14: names from a stream (a thread name, argv[0], an annotation value)
 	# holding escape sequences, a newline, bytes that are not UTF-8 and a C1 control
 	# were printed raw: the text report set the terminal's title, cleared the screen and

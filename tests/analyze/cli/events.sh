@@ -1,4 +1,4 @@
-# analyze_events: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.events: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	run "$SONDE" events --format csv
 	expect_rc 0 "events csv"
 	expect_err_empty

@@ -1,4 +1,4 @@
-# analyze_events_nobody: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.events_nobody: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to switch to nobody"; exit 77; }
 	command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 77; }
 	cp "$SONDE" ./sonde && chmod 755 . ./sonde

@@ -1,4 +1,4 @@
-# analyze_fuzz: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.fuzz: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	FUZZ=$5 MODE=$6
 	mkdir seeds
 	mk flat seeds/flat.sonde

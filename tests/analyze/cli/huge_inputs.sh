@@ -1,4 +1,4 @@
-# analyze_huge_inputs: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.huge_inputs: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Regular files that are huge or garbage: a clear line and bounded memory (peak RSS
 	# from /usr/bin/time; a memory bound, not a timing one). The reader goes through a
 	# window and refuses records past 16 MiB or 2^20 values (docs/FORMAT.md, "Size").

@@ -1,4 +1,4 @@
-# analyze_incomplete: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.incomplete: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 8: a stream without END (killed, ENOSPC, still running) is said, in the text
 	# header, as json keys, on stderr for csv and in --view streams; exit 0 but --strict
 	mk flat a.sonde --no-end

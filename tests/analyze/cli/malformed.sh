@@ -1,4 +1,4 @@
-# analyze_malformed: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.malformed: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 11: records naming what the stream never defined, and HEADER/END/REGION
 	# fields of the wrong type, are corrupt: file and offset, exit 4 (skipped beside
 	# a good file)

@@ -1,4 +1,4 @@
-# analyze_mixed_periods: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.mixed_periods: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Samples of two sources (two clocks) are never added: the views that add samples
 	# show one (cpu-time) and say so once, with how to show the other; not when --source
 	# picks one, with a counter metric, or in the views of the run's account.

@@ -1,4 +1,4 @@
-# analyze_nonregular: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.nonregular: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Inputs that are not regular files are refused with one line, never read and never
 	# waited on: a FIFO without a writer (open() used to block forever), /dev/zero (read
 	# whole, it grew to 24 GB), /dev/null, and a directory whose .sonde entry is a symlink

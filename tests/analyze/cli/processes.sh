@@ -1,4 +1,4 @@
-# analyze_processes: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.processes: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --view processes and --group-by process: one row per process image, named
 	# NAME[PID] from the header's argv[0], else exe, else '?' (mkstream.c: the coverage
 	# stream's CPU is 547.5 ms in 4 of its 5 threads, one known up to the last flush)

@@ -1,4 +1,4 @@
-# analyze_region_drops: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.region_drops: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 10: drops per kind of record, as a share of what was asked for, stated
 	# before the rows of every view, regions included; unknown reasons by name
 	mk region_drops r.sonde

@@ -1,4 +1,4 @@
-# analyze_report_callers: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_callers: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# flat: mk_beta is reached through mk_alpha (50) and mk_recurse;mk_recurse (10)
 	mk flat a.sonde
 	run "$SONDE" report --view callers mk_beta --format csv a.sonde

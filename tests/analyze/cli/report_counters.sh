@@ -1,4 +1,4 @@
-# analyze_report_counters: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_counters: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk counters c.sonde
 	run "$SONDE" report c.sonde
 	expect_rc 0 "counters flat"

@@ -1,4 +1,4 @@
-# analyze_report_csv_json: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_csv_json: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde
 	run "$SONDE" report --format csv a.sonde
 	expect_rc 0 "csv"

@@ -1,4 +1,4 @@
-# analyze_report_dup: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_dup: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk dup d.sonde
 	run "$SONDE" report --format folded d.sonde
 	expect_rc 0 "dup"

@@ -1,4 +1,4 @@
-# analyze_report_edge: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_edge: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk edge e.sonde
 	run "$SONDE" report --format csv e.sonde
 	expect_rc 0 "edge"

@@ -1,4 +1,4 @@
-# analyze_report_flat: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_flat: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde
 	run "$SONDE" report a.sonde
 	expect_rc 0 "report"

@@ -1,4 +1,4 @@
-# analyze_report_group: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_group: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk ctx c.sonde
 	run "$SONDE" report --group-by phase c.sonde
 	expect_rc 0 "group-by phase"

@@ -1,4 +1,4 @@
-# analyze_report_html: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_html: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --format html: one self-contained page of the report's own views. Without a
 	# browser: its sections, the flame graph inside it being the svg view, its tables
 	# being the csv views (functions, threads, regions, each annotation, spread), the

@@ -1,4 +1,4 @@
-# analyze_report_min_percent: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_min_percent: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --min-percent P on the flat view: functions whose total is below P % of the counted
 	# samples go (P itself stays), before --top; percentages stay those of all samples
 	mk flat a.sonde

@@ -1,4 +1,4 @@
-# analyze_report_model: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_model: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# exact data (1000 + n^2/4 ns a call): the model comes back exactly
 	mk model mo.sonde
 	run "$SONDE" report --view model --region quad --param n --format csv mo.sonde

@@ -1,4 +1,4 @@
-# analyze_report_output_owner: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_output_owner: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# -o FILE on a shared machine (issue 19 item 17; docs/REPORT.md, "Output files"):
 	# every format that writes a file (html, svg, pprof flat and tree, speedscope, trace,
 	# diff's svg) makes it in a temporary file of the same directory and renames it into

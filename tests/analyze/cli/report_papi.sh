@@ -1,4 +1,4 @@
-# analyze_report_papi: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_papi: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk papi p.sonde
 	run "$SONDE" report --metric weight p.sonde
 	expect_rc 0 "papi weight"

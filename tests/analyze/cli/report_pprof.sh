@@ -1,4 +1,4 @@
-# analyze_report_pprof: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_pprof: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --format pprof read by the real consumer, go tool pprof (.ci/deps installs
 	# golang-go): per function the same self samples as sonde's own csv, the
 	# annotation values as tags with sonde's --group-by counts, the time sample

@@ -1,4 +1,4 @@
-# analyze_report_regions_counters: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_regions_counters: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk counters c.sonde
 	run "$SONDE" report --view regions --format csv c.sonde
 	expect_rc 0 "regions with counts"

@@ -1,4 +1,4 @@
-# analyze_report_sources: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_sources: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde
 	run "$SONDE" report --view sources --format csv a.sonde
 	expect_rc 0 "sources csv"

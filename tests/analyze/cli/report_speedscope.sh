@@ -1,4 +1,4 @@
-# analyze_report_speedscope: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_speedscope: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --format speedscope of mkstream's timeline, counters and papi streams: the file's
 	# shape (schema, shared frames with files, one sampled profile per thread or per
 	# --group-by value, units), samples root first in time order, and per function the

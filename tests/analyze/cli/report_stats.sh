@@ -1,4 +1,4 @@
-# analyze_report_stats: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_stats: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# four processes (mkstream stats: threads main, worker, idle; K = --count):
 	#   pid 100 rank 0 K 10 | pid 200 rank 1 K 20 | pid 300 no rank K 30 | pid 400 rank 1 K 40
 	# mk_alpha per thread: K in main, 0 in worker and idle; mk_beta: 10 in main, K in

@@ -1,4 +1,4 @@
-# analyze_report_svg: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_svg: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --format svg (export_svg.c): a well-formed SVG (xmllint) whose frames are exactly the
 	# merged prefixes of the folded lines of the same options, checked twice: from the
 	# file's attributes here (no browser), and in headless chromium by

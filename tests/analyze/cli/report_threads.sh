@@ -1,4 +1,4 @@
-# analyze_report_threads: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_threads: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde --pid 100
 	run "$SONDE" report --view threads --format csv a.sonde
 	expect_rc 0 "threads csv"

@@ -1,4 +1,4 @@
-# analyze_report_trace: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_trace: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --format trace: the Chrome JSON trace of the `timeline` stream of mkstream.c (known
 	# sample times, regions and counters): its tracks and names, the exact stack slices
 	# (merged over consecutive samples, split at a gap) and region slices, X events that

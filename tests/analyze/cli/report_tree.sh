@@ -1,4 +1,4 @@
-# analyze_report_tree: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_tree: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk ctx c.sonde
 	run "$SONDE" report --view tree --format folded c.sonde
 	expect_rc 0 "tree folded"

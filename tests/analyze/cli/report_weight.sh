@@ -1,4 +1,4 @@
-# analyze_report_weight: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_weight: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde
 	run "$SONDE" report --metric weight a.sonde
 	expect_rc 0 "weight"

@@ -1,4 +1,4 @@
-# analyze_report_where: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_where: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk ctx c.sonde
 	# FILTER[,FILTER]:samples, through the group-by and flat views
 	for spec in "phase=solve:50" "phase!=solve:50" "iteration:75" "!iteration:25" \

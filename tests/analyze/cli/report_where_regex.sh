@@ -1,4 +1,4 @@
-# analyze_report_where_regex: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.report_where_regex: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk ctx c.sonde
 	for spec in "phase~^(solve|inner)$:60" "phase~e:75" "phase!~^s:50" "phase~zzz:0" \
 		    "nosuch~.:0" "nosuch!~.:100" "process=4242:100" "process!=4242:0" \

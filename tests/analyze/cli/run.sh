@@ -1,4 +1,4 @@
-# analyze_run: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.run: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	unset SONDE_OUTPUT SONDE_SAMPLE SONDE_LIB
 	run "$SONDE" run -x true
 	expect_rc 2 "unknown run option"

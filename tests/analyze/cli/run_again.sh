@@ -1,4 +1,4 @@
-# analyze_run_again: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.run_again: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# A second `sonde run` into a directory that holds an earlier run's streams moves
 	# them to DIR.old (like perf.data.old) and says so; streams still being written
 	# (their process alive on this host), streams of other hosts and ranks under an MPI

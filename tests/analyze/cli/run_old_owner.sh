@@ -1,4 +1,4 @@
-# analyze_run_old_owner: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.run_old_owner: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# DIR.old on a shared machine (issue 19 item 16; docs/ENV.md, "sonde run"): root's
 	# second `sonde run -o DIR` moves the earlier run to DIR.old only when DIR.old is
 	# made or checked by the rule of the output directory (never a symbolic link, owned

@@ -1,4 +1,4 @@
-# analyze_same_stream: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.same_stream: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# Issue 19 item 13: a stream given twice (a directory and a file in it, a symlink, a
 	# hard link, a copy) counts once, and the duplicate is said. Files are the same by
 	# st_dev/st_ino; copies by their HEADER (pid, host and clock origin).

@@ -1,4 +1,4 @@
-# analyze_strict: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.strict: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mkdir prof
 	mk flat prof/a.sonde
 	printf 'not a stream' >prof/b.sonde

@@ -1,4 +1,4 @@
-# analyze_thread_end: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.thread_end: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# issue 9: THREAD_END deltas belong to their thread and process: group-by rows add
 	# up to the totals (by function a counter is not offered: report_counters.sh)
 	mk counters_end c.sonde

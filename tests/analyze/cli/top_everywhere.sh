@@ -1,4 +1,4 @@
-# analyze_top_everywhere: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.top_everywhere: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	# --top N in the views where it was ignored: the threads view keeps the N threads
 	# with the most samples (in its own order), the tree view's text, csv and json keep
 	# the nodes on the paths of the N heaviest folded lines (as folded and svg do)

@@ -1,4 +1,4 @@
-# analyze_truncated: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+# analyze.cli.truncated: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
 	mk flat a.sonde
 	# cut 2 bytes into the 32nd SAMPLE: 31 samples of main;alpha;beta remain
 	"$SONDE" dump a.sonde >full.json || fail "dump"
