@@ -617,10 +617,11 @@ static void adopt_foreign(pid_t tid)
 	if (nomem) {
 		if (!said_late++)
 			sd_msg("sonde: thread %d (%s): not set up as it began (no memory then), found "
-			       "by the writer's scan: %s", (int)tid, name,
+			       "by the writer's scan: %s (lower SONDE_BUFFER_KB%s)", (int)tid, name,
 			       f->sampled ? "sampled from its tid, stacks by frame pointers only and "
-					    "no counters" : "cannot be sampled (its CPU time is counted "
-					    "as UNSAMPLED not_sampled)");
+					    "no counters" : "cannot be sampled, its CPU time counted as "
+					    "UNSAMPLED not_sampled",
+			       f->sampled ? "; build with -fno-omit-frame-pointer for call paths" : "");
 		return;
 	}
 	if (said++)

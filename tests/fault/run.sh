@@ -364,7 +364,8 @@ malloc_writer)
 # A thread's sample ring cannot be mapped (mmap of SONDE_BUFFER_KB, 512 KiB
 # by default): the thread has no record. Said once; the writer's scan of
 # /proc/self/task then finds it and samples it from its tid (as it would a
-# raw clone), counting the CPU time before as not sampled. The main thread's
+# raw clone, but says what it is), counting the CPU time before as not
+# sampled. The main thread's
 # ring is the first one mapped, a program thread's the second or third.
 ring_main | ring_thread)
 	n=1
@@ -390,7 +391,7 @@ ring_main | ring_thread)
 		pass "$CASE: said; thread $tid ended before sonde found it"
 		exit 0
 	fi
-	sed -n 2p r.err | grep -qxE "sonde: thread $tid \((fault_wl|worker-[01])\): made without pthread_create \(a raw clone\): sampled from its tid, found within two writer ticks of its start, stacks by frame pointers only and no counters \(build with -fno-omit-frame-pointer for call paths\)" ||
+	sed -n 2p r.err | grep -qxE "sonde: thread $tid \((fault_wl|worker-[01])\): not set up as it began \(no memory then\), found by the writer's scan: sampled from its tid, stacks by frame pointers only and no counters \(lower SONDE_BUFFER_KB; build with -fno-omit-frame-pointer for call paths\)" ||
 		fail "$CASE: second line: $(sed -n 2p r.err)"
 	[ "$(wc -l <r.err)" = 2 ] || fail "$CASE: more said: $(cat r.err)"
 	[ -n "$th" ] || fail "$CASE: thread $tid is not in the stream"
