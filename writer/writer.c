@@ -1238,13 +1238,19 @@ int sd_writer_thread_wanted_due(void)
 
 int sd_writer_drain_due_sigsafe(const struct sd_ring *own)
 {
+	return sd_writer_drain_after_sigsafe(own, 1);
+}
+
+int sd_writer_drain_after_sigsafe(const struct sd_ring *own, unsigned periods)
+{
 	if (!atomic_load(&sd_w.writerless) || !atomic_load(&sd_w.inited) ||
 	    atomic_load(&sd_w.ended))
 		return 0;
 	uint64_t now = sd_now_ns_sigsafe(), period = sd_w.cfg.flush_ms * 1000000ull;
 	uint64_t used = atomic_load_explicit(&own->head, memory_order_relaxed) -
 			atomic_load_explicit(&own->tail, memory_order_relaxed);
-	return used >= own->cap_bytes / 4 || now - atomic_load(&sd_w.drained_ns) >= period;
+	return used >= own->cap_bytes / 4 ||
+	       now - atomic_load(&sd_w.drained_ns) >= periods * period;
 }
 
 void sd_writer_drain_sigsafe(const struct sd_ring *own)

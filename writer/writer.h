@@ -374,8 +374,10 @@ int sd_writer_thread_wanted_due(void);
  * by what it calls: system calls, the lock-free queues, sonde's allocator
  * (mem.h) and trylock. */
 void sd_writer_drain_sigsafe(const struct sd_ring *own);
-/* Would sd_writer_drain_sigsafe drain now (before its locks)? */
+/* Would sd_writer_drain_sigsafe drain now (before its locks)? And the same with
+ * `periods` flush periods since the last drain instead of one. */
 int sd_writer_drain_due_sigsafe(const struct sd_ring *own);
+int sd_writer_drain_after_sigsafe(const struct sd_ring *own, unsigned periods);
 /* Final drain, END record, flush, thread joined (bounded wait). Idempotent.
  * reason: "exit", "exec", "_exit", "signal"; signo for "signal". */
 void sd_writer_stop(const char *reason, int signo);
