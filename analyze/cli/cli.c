@@ -208,33 +208,38 @@ static const struct opt {
 	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
 };
 
-static const char *const formats[] = { "text", "folded", "csv", "json", "pprof", "svg", "html",
-				       "speedscope", "trace", NULL }; /* enum sd_format */
-static const char *const views[] = { "flat", "threads", "sources", "tree", "regions",
-				     "counters", "callers", "callees", "streams", "coverage",
-				     "processes", "model", NULL };
-static const enum sd_view view_ids[] = { SD_VIEW_FLAT, SD_VIEW_THREADS, SD_VIEW_SOURCES,
-					 SD_VIEW_TREE, SD_VIEW_REGIONS, SD_VIEW_COUNTERS,
-					 SD_VIEW_CALLERS, SD_VIEW_CALLEES, SD_VIEW_STREAMS,
-					 SD_VIEW_COVERAGE, SD_VIEW_PROCESSES, SD_VIEW_MODEL };
-
-static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
-		      const char *const *names, int *out)
+/* The row of `val` among the n rows at `rows` (stride bytes apart, each beginning with its
+ * name, NULL for a row no option names: output/defs.c), or NULL after saying it is
+ * unknown, with the nearest name. */
+static const void *parse_row(const struct sd_cli *c, const char *opt, const char *val,
+			     const void *rows, size_t n, size_t stride)
 {
-	size_t n = 0;
-	for (; names[n]; n++)
-		if (!strcmp(val, names[n])) {
-			*out = (int)n;
-			return 0;
-		}
-	const char *near = sd_nearest(val, names, n, sizeof(*names));
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(const char *const *)((const char *)rows + i * stride);
+		if (name && !strcmp(val, name))
+			return (const char *)rows + i * stride;
+	}
+	const char *near = sd_nearest(val, rows, n, stride);
 	if (near)
 		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (did you mean '%s'? %s)\n",
 			c->cmd, opt, val, near, c->see);
 	else
 		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (%s)\n", c->cmd, opt, val,
 			c->see);
-	return -EINVAL;
+	return NULL;
+}
+
+static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
+		      const char *const *names, int *out)
+{
+	size_t n = 0;
+	while (names[n])
+		n++;
+	const char *const *r = parse_row(c, opt, val, names, n, sizeof *names);
+	if (!r)
+		return -EINVAL;
+	*out = (int)(r - names);
+	return 0;
 }
 
 /* NAME[,NAME...] of option `opt` into *list (pointers into *copy; the last one given
@@ -261,6 +266,22 @@ static int parse_list(struct sd_cli *c, const char *opt, const char *eg, const c
 	}
 }
 
+/* sonde report --help: the views and formats, from their rows (output/defs.c). */
+static void help_tables(void)
+{
+	printf("\nviews (--view NAME):\n");
+	for (size_t i = 0; i < sd_nview_defs; i++)
+		if (sd_view_defs[i].name)
+			printf("  %-11s%s%s\n", sd_view_defs[i].name, sd_view_defs[i].func ? "NAME: " : "",
+			       sd_view_defs[i].what);
+	printf("formats (--format NAME):\n");
+	for (size_t i = 0; i < sd_nformat_defs; i++)
+		printf("  %-11s%s%s\n", sd_format_defs[i].name, sd_format_defs[i].what,
+		       sd_format_defs[i].file == SD_FILE_MUST  ? " (-o FILE)"
+		       : sd_format_defs[i].file == SD_FILE_MAY ? " (stdout or -o FILE)"
+							  : "");
+}
+
 /* One option with its value (NULL for a flag); *i may advance (--view callers NAME). */
 static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int argc,
 		   char **argv, int *i)
@@ -268,26 +289,34 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	char *end;
 	int v;
 	switch (o->id) {
-	case O_FORMAT:
+	case O_FORMAT: {
+		const struct sd_format_def *f = NULL;
 		if (c->cmd_bit == SD_CLI_DIFF) {
-			for (v = 0; formats[v] && strcmp(formats[v], val); v++)
-				;
-			if (!formats[v] || v == SD_FMT_FOLDED || v == SD_FMT_PPROF ||
-			    v == SD_FMT_HTML || sd_format_timeline((enum sd_format)v)) {
-				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (text, csv, "
-					"json or svg)\n", val);
+			for (size_t k = 0; k < sd_nformat_defs && !f; k++)
+				if (sd_format_defs[k].diff && !strcmp(sd_format_defs[k].name, val))
+					f = &sd_format_defs[k];
+			if (!f) {
+				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (", val);
+				for (size_t k = 0, m = 0; k < sd_nformat_defs; k++)
+					if (sd_format_defs[k].diff)
+						fprintf(stderr, "%s%s", m++ ? ", " : "", sd_format_defs[k].name);
+				fputs(")\n", stderr);
 				return -EINVAL;
 			}
-		} else if (parse_enum(c, o->name, val, formats, &v)) {
+		} else if (!(f = parse_row(c, o->name, val, sd_format_defs, sd_nformat_defs,
+					   sizeof *sd_format_defs))) {
 			return -EINVAL;
 		}
-		c->format = (enum sd_format)v;
+		c->format = f->id;
 		return 0;
-	case O_VIEW:
-		if (parse_enum(c, o->name, val, views, &v))
+	}
+	case O_VIEW: {
+		const struct sd_view_def *d = parse_row(c, o->name, val, sd_view_defs,
+							sd_nview_defs, sizeof *sd_view_defs);
+		if (!d)
 			return -EINVAL;
-		c->view = view_ids[v];
-		if (c->view == SD_VIEW_CALLERS || c->view == SD_VIEW_CALLEES) {
+		c->view = d->id;
+		if (d->func) {
 			if (*i + 1 >= argc) {
 				fprintf(stderr, "sonde: %s: --view %s needs a function name (e.g. --view "
 					"%s main)\n", c->cmd, val, val);
@@ -296,6 +325,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 			c->func = argv[++*i];
 		}
 		return 0;
+	}
 	case O_METRIC:
 		if (!*val)
 			return -EINVAL;
@@ -411,7 +441,10 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 			continue;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("%s\n\nColumns and formats: docs/REPORT.md.\n", usage);
+			printf("%s\n", usage);
+			if (cmd_bit == SD_CLI_REPORT)
+				help_tables();
+			printf("\nColumns and formats: docs/REPORT.md.\n");
 			c->help = 1;
 			return SD_EXIT_OK;
 		}

@@ -66,16 +66,20 @@ static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
 {
 	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
 					       "line", "rank", "host", NULL };
-	if (c->output && o->format != SD_FMT_PPROF && o->format != SD_FMT_SVG &&
-	    o->format != SD_FMT_HTML && !sd_format_timeline(o->format)) {
-		fprintf(stderr, "sonde: report: -o FILE: only --format pprof, svg, html, speedscope "
-			"and trace write a file (add one of them, or leave -o out)\n");
+	if (c->output && sd_format_def_of(o->format)->file == SD_FILE_NO) {
+		size_t n = 0, k = 0;
+		for (size_t i = 0; i < sd_nformat_defs; i++)
+			n += sd_format_defs[i].file != SD_FILE_NO;
+		fputs("sonde: report: -o FILE: only --format ", stderr);
+		for (size_t i = 0; i < sd_nformat_defs; i++)
+			if (sd_format_defs[i].file != SD_FILE_NO)
+				fprintf(stderr, "%s%s", k++ ? (k == n ? " and " : ", ") : "",
+					sd_format_defs[i].name);
+		fputs(" write a file (add one of them, or leave -o out)\n", stderr);
 		return -EINVAL;
 	}
-	if (o->format == SD_FMT_HTML && (o->view != SD_VIEW_FLAT || c->ngroup || o->stats)) {
-		fprintf(stderr, "sonde: report: --format html is a page of its own views (use it "
-			"without --view, --group-by or --stats; --where, --source, --metric and "
-			"--top apply)\n");
+	if (o->format == SD_FMT_HTML && (c->ngroup || o->stats)) {
+		fprintf(stderr, "sonde: report: %s\n", sd_format_def_of(o->format)->only);
 		return -EINVAL;
 	}
 	if (c->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML) {
@@ -89,11 +93,6 @@ static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
 				"attribute or by module (e.g. --color-by phase)\n", c->color_by);
 			return -EINVAL;
 		}
-	if (o->format == SD_FMT_SVG && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_TREE) {
-		fprintf(stderr, "sonde: report: --format svg draws call paths (use it without "
-			"--view, or with --view tree)\n");
-		return -EINVAL;
-	}
 	o->color_by = c->color_by && strcmp(c->color_by, "module") ? c->color_by : NULL;
 	return 0;
 }
@@ -105,6 +104,14 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 
 	if (check_timeline(c, o) || check_svg(c, o))
 		return -EINVAL;
+	/* a view in a format it is not shown in (output/defs.c): the format says what
+	 * it shows */
+	const struct sd_format_def *fd = sd_format_def_of(o->format);
+	if ((!sd_view_shows(o->view, o->format) && !(c->ngroup && o->view == SD_VIEW_FLAT)) ||
+	    (fd->file == SD_FILE_MUST && !c->output)) {
+		fprintf(stderr, "sonde: report: %s\n", fd->only ? fd->only : "no such combination");
+		return -EINVAL;
+	}
 	if (c->ngroup) {
 		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths) {
 			fprintf(stderr, "sonde: report: --group-by makes its own table, or keeps levels "
@@ -120,11 +127,6 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"views (use it without --view, and with --format text, csv or json)\n");
 		return -EINVAL;
 	}
-	if (o->format == SD_FMT_FOLDED && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_TREE) {
-		fprintf(stderr, "sonde: report: --format folded shows call paths (use it without "
-			"--view, or pick text, csv or json)\n");
-		return -EINVAL;
-	}
 	if ((o->view == SD_VIEW_MODEL) != (c->region || c->nparams) ||
 	    (o->view == SD_VIEW_MODEL && (!c->region || !c->nparams))) {
 		fprintf(stderr, "sonde: report: --view model needs --region NAME and --param "
@@ -135,17 +137,6 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 	if (c->nparams > SD_MODEL_MAXPARAMS) {
 		fprintf(stderr, "sonde: report: --param: %zu parameters (a model takes at most %d)\n",
 			c->nparams, SD_MODEL_MAXPARAMS);
-		return -EINVAL;
-	}
-	if (o->view == SD_VIEW_MODEL && o->format == SD_FMT_FOLDED) {
-		fprintf(stderr, "sonde: report: --view model is a table (use --format text, csv or "
-			"json)\n");
-		return -EINVAL;
-	}
-	if (o->format == SD_FMT_PPROF && (!c->output || (o->view != SD_VIEW_FLAT &&
-							 o->view != SD_VIEW_TREE))) {
-		fprintf(stderr, "sonde: report: --format pprof writes a file of the whole profile "
-			"(give -o FILE, without --view or with --view tree)\n");
 		return -EINVAL;
 	}
 	if (!c->npaths) {

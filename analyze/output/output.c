@@ -117,32 +117,12 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 
 int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
+	/* the call-path formats of the flat and tree views: an exporter, or folded lines */
 	if ((o->format == SD_FMT_SVG || o->format == SD_FMT_PPROF) && o->view == SD_VIEW_TREE)
 		return out_tree_as(out, p, o); /* the tree view's flame graph or pprof file */
 	if (o->format == SD_FMT_SVG) /* the flat view's flame graph (export/svg.c) */
 		return sd_out_svg_flat(out, p, o);
-	if (o->view == SD_VIEW_THREADS)
-		return sd_out_threads(out, p, o);
-	if (o->view == SD_VIEW_SOURCES)
-		return sd_out_sources(out, p, o);
-	if (o->view == SD_VIEW_COUNTERS)
-		return sd_out_counters(out, p, o);
-	if (o->view == SD_VIEW_COVERAGE)
-		return sd_out_coverage(out, p, o);
-	if (o->view == SD_VIEW_PROCESSES)
-		return sd_out_processes(out, p, o);
-	if (o->view == SD_VIEW_GROUP)
-		return sd_out_group(out, p, o);
-	if (o->view == SD_VIEW_TREE)
-		return sd_out_tree(out, p, o);
-	if (o->view == SD_VIEW_REGIONS)
-		return sd_out_regions(out, p, o);
-	if (o->view == SD_VIEW_MODEL)
-		return sd_out_model(out, p, o);
-	if (o->view == SD_VIEW_CALLERS || o->view == SD_VIEW_CALLEES)
-		return sd_out_callers(out, p, o);
-	if (o->format == SD_FMT_FOLDED)
+	if (o->format == SD_FMT_FOLDED && o->view == SD_VIEW_FLAT)
 		return sd_out_folded(out, p, o);
-	return sd_out_flat(out, p, o);
+	return sd_view_def_of(o->view)->out(out, p, o);
 }
-

@@ -23,4 +23,32 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
  * first (html.c prints views as tables). 0 or an error of the view. */
 int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
+/* defs.c: one row per view and per format; the CLI's names, help lines and checks of
+ * what goes with what, and the dispatcher's producers, come from them. */
+struct sd_view_def {
+	const char *name;  /* --view NAME; NULL: chosen otherwise (--group-by's table) */
+	enum sd_view id;
+	unsigned formats;  /* 1 << enum sd_format: the formats it is shown in */
+	int func;          /* takes a function name: --view callers NAME */
+	int (*out)(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+	const char *what;  /* one line of --help */
+};
+enum sd_file_use { SD_FILE_NO, SD_FILE_MAY, SD_FILE_MUST }; /* -o FILE */
+struct sd_format_def {
+	const char *name;  /* --format NAME */
+	enum sd_format id;
+	enum sd_file_use file;
+	int diff;          /* sonde diff writes it too */
+	const char *only;  /* said (after "sonde: report: ") for a view not shown in it */
+	const char *what;  /* one line of --help */
+};
+extern const struct sd_view_def sd_view_defs[];
+extern const size_t sd_nview_defs;
+extern const struct sd_format_def sd_format_defs[];
+extern const size_t sd_nformat_defs;
+const struct sd_view_def *sd_view_def_of(enum sd_view id);
+const struct sd_format_def *sd_format_def_of(enum sd_format id);
+/* Is view v shown in format f? */
+int sd_view_shows(enum sd_view v, enum sd_format f);
+
 #endif

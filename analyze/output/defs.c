@@ -1,0 +1,123 @@
+/*
+ * defs.c: the views and the formats of `sonde report`, one row each. The CLI reads names,
+ * help lines and what goes with what from these rows; the dispatcher (output.c) calls a
+ * view's producer from its row. Adding a view is a file in views/ and a row here.
+ */
+#include "analyze/output/output.h"
+
+#include <string.h>
+
+/* The views' producers, all of one type (those that only read the profile take it as
+ * const; the row calls them through these). */
+static int flat(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	return sd_out_flat(out, p, o);
+}
+
+static int sources(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	return sd_out_sources(out, p, o);
+}
+
+static int counters(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	return sd_out_counters(out, p, o);
+}
+
+static int streams(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	return sd_out_streams(out, p, o);
+}
+
+static int coverage(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	return sd_out_coverage(out, p, o);
+}
+
+static int processes(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	return sd_out_processes(out, p, o);
+}
+
+#define F(x) (1u << SD_FMT_##x)
+/* text, csv and json: every view's rows */
+#define ROWS (F(TEXT) | F(CSV) | F(JSON))
+/* call paths: the flat and tree views */
+#define PATHS (F(FOLDED) | F(SVG) | F(PPROF))
+
+const struct sd_view_def sd_view_defs[] = {
+	{ "flat", SD_VIEW_FLAT, ROWS | PATHS | F(HTML) | F(SPEEDSCOPE) | F(TRACE), 0, flat,
+	  "one row per function (the default)" },
+	{ "threads", SD_VIEW_THREADS, ROWS, 0, sd_out_threads, "one row per thread of every process" },
+	{ "sources", SD_VIEW_SOURCES, ROWS, 0, sources, "one row per sampling source" },
+	{ "counters", SD_VIEW_COUNTERS, ROWS, 0, counters,
+	  "one row per counter (and per unavailable counter)" },
+	{ "tree", SD_VIEW_TREE, ROWS | PATHS, 0, sd_out_tree,
+	  "the call tree under the annotation context values" },
+	{ "callers", SD_VIEW_CALLERS, ROWS, 1, sd_out_callers,
+	  "the callers of function NAME, with the samples through each" },
+	{ "callees", SD_VIEW_CALLEES, ROWS, 1, sd_out_callers,
+	  "the callees of function NAME, and its self" },
+	{ "regions", SD_VIEW_REGIONS, ROWS, 0, sd_out_regions,
+	  "exact region timing (SONDE_REGIONS=on or trace)" },
+	{ "streams", SD_VIEW_STREAMS, ROWS, 0, streams,
+	  "one row per stream: how it ended, what it dropped" },
+	{ "coverage", SD_VIEW_COVERAGE, ROWS, 0, coverage,
+	  "CPU time measured against what the samples stand for, per thread" },
+	{ "processes", SD_VIEW_PROCESSES, ROWS, 0, processes,
+	  "one row per process image, and how it ended" },
+	{ "model", SD_VIEW_MODEL, ROWS, 0, sd_out_model,
+	  "a region's time as a law of its parameters (--region, --param)" },
+	/* --group-by's table: chosen by that option, not by --view */
+	{ NULL, SD_VIEW_GROUP, ROWS, 0, sd_out_group, NULL },
+};
+const size_t sd_nview_defs = sizeof sd_view_defs / sizeof sd_view_defs[0];
+
+const struct sd_format_def sd_format_defs[] = {
+	{ "text", SD_FMT_TEXT, SD_FILE_NO, 1, NULL, "aligned columns (the default)" },
+	{ "folded", SD_FMT_FOLDED, SD_FILE_NO, 0,
+	  "--format folded shows call paths (use it without --view, or pick text, csv or json)",
+	  "one line per call path, for flame graph tools" },
+	{ "csv", SD_FMT_CSV, SD_FILE_NO, 1, NULL, "comma-separated rows with a header" },
+	{ "json", SD_FMT_JSON, SD_FILE_NO, 1, NULL, "one object: the notes, then the rows" },
+	{ "pprof", SD_FMT_PPROF, SD_FILE_MUST, 0,
+	  "--format pprof writes a file of the whole profile (give -o FILE, without --view or "
+	  "with --view tree)", "a profile.proto file for go tool pprof" },
+	{ "svg", SD_FMT_SVG, SD_FILE_MAY, 1,
+	  "--format svg draws call paths (use it without --view, or with --view tree)",
+	  "an interactive flame graph" },
+	{ "html", SD_FMT_HTML, SD_FILE_MAY, 0,
+	  "--format html is a page of its own views (use it without --view, --group-by or "
+	  "--stats; --where, --source, --metric and --top apply)",
+	  "one page: header, notes, flame graph, the main views as tables" },
+	{ "speedscope", SD_FMT_SPEEDSCOPE, SD_FILE_MAY, 0,
+	  "--format speedscope makes a profile of every sample per thread, or per --group-by "
+	  "value (use it without --view, --top, --stats or --min-percent)",
+	  "every sample, a profile per thread, for speedscope" },
+	{ "trace", SD_FMT_TRACE, SD_FILE_MAY, 0,
+	  "--format trace draws every sample, region and counter on a timeline (use it "
+	  "without --view, --group-by, --metric, --top, --stats or --min-percent)",
+	  "a Chrome JSON trace for Perfetto" },
+};
+const size_t sd_nformat_defs = sizeof sd_format_defs / sizeof sd_format_defs[0];
+
+const struct sd_view_def *sd_view_def_of(enum sd_view id)
+{
+	for (size_t i = 0; i < sd_nview_defs; i++)
+		if (sd_view_defs[i].id == id)
+			return &sd_view_defs[i];
+	return &sd_view_defs[0];
+}
+
+const struct sd_format_def *sd_format_def_of(enum sd_format id)
+{
+	for (size_t i = 0; i < sd_nformat_defs; i++)
+		if (sd_format_defs[i].id == id)
+			return &sd_format_defs[i];
+	return &sd_format_defs[0];
+}
+
+int sd_view_shows(enum sd_view v, enum sd_format f)
+{
+	return (sd_view_def_of(v)->formats >> f) & 1u;
+}
