@@ -28,7 +28,7 @@ check() { # check NAME MODE ARG: profile, then assert on --view coverage --forma
 		fail "$name: no coverage block in the text header: $(head -8 "$name.txt")"
 	"$SONDE" report --view coverage --format json "$name" >"$name.json" 2>"$name.rerr" ||
 		fail "$name: report json: $(cat "$name.rerr")"
-	python3 - "$name" "$name.json" "$name.err" <<'EOF' || fail "$name: coverage account (above)"
+	python3 - "$name" "$name.json" "$name.err" <<'EOF' || fail "$name: coverage account (above); the stream's threads: $(grep -E '"kind":"(THREAD|THREAD_END|THREAD_CPU|NOTE|UNSAMPLED)"' "$T/dump.json" | cut -c1-300)"
 import json, sys
 name, js, err = sys.argv[1:4]
 said = {}
