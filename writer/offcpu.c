@@ -155,7 +155,13 @@ void sd_offcpu_tick(struct sd_ring *r)
 		 * from there. The main thread and threads older than sonde have:
 		 * count from now. */
 		uint64_t since = r->t_begin_ns && r->t_begin_ns < now ? now - r->t_begin_ns : 0;
-		if (since && cpu <= since + 1000000) {
+		if (since && r->begin_cpu_known && cpu >= r->begin_cpu_ns) {
+			/* its CPU clock read as its ring was made: from there, however
+			 * late the first tick (a single thread drains at its samples) */
+			r->wall_mono = r->t_begin_ns;
+			r->wall_cpu = r->begin_cpu_ns;
+			r->wall_seen = 0;
+		} else if (since && cpu <= since + 1000000) {
 			r->wall_mono = r->t_begin_ns;
 			r->wall_cpu = 0;
 			r->wall_seen = 0;

@@ -658,6 +658,7 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	}
 	r->tid = tid;
 	r->t_begin_ns = sd_now_ns_sigsafe();
+	r->begin_cpu_known = sd_kernel_thread_cpu_ns(tid, &r->begin_cpu_ns) == 0;
 	snprintf(r->name_begin, sizeof r->name_begin, "%s", name ? name : "");
 	pthread_mutex_lock(&sd_w.lock);
 	if (!sd_w.rings_tail)
@@ -1586,6 +1587,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	keep->next = NULL;
 	keep->tid = gettid();
 	keep->t_begin_ns = sd_now_ns_sigsafe();
+	keep->begin_cpu_known = sd_kernel_thread_cpu_ns(keep->tid, &keep->begin_cpu_ns) == 0;
 	sd_w.rings = keep;
 	sd_w.rings_tail = &keep->next;
 	sd_w.fork_of = parent;

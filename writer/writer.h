@@ -75,6 +75,10 @@ struct sd_ring {
 	/* Thread identity, set before the ring is published. */
 	pid_t tid;
 	uint64_t t_begin_ns;
+	/* its CPU clock then (begin_cpu_known): where the off-CPU account starts,
+	 * whenever its first drain comes (offcpu.c) */
+	uint64_t begin_cpu_ns;
+	int begin_cpu_known;
 	char name_begin[16];
 	/* Set once by sd_writer_ring_close(). */
 	char name_end[16];
