@@ -7,37 +7,19 @@
 
 #include <string.h>
 
-/* The views' producers, all of one type (those that only read the profile take it as
- * const; the row calls them through these). */
-static int flat(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return sd_out_flat(out, p, o);
-}
-
-static int sources(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return sd_out_sources(out, p, o);
-}
-
-static int counters(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return sd_out_counters(out, p, o);
-}
-
-static int streams(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return sd_out_streams(out, p, o);
-}
-
-static int coverage(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return sd_out_coverage(out, p, o);
-}
-
-static int processes(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	return sd_out_processes(out, p, o);
-}
+/* The views' producers, all of one type: those that only read the profile take it as
+ * const, and the row calls them through an adapter. */
+#define ROW_OF(fn)                                                                        \
+	static int fn##_row(FILE *out, struct sd_profile *p, const struct sd_report_opts *o) \
+	{                                                                                 \
+		return fn(out, p, o);                                                     \
+	}
+ROW_OF(sd_out_flat)
+ROW_OF(sd_out_sources)
+ROW_OF(sd_out_counters)
+ROW_OF(sd_out_streams)
+ROW_OF(sd_out_coverage)
+ROW_OF(sd_out_processes)
 
 #define F(x) (1u << SD_FMT_##x)
 /* text, csv and json: every view's rows */
@@ -46,11 +28,11 @@ static int processes(FILE *out, struct sd_profile *p, const struct sd_report_opt
 #define PATHS (F(FOLDED) | F(SVG) | F(PPROF))
 
 const struct sd_view_def sd_view_defs[] = {
-	{ "flat", SD_VIEW_FLAT, ROWS | PATHS | F(HTML) | F(SPEEDSCOPE) | F(TRACE), 0, flat,
+	{ "flat", SD_VIEW_FLAT, ROWS | PATHS | F(HTML) | F(SPEEDSCOPE) | F(TRACE), 0, sd_out_flat_row,
 	  "one row per function (the default)" },
 	{ "threads", SD_VIEW_THREADS, ROWS, 0, sd_out_threads, "one row per thread of every process" },
-	{ "sources", SD_VIEW_SOURCES, ROWS, 0, sources, "one row per sampling source" },
-	{ "counters", SD_VIEW_COUNTERS, ROWS, 0, counters,
+	{ "sources", SD_VIEW_SOURCES, ROWS, 0, sd_out_sources_row, "one row per sampling source" },
+	{ "counters", SD_VIEW_COUNTERS, ROWS, 0, sd_out_counters_row,
 	  "one row per counter (and per unavailable counter)" },
 	{ "tree", SD_VIEW_TREE, ROWS | PATHS, 0, sd_out_tree,
 	  "the call tree under the annotation context values" },
@@ -60,11 +42,11 @@ const struct sd_view_def sd_view_defs[] = {
 	  "the callees of function NAME, and its self" },
 	{ "regions", SD_VIEW_REGIONS, ROWS, 0, sd_out_regions,
 	  "exact region timing (SONDE_REGIONS=on or trace)" },
-	{ "streams", SD_VIEW_STREAMS, ROWS, 0, streams,
+	{ "streams", SD_VIEW_STREAMS, ROWS, 0, sd_out_streams_row,
 	  "one row per stream: how it ended, what it dropped" },
-	{ "coverage", SD_VIEW_COVERAGE, ROWS, 0, coverage,
+	{ "coverage", SD_VIEW_COVERAGE, ROWS, 0, sd_out_coverage_row,
 	  "CPU time measured against what the samples stand for, per thread" },
-	{ "processes", SD_VIEW_PROCESSES, ROWS, 0, processes,
+	{ "processes", SD_VIEW_PROCESSES, ROWS, 0, sd_out_processes_row,
 	  "one row per process image, and how it ended" },
 	{ "model", SD_VIEW_MODEL, ROWS, 0, sd_out_model,
 	  "a region's time as a law of its parameters (--region, --param)" },

@@ -73,13 +73,9 @@ EOF
 	pass "$m1; $m2"
 done
 
-# 2. A 64 KB ring for a million region events, drained by a writer thread
-# every 10 ms (SONDE_WRITER=thread; a program with threads has one).
-SONDE_WRITER=thread SONDE_REGIONS=trace SONDE_BUFFER_KB=64 profile d "$P" -t 5000 -n 100 ||
-	fail "tiny regions: exit $?"
-"$SONDE" report --view regions --format json d >d.json 2>d.rerr || fail "tiny: report $(cat d.rerr)"
-"$SONDE" report --view regions d >d.txt 2>/dev/null
-python3 - d.json d.out <<'EOF' || fail "tiny regions: $(cat d.out) / $(cat d.txt)"
+# load.py: the report's json (argv 1) as d, the program's "NAME key N ..." lines
+# (argv 2) as truth, d's rows by path as rows
+cat >load.py <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 truth = {}
@@ -87,6 +83,16 @@ for line in open(sys.argv[2]):
     f = line.split()
     truth[f[0]] = dict(zip(f[1::2], map(int, f[2::2])))
 rows = {r["path"]: r for r in d["regions"]}
+EOF
+
+# 2. A 64 KB ring for a million region events, drained by a writer thread
+# every 10 ms (SONDE_WRITER=thread; a program with threads has one).
+SONDE_WRITER=thread SONDE_REGIONS=trace SONDE_BUFFER_KB=64 profile d "$P" -t 5000 -n 100 ||
+	fail "tiny regions: exit $?"
+"$SONDE" report --view regions --format json d >d.json 2>d.rerr || fail "tiny: report $(cat d.rerr)"
+"$SONDE" report --view regions d >d.txt 2>/dev/null
+python3 - d.json d.out <<'EOF' || fail "tiny regions: $(cat d.out) / $(cat d.txt)"
+exec(open("load.py").read())  # d, truth, rows
 dropped, left = d["dropped_region_events"], d.get("left_out", 0)
 assert dropped > 0, "no region event dropped: the test needs a full ring"
 shown = 0
@@ -116,13 +122,7 @@ pass "tiny regions with a full ring: $(python3 -c "import json; d = json.load(op
 SONDE_REGIONS=trace SONDE_BUFFER_KB=64 profile e "$P" -t 5000 -n 100 || fail "tiny regions, no writer thread: exit $?"
 "$SONDE" report --view regions --format json e >e.json 2>e.rerr || fail "tiny, no writer thread: report $(cat e.rerr)"
 python3 - e.json e.out <<'EOF' >e.n || fail "tiny regions, no writer thread: $(cat e.out) / $(head -c 600 e.json)"
-import json, sys
-d = json.load(open(sys.argv[1]))
-truth = {}
-for line in open(sys.argv[2]):
-    f = line.split()
-    truth[f[0]] = dict(zip(f[1::2], map(int, f[2::2])))
-rows = {r["path"]: r for r in d["regions"]}
+exec(open("load.py").read())  # d, truth, rows
 assert d["dropped_region_events"] == 0 and d.get("left_out", 0) == 0, d
 for path, name in (("region=batch", "batch"), ("region=batch/region=tiny", "tiny")):
     assert rows[path]["calls"] == truth[name]["calls"], (path, rows[path], truth[name])
