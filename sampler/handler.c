@@ -619,22 +619,42 @@ static int drain_room_sigsafe(const struct sd_thread *t)
  * handler: throttling) and on a stack it knows has room; a sample that comes
  * meanwhile is taken as usual (the ring has one writer, this thread). Its
  * CPU time is sonde's: added to what [sonde] samples stand for (the
- * handler's own estimate is capped for a sample's work, not a drain's). */
+ * handler's own estimate is capped for a sample's work, not a drain's), as the
+ * sampling clock counts it. */
+/* The thread's time as its cpu-time source counts it: the perf_event task clock
+ * (user mode only) where it has one, else its CPU clock. 0 when unreadable. */
+static uint64_t source_clock_sigsafe(const struct sd_thread *t)
+{
+	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
+		uint64_t v;
+		if (sd_rt.cfg.sources[i].kind == SD_SRC_CPU && t->src_fd[i] >= 0 &&
+		    sd_syscall(SYS_read, t->src_fd[i], &v, sizeof v) == (long)sizeof v)
+			return v;
+	}
+	struct timespec ts;
+	if (sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void drain_sigsafe(struct sd_thread *t)
 {
 	if (t->in_dl || !sd_writer_drain_due_sigsafe(t->ring) || !drain_room_sigsafe(t))
 		return;
-	struct timespec a, b;
-	int timed = sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &a) == 0;
+	/* the drain's time as the sampling clock saw it (its system calls are not
+	 * in a user-mode clock, nor in the samples that stand for it) */
+	uint64_t a = source_clock_sigsafe(t), c0 = 0, c1 = 0;
+	int cpu = sd_own_cpu_ns_sigsafe(&c0) == 0;
 	sd_writer_drain_sigsafe(t->ring);
-	if (!timed || sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &b) != 0)
-		return;
-	uint64_t d = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
-	t->self_ns += d;
-	/* nor is it the samples' cost the throttle weighs per window */
-	for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
-		if (t->win_cpu_ns[i])
-			t->win_cpu_ns[i] += d;
+	uint64_t b = source_clock_sigsafe(t);
+	if (a && b >= a)
+		t->self_ns += b - a;
+	/* nor is it the samples' cost the throttle weighs per window (on the
+	 * thread's whole CPU clock) */
+	if (cpu && sd_own_cpu_ns_sigsafe(&c1) == 0 && c1 >= c0)
+		for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
+			if (t->win_cpu_ns[i])
+				t->win_cpu_ns[i] += c1 - c0;
 }
 
 /* Once the program uses alternate stacks, its SA_ONSTACK handlers are
