@@ -436,7 +436,7 @@ void sd_flush_handler(int sig, siginfo_t *si, void *uc);
 /* The writer's tick: finds descriptors closed behind sonde's back (a raw
  * close_range) and re-arms sampling; finds threads made without
  * pthread_create. stream_fd_lost: the writer's own descriptor just vanished. */
-void sd_tasks_tick(int stream_fd_lost);
+int sd_tasks_tick(int stream_fd_lost);
 /* Is fd, marked as sonde's, still sonde's object (not a number the program
  * closed with a raw system call and reused)? Ordinary context. */
 int sd_tasks_fd_ours(int fd);

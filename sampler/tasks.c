@@ -853,21 +853,22 @@ void sd_tasks_fork_child_open(void)
 	task_dir();
 }
 
-void sd_tasks_tick(int stream_fd_lost)
+int sd_tasks_tick(int stream_fd_lost)
 {
 	static unsigned ticks;
 	if (atomic_load(&sd_rt.state) != SD_RUNNING || getpid() != sd_rt.pid)
-		return;
-	if (!writer_tid)
-		writer_tid = (pid_t)sd_syscall(SYS_gettid);
+		return -1;
+	/* the writer thread of now: it leaves and starts again (writer.c) */
+	writer_tid = (pid_t)sd_syscall(SYS_gettid);
 	audit_descriptors(stream_fd_lost);
 	if (sd_loader_poll())
 		sd_loader_changed(sd_now_ns_sigsafe());
 	if (read_tasks() != 0)
-		return;
+		return -1;
 	int update = ticks++ % CHILD_SCAN_TICKS == 0;
 	scan_threads(update);
 	if (update)
 		scan_vm_children();
 	account_vm_children(update);
+	return (int)ntids;
 }

@@ -1035,6 +1035,7 @@ static void *writer_main(void *unused)
 	unsigned tick = sd_w.cfg.flush_ms < 10 ? sd_w.cfg.flush_ms : 10;
 	uint64_t single_since = 0; /* the program down to one thread since */
 	unsigned seq = 0;          /* sd_w.create_seq then */
+	int tasks = -1;            /* what the last tick listed */
 	int rest = 0;
 	sd_slots_enter();
 	for (;;) {
@@ -1053,7 +1054,7 @@ static void *writer_main(void *unused)
 		 * the program's next thread). */
 		if (!sd_w.cfg.thread_always) {
 			uint64_t now = sd_now_ns_sigsafe();
-			if (tasks_here_sigsafe() != 2) {
+			if (tasks != 2) {
 				single_since = 0;
 			} else if (!single_since) {
 				single_since = now;
@@ -1091,7 +1092,8 @@ static void *writer_main(void *unused)
 			int lost = out_fd_lost();
 			dir_fd_check();
 			pthread_mutex_unlock(&sd_w.lock);
-			sd_w.cfg.tick(lost);
+			tasks = sd_w.cfg.tick(lost);
+			atomic_store(&sd_w.last_tasks, tasks);
 		}
 		pthread_mutex_lock(&sd_w.lock);
 		drain(0);
@@ -1213,9 +1215,11 @@ void sd_writer_thread_wanted(void)
 
 void sd_writer_rest_if_single(void)
 {
+	/* the writer's last tick listed two tasks, and now (a descriptor of a
+	 * moment, where no other thread of the program's can see it) */
 	if (!atomic_load(&sd_w.inited) || sd_w.cfg.thread_always || !sd_w.joinable ||
 	    !atomic_load(&sd_w.thread_running) || atomic_load(&sd_w.ended) ||
-	    tasks_here_sigsafe() != 2)
+	    atomic_load(&sd_w.last_tasks) != 2 || tasks_here_sigsafe() != 2)
 		return;
 	atomic_store(&sd_w.rest_req, 1);
 	wake_writer_sigsafe();
@@ -1290,6 +1294,7 @@ static int start_thread_now(void)
 {
 	struct sd_slots_why why;
 	atomic_store(&sd_w.writerless, 0);
+	atomic_store(&sd_w.last_tasks, -1);
 	if (sd_slots_scarce(0, &why)) {
 		go_writerless("not started", &why, 0);
 		return 0;

@@ -285,8 +285,10 @@ struct sd_writer_config {
 	 * made without pthread_create. stream_fd_lost is 1 when the writer just
 	 * found its own descriptor closed or replaced behind its back (a raw
 	 * close_range or close system call: sonde's other descriptors are likely
-	 * gone too). May be NULL. */
-	void (*tick)(int stream_fd_lost);
+	 * gone too). Returns the tasks of the process it listed (through a
+	 * descriptor kept above the program's: the writer opens none of the
+	 * program's numbers at its tick), or -1. May be NULL. */
+	int (*tick)(int stream_fd_lost);
 	/* 0 (SONDE_WRITER=auto): while the program has a single thread, sonde
 	 * has none either: its samples drain the ring (sd_writer_drain_sigsafe)
 	 * and the writer thread starts with the program's second thread
