@@ -1027,8 +1027,6 @@ static void go_writerless(const char *what, const struct sd_slots_why *why, int 
 		sd_writer_note(buf);
 }
 
-static long tasks_here_sigsafe(void);
-
 static void *writer_main(void *unused)
 {
 	(void)unused;
@@ -1144,8 +1142,8 @@ static size_t static_tls_bytes(void)
  * flush period has passed (sd_writer_drain_sigsafe), in ordinary context
  * where sonde already runs (drain_self), and as the process ends. The writer
  * thread starts with the program's second thread (pthread_create: before it
- * is made; a task made otherwise, a raw clone, is found by the next drain
- * and starts it at the next wrapper sonde runs in ordinary context). */
+ * is made; a task made otherwise, a raw clone, is found at the next fork or
+ * spawn, where sonde runs in ordinary context). */
 
 /* The tasks of this process (/proc/self/stat, field 20); 0 when unknown.
  * async-signal-safe: open, read, close. */
@@ -1179,7 +1177,6 @@ static int start_thread_now(void);
  * on without one. Returns 0. */
 static int start_thread(void)
 {
-	atomic_store(&sd_w.want_thread, 0);
 	if (!sd_w.cfg.thread_always && tasks_here_sigsafe() == 1) {
 		atomic_store(&sd_w.deferred, 1);
 		atomic_store(&sd_w.writerless, 1);
@@ -1238,7 +1235,7 @@ void sd_writer_rest_if_single(void)
 
 int sd_writer_thread_wanted_due(void)
 {
-	return atomic_load(&sd_w.deferred) && atomic_load(&sd_w.want_thread);
+	return atomic_load(&sd_w.deferred) && tasks_here_sigsafe() > 1;
 }
 
 int sd_writer_drain_due_sigsafe(const struct sd_ring *own)
@@ -1278,11 +1275,6 @@ void sd_writer_drain_sigsafe(const struct sd_ring *own)
 		drain(0);
 		if (now - sd_w.last_flush_ns >= period)
 			flush_file();
-		if (atomic_load(&sd_w.deferred) && now - sd_w.tasks_checked_ns >= period) {
-			sd_w.tasks_checked_ns = now;
-			if (tasks_here_sigsafe() > 1)
-				atomic_store(&sd_w.want_thread, 1);
-		}
 		errno = e;
 	}
 	pthread_mutex_unlock(&sd_w.lock);

@@ -368,8 +368,9 @@ void sd_writer_thread_wanted(void);
  * thread, so that what forks sees one thread, as without sonde. Ordinary
  * context. */
 void sd_writer_rest_if_single(void);
-/* 1 when a drain found another task while the writer thread was put off:
- * the caller, in ordinary context, calls sd_writer_thread_wanted. */
+/* 1 when the writer thread was put off and the process has another task
+ * now (a raw clone): the caller, in ordinary context, calls
+ * sd_writer_thread_wanted. One read of /proc/self/stat when put off. */
 int sd_writer_thread_wanted_due(void);
 /* In a sample's handler, own: the sampled thread's ring (its sample just
  * committed). Without a writer thread, when a quarter of `own` is used or a

@@ -100,12 +100,10 @@ struct sd_writer {
 	/* writerless because the program has a single thread (cfg.thread_always
 	 * 0): its samples drain; the thread starts with the program's second */
 	_Atomic int deferred;
-	_Atomic int want_thread;    /* a drain found another task: start it */
 	_Atomic int rest_req;       /* the writer thread leaves: single again */
 	_Atomic unsigned create_seq; /* bumped as the program begins a task */
 	_Atomic int last_tasks;     /* what the writer's last tick listed, -1 */
 	int in_drain_hook;          /* cfg.drain_hook runs, the lock held */
-	uint64_t tasks_checked_ns;  /* when a drain last counted the tasks */
 	_Atomic uint64_t drained_ns; /* when a sample last drained */
 	_Atomic int final_signo;
 	_Atomic unsigned wake_seq;  /* futex word the writer sleeps on */
