@@ -127,14 +127,10 @@ read -r _ s _ e _ c _ m _ forced _ smooth_ns _ solve_ns <regions.txt
 [ "$s" -eq 7 ] && [ "$e" -eq 7 ] && [ "$c" -eq 7 ] && [ "$m" -eq 7 ] ||
 	fail "region begins: $(cat regions.txt) (expected 7 each)"
 [ "$forced" -eq 0 ] || fail "$forced forced ends in a well-nested program"
-# Against the elapsed time the program measured around the same calls (under
-# load, preemption makes smooth's share of solve anything; the timing must
-# still be the program's own): within 2 % and 0.2 ms per call.
-read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a + 0, b + 0 }' r.out)
-awk -v a="$smooth_ns" -v b="$psmooth" -v c="$solve_ns" -v d="$psolve" \
-	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
-		exit !(ea <= 0.02 * b + 1.4e6 && ec <= 0.02 * d + 1.4e6 && a < c) }' ||
-	fail "regions: smooth ${smooth_ns} ns, solve ${solve_ns} ns; the program measured ${psmooth} and ${psolve}"
+# Against the elapsed time the program measured inside and around the same
+# calls (under load, preemption makes smooth's share of solve anything; the
+# timing must still be the program's own).
+why=$(region_times_ok r.out 1 "$smooth_ns" "$solve_ns") || fail "regions (ns): $why"
 pass "regions (trace): 7 begins per phase and nested region; smooth $((smooth_ns / 1000000)) ms of solve $((solve_ns / 1000000)) ms"
 
 SONDE_REGIONS=on WL_CPU=1 profile ra "$P" -i 7 -u 1 || fail "regions on: exit $?"
@@ -153,12 +149,8 @@ read -r _ s _ e _ c _ m _ forced _ smooth_ns _ solve_ns <ra.txt
 [ "$s" -eq 7 ] && [ "$e" -eq 7 ] && [ "$c" -eq 7 ] && [ "$m" -eq 7 ] ||
 	fail "aggregated region calls: $(cat ra.txt) (expected 7 each)"
 [ "$forced" -eq 0 ] || fail "aggregated: $forced forced ends in a well-nested program"
-read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a + 0, b + 0 }' ra.out)
-awk -v a="$smooth_ns" -v b="$psmooth" -v c="$solve_ns" -v d="$psolve" \
-	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
-		exit !(ea <= 0.02 * b + 1.4e6 && ec <= 0.02 * d + 1.4e6 && a < c) }' ||
-	fail "aggregated regions: smooth ${smooth_ns} ns, solve ${solve_ns} ns; the program measured ${psmooth} and ${psolve}"
-pass "regions (on): 7 calls per phase and nested region; smooth ${smooth_ns} ns of solve ${solve_ns} ns (the program measured ${psmooth} and ${psolve})"
+why=$(region_times_ok ra.out 1 "$smooth_ns" "$solve_ns") || fail "aggregated regions (ns): $why"
+pass "regions (on): 7 calls per phase and nested region; smooth ${smooth_ns} ns of solve ${solve_ns} ns"
 
 # The same through `sonde report --view regions`: phases repeated in one
 # context (no iteration attribute) give exactly N calls per region path;
@@ -175,11 +167,7 @@ read -r s_incl s_excl < <(awk -F, '$1 == "phase=solve" {print $3, $4}' rr.csv)
 m_incl=$(awk -F, '$1 == "phase=solve/region=smooth" {print $3}' rr.csv)
 within "$(awk -v a="$s_excl" -v b="$m_incl" 'BEGIN {print a + b}')" "$s_incl" 0.01 ||
 	fail "solve exclusive $s_excl + smooth $m_incl != solve inclusive $s_incl"
-read -r psolve psmooth < <(awk '$1 == "wall" { a += $4; b += $6 } END { print a / 1e6, b / 1e6 }' rr.out)
-awk -v a="$m_incl" -v b="$psmooth" -v c="$s_incl" -v d="$psolve" \
-	'BEGIN { ea = a - b; if (ea < 0) ea = -ea; ec = c - d; if (ec < 0) ec = -ec
-		exit !(ea <= 0.02 * b + 1.8 && ec <= 0.02 * d + 1.8) }' ||
-	fail "regions view: smooth $m_incl ms, solve $s_incl ms; the program measured $psmooth and $psolve ms"
+why=$(region_times_ok rr.out 1e6 "$m_incl" "$s_incl") || fail "regions view (ms): $why"
 pass "report --view regions: 9 calls per path, solve $s_incl ms = $s_excl excl + smooth $m_incl"
 
 # A region still open when its thread ends is closed by sonde and flagged.

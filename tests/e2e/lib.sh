@@ -77,6 +77,20 @@ folded_share() {
 }
 
 # within A B TOL: |A - B| <= TOL (floats)
+# region_times_ok OUT UNIT SMOOTH SOLVE: sonde's inclusive times of
+# region=smooth and phase=solve (in ns for UNIT 1, ms for UNIT 1e6) against
+# what tests/runtime/phases.c measured in OUT, summed over its threads: each
+# must lie between the time inside the begin and end calls and the time
+# around them (a thread preempted inside a begin or end under load widens only
+# the outer), with 0.5 % for the clocks' rates and 0.2 ms for rounding.
+region_times_ok() {
+	awk -v u="$2" -v a="$3" -v c="$4" '$1 == "wall" { so += $4; mo += $6; si += $8; mi += $10 }
+		END { s = 0.2e6 / u; so /= u; mo /= u; si /= u; mi /= u
+			ok = mo > 0 && a >= mi * 0.995 - s && a <= mo * 1.005 + s &&
+				c >= si * 0.995 - s && c <= so * 1.005 + s && a < c
+			if (!ok) printf "smooth %s, solve %s; the program measured smooth %.3f..%.3f and solve %.3f..%.3f (inside..around the calls)\n", a, c, mi, mo, si, so
+			exit !ok }' "$1"
+}
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 
 # share_tol N PCT: tolerance in points for a share PCT % measured from N samples:

@@ -101,8 +101,11 @@ static void phase_done(int k, struct wl_cpu from)
 }
 
 /* With WL_CPU=1: the elapsed time of this thread's solve phases and smooth
- * regions, as the program itself sees it (the region timing's reference). */
-static __thread uint64_t solve_wall_ns, smooth_wall_ns;
+ * regions, as the program itself sees it (the region timing's reference):
+ * around the begin and end calls (outer) and between them (inner). sonde's
+ * own time for a region lies between the two whatever the load: a thread
+ * preempted inside sonde_region_begin or _end widens only the outer one. */
+static __thread uint64_t solve_wall_ns, smooth_wall_ns, solve_in_ns, smooth_in_ns;
 
 static uint64_t mono_ns(void)
 {
@@ -116,7 +119,9 @@ NOINLINE static void solve(void)
 	work(3.5 * solve_scale);
 	uint64_t t0 = mono_ns();
 	sonde_region_begin("smooth");
+	uint64_t t1 = mono_ns();
 	work(3.5 * solve_scale);
+	smooth_in_ns += mono_ns() - t1;
 	sonde_region_end("smooth");
 	smooth_wall_ns += mono_ns() - t0;
 }
@@ -136,7 +141,9 @@ static void *run(void *arg)
 		struct wl_cpu t0 = wl_cpu_now();
 		uint64_t w0 = mono_ns();
 		sonde_begin("phase", "solve");
+		uint64_t w1 = mono_ns();
 		solve();
+		solve_in_ns += mono_ns() - w1;
 		sonde_end("phase");
 		solve_wall_ns += mono_ns() - w0;
 		phase_done(0, t0);
@@ -172,8 +179,9 @@ static void *run(void *arg)
 		for (int k = 0; k < 4; k++)
 			printf("cpu phase=%s cpu_ns %lld user_ns %lld\n", phase_names[k],
 			       phase_cpu[k].cpu_ns, phase_cpu[k].user_ns);
-		printf("wall %s solve_ns %llu smooth_ns %llu\n", name,
-		       (unsigned long long)solve_wall_ns, (unsigned long long)smooth_wall_ns);
+		printf("wall %s solve_ns %llu smooth_ns %llu solve_in_ns %llu smooth_in_ns %llu\n", name,
+		       (unsigned long long)solve_wall_ns, (unsigned long long)smooth_wall_ns,
+		       (unsigned long long)solve_in_ns, (unsigned long long)smooth_in_ns);
 		fflush(stdout);
 	}
 	return NULL;
