@@ -55,6 +55,7 @@ static void cov_total(const struct sd_profile *p, struct cov_sum *s)
 			continue;
 		t->threads++;
 		t->split &= c->split;
+		t->split_rejected |= c->split_rejected; /* the total's split is not used either */
 		s->split_rejected += (uint64_t)c->split_rejected;
 		if (c->cpu_from == SD_COV_FLUSH) {
 			t->cpu_from = SD_COV_FLUSH;

@@ -813,6 +813,22 @@ int main(int argc, char **argv)
 		msgpack_pack_array(&pk, SD_F_THREAD_END_N); /* THREAD_END of T5: cpu unknown (empty map) */
 		u64(SD_K_THREAD_END); u64(5); u64(400000000); str("old"); msgpack_pack_array(&pk, 0);
 		msgpack_pack_map(&pk, 0);
+	} else if (!strcmp(argv[1], "coverage_split")) {
+		/* A user/sys split the samples disprove (cpu-time@1ms; all ms):
+		 *   T1 main: 95 samples, THREAD_END cpu 100 (user 10, sys 90): 95 > 10 + 20 + 5,
+		 *     so the split is not used: 95.00% of cpu, unexplained 5
+		 *   T2 worker: 40 samples, THREAD_END cpu 50 (user 45, sys 5): kept, 88.89% of
+		 *     user, kernel 5, unexplained 5
+		 * Total: cpu 150, sampled 135: 90.00% of cpu (one split not used), kernel 5,
+		 * unexplained 10 */
+		thread(1, pid, 1000, "main");
+		thread(2, pid + 1, 2000, "worker");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		samples(95, 1, 0, 2, 1);
+		samples(40, 2, 0, 2, 1);
+		thread_end_cpu(1, 200000000, "main", 100000000, 10000000, 90000000, 1);
+		thread_end_cpu(2, 200000000, "worker", 50000000, 45000000, 5000000, 1);
 	} else if (!strcmp(argv[1], "region_drops")) {
 		/* SONDE_REGIONS=on with a small ring: 3 samples (T1 main;alpha) and 2 REGION
 		 * records (region=outer [1 ms, 2 ms]) recorded; dropped: 5977108 region events

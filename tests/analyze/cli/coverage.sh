@@ -73,6 +73,26 @@ EOF
 	# filters do not change the account (it is the run's)
 	run "$SONDE" report --where thread=main --source wall-time --format json c.sonde
 	python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["coverage"]["total"]; assert t["sampled_ms"] == 360.0, t' "$T/out" || fail "filters changed the account"
+	# a user/sys split the samples disprove is not used, in its thread's row and the total's
+	mk coverage_split cs.sonde --pid 300
+	run "$SONDE" report --view coverage --format json cs.sonde
+	expect_rc 0 "coverage_split json"
+	python3 - "$T/out" <<'EOF' || fail "coverage split rejected: $(cat "$T/out")"
+import json, sys
+c = json.load(open(sys.argv[1]))["coverage"]
+th = {r["tid"]: r for r in c["threads"]}
+t = c["total"]
+assert th[300]["split_rejected"] is True and th[300]["coverage_of"] == "cpu" and th[300]["user_ms"] is None, th[300]
+assert th[300]["coverage_pct"] == 95.0 and th[300]["unexplained_ms"] == 5.0, th[300]
+assert th[301]["split_rejected"] is False and th[301]["coverage_of"] == "user" and th[301]["user_ms"] == 45.0, th[301]
+assert th[301]["gaps_ms"]["kernel"] == 5.0 and th[301]["unexplained_ms"] == 5.0, th[301]
+assert t["split_rejected"] is True and t["coverage_of"] == "cpu" and t["user_ms"] is None, t
+assert t["cpu_ms"] == 150.0 and t["sampled_ms"] == 135.0 and t["coverage_pct"] == 90.0, t
+assert t["gaps_ms"]["kernel"] == 5.0 and t["unexplained_ms"] == 10.0, t
+EOF
+	run "$SONDE" report cs.sonde
+	grep -qF "coverage: the kernel's user/sys split of 1 thread was not used" "$T/out" ||
+		fail "no note of the split not used: $(grep coverage "$T/out")"
 	# dump names the new fields
 	run "$SONDE" dump c.sonde
 	grep -qF '"kind":"THREAD_CPU","thread":4,"t":60000000,"cpu_ns":45000000}' "$T/out" || fail "dump THREAD_CPU"
