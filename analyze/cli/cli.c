@@ -307,7 +307,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 					   sizeof *sd_format_defs))) {
 			return -EINVAL;
 		}
-		c->format = f->id;
+		c->o.format = f->id;
 		return 0;
 	}
 	case O_VIEW: {
@@ -315,14 +315,14 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 							sd_nview_defs, sizeof *sd_view_defs);
 		if (!d)
 			return -EINVAL;
-		c->view = d->id;
+		c->o.view = d->id;
 		if (d->func) {
 			if (*i + 1 >= argc) {
 				fprintf(stderr, "sonde: %s: --view %s needs a function name (e.g. --view "
 					"%s main)\n", c->cmd, val, val);
 				return -EINVAL;
 			}
-			c->func = argv[++*i];
+			c->o.func = argv[++*i];
 		}
 		return 0;
 	}
@@ -331,9 +331,9 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 			return -EINVAL;
 		/* periods (the default), samples, weight (time: estimated from periods), or
 		 * a counter resolved once the streams are loaded */
-		c->weight = !strcmp(val, "weight") || !strcmp(val, "time");
-		c->samples = !strcmp(val, "samples");
-		c->counter = c->weight || c->samples || !strcmp(val, "periods") ? NULL : val;
+		c->o.weight = !strcmp(val, "weight") || !strcmp(val, "time");
+		c->o.samples = !strcmp(val, "samples");
+		c->o.counter = c->o.weight || c->o.samples || !strcmp(val, "periods") ? NULL : val;
 		return 0;
 	case O_TOP: {
 		unsigned long long n = strtoull(val, &end, 10);
@@ -342,7 +342,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 				c->see);
 			return -EINVAL;
 		}
-		c->top = (size_t)n;
+		c->o.top = (size_t)n;
 		return 0;
 	}
 	case O_SOURCE:
@@ -350,15 +350,15 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		return 0;
 	case O_GROUP_BY:
 		return parse_list(c, "--group-by", "phase,function", val, &c->group_copy,
-				  &c->group_by, &c->ngroup);
+				  &c->o.group_by, &c->o.ngroup);
 	case O_PARAM:
-		return parse_list(c, "--param", "n,m", val, &c->param_copy, &c->params,
-				  &c->nparams);
+		return parse_list(c, "--param", "n,m", val, &c->param_copy, &c->o.params,
+				  &c->o.nparams);
 	case O_REGION:
-		c->region = val;
+		c->o.region = val;
 		return 0;
 	case O_OUTPUT:
-		c->output = val;
+		c->o.output = val;
 		return 0;
 	case O_COLOR_BY:
 		if (!*val) {
@@ -366,7 +366,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 				"annotation attribute, e.g. --color-by phase)\n", c->cmd);
 			return -EINVAL;
 		}
-		c->color_by = val;
+		c->o.color_by = val;
 		return 0;
 	case O_FIT:
 		if (strcmp(val, "mean") && strcmp(val, "min")) {
@@ -374,15 +374,15 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 				c->see);
 			return -EINVAL;
 		}
-		c->fit_min = !strcmp(val, "min");
+		c->o.fit_min = !strcmp(val, "min");
 		return 0;
 	case O_WHERE:
 		c->wheres[c->nwheres++] = val;
 		return 0;
 	case O_MIN_PERCENT:
-		c->min_percent = strtod(val, &end);
-		c->min_percent_given = 1;
-		if (!*val || *end || c->min_percent < 0) {
+		c->o.min_percent = strtod(val, &end);
+		c->o.min_percent_given = 1;
+		if (!*val || *end || c->o.min_percent < 0) {
 			fprintf(stderr, "sonde: %s: --min-percent: '%s' is not a percentage (%s)\n",
 				c->cmd, val, c->see);
 			return -EINVAL;
@@ -391,7 +391,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_STATS:
 		if (parse_enum(c, o->name, val, sd_stats_names + 1, &v))
 			return -EINVAL;
-		c->stats = v + 1; /* enum sd_stats_key */
+		c->o.stats = v + 1; /* enum sd_stats_key */
 		return 0;
 	case O_JOBS: {
 		long jn = val ? strtol(val, &end, 10) : 0;
@@ -405,8 +405,8 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	}
 	case O_ADDRESSES: c->sym |= SD_SYM_ADDRESSES; return 0;
 	case O_STRICT: c->strict = 1; return 0;
-	case O_BY_THREAD: c->by_thread = 1; return 0;
-	case O_CONTEXT_ABOVE: c->context_above = 1; return 0;
+	case O_BY_THREAD: c->o.by_thread = 1; return 0;
+	case O_CONTEXT_ABOVE: c->o.context_above = 1; return 0;
 	case O_INLINE: c->sym &= ~SD_SYM_NO_INLINE; return 0;
 	case O_NO_INLINE: c->sym |= SD_SYM_NO_INLINE; return 0;
 	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;
@@ -425,7 +425,7 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 	c->cmd = cmd_bit == SD_CLI_DIFF ? "diff" : "report";
 	c->see = cmd_bit == SD_CLI_DIFF ? "see 'sonde diff --help'" : "see 'sonde report --help'";
 	c->jobs = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
-	c->min_percent = 0.5;
+	c->o.min_percent = 0.5;
 	c->wheres = calloc((size_t)argc + 1, sizeof(*c->wheres));
 	c->paths = calloc((size_t)argc + 1, sizeof(*c->paths));
 	if (!c->wheres || !c->paths)
@@ -501,10 +501,10 @@ void sd_cli_fini(struct sd_cli *c)
 {
 	free(c->wheres);
 	free(c->paths);
-	free(c->group_by);
+	free(c->o.group_by);
 	free(c->group_copy);
 	free(c->param_copy);
-	free(c->params);
+	free(c->o.params);
 }
 
 /* ---- loading -------------------------------------------------------------------- */
@@ -520,9 +520,9 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 	if (sd_profile_init(p, c->sym))
 		return -ENOMEM;
 	p->only_source = c->source;
-	if (sd_format_timeline(c->format) && sd_timeline_attach(p, 0))
+	if (sd_format_timeline(c->o.format) && sd_timeline_attach(p, 0))
 		return -ENOMEM; /* each sample in time: only for the timeline formats */
-	if (c->format == SD_FMT_HTML && sd_timeline_attach(p, 1))
+	if (c->o.format == SD_FMT_HTML && sd_timeline_attach(p, 1))
 		return -ENOMEM; /* the page's region timeline */
 	for (size_t i = 0; i < c->nwheres; i++) {
 		int r = sd_filters_add(filters, c->wheres[i], why, sizeof(why));
@@ -617,7 +617,7 @@ static const char *pick_source(const struct sd_cli *c, const struct sd_profile *
 {
 	const char *first = NULL;
 	int several = 0, cpu = 0;
-	if (c->source || c->counter || o->format == SD_FMT_TRACE) /* trace: a slice per sample */
+	if (c->source || c->o.counter || o->format == SD_FMT_TRACE) /* trace: a slice per sample */
 		return NULL;
 	switch (o->view) {
 	case SD_VIEW_FLAT: case SD_VIEW_TREE: case SD_VIEW_GROUP: case SD_VIEW_CALLERS:
@@ -661,10 +661,10 @@ int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile 
 		   const struct sd_filters *filters, struct sd_report_opts *o)
 {
 	struct sd_filters one = { 0 }, all = { 0 };
-	for (size_t k = 0; k < c->ngroup && c->view != SD_VIEW_REGIONS; k++)
-		check_name(c, p, "--group-by", c->group_by[k], strlen(c->group_by[k]));
-	if (c->color_by)
-		check_name(c, p, "--color-by", c->color_by, strlen(c->color_by));
+	for (size_t k = 0; k < c->o.ngroup && c->o.view != SD_VIEW_REGIONS; k++)
+		check_name(c, p, "--group-by", c->o.group_by[k], strlen(c->o.group_by[k]));
+	if (c->o.color_by)
+		check_name(c, p, "--color-by", c->o.color_by, strlen(c->o.color_by));
 	for (size_t k = 0; k < c->nwheres; k++) {
 		const char *w = c->wheres[k] + (c->wheres[k][0] == '!');
 		check_name(c, p, "--where", w, strcspn(w, "=!~"));
@@ -729,16 +729,16 @@ int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *
 {
 	static const char *const code_keys[] = { "function", "file", "line", "module", NULL };
 	const char *by = NULL;
-	if (!c->counter)
+	if (!c->o.counter)
 		return 0;
 	if (o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG || o->format == SD_FMT_PPROF ||
 	    o->format == SD_FMT_SPEEDSCOPE || o->format == SD_FMT_HTML)
 		by = "call path";
-	for (size_t i = 0; i < c->ngroup && !by; i++)
+	for (size_t i = 0; i < c->o.ngroup && !by; i++)
 		for (size_t k = 0; code_keys[k] && !by; k++)
-			if (!strcmp(c->group_by[i], code_keys[k]))
+			if (!strcmp(c->o.group_by[i], code_keys[k]))
 				by = code_keys[k];
-	if (!by && !c->ngroup &&
+	if (!by && !c->o.ngroup &&
 	    (o->view == SD_VIEW_FLAT || o->view == SD_VIEW_TREE || o->view == SD_VIEW_CALLERS ||
 	     o->view == SD_VIEW_CALLEES))
 		by = o->view == SD_VIEW_FLAT ? "function" : "call path";
@@ -749,6 +749,6 @@ int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *
 		"(per thread, process, context or region: --group-by thread, process or an "
 		"attribute, or --view regions; by code: sample on the event itself, e.g. "
 		"SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 and --source perf::PAGE-FAULTS)\n",
-		c->cmd, c->counter, by);
+		c->cmd, c->o.counter, by);
 	return -EINVAL;
 }

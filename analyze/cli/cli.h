@@ -46,31 +46,13 @@ struct sd_cli {
 	int help;               /* -h/--help: usage printed, nothing else to do */
 	char **paths;           /* positional arguments, in order */
 	size_t npaths;
-	enum sd_format format;
-	enum sd_view view;      /* report */
-	const char *func;       /* report: --view callers|callees NAME */
-	int weight;             /* --metric weight|time */
-	int samples;            /* --metric samples */
-	const char *counter;    /* --metric COUNTER */
-	char **group_by;        /* --group-by KEY,... (into group_copy) */
-	size_t ngroup;
-	char *group_copy;
+	struct sd_report_opts o; /* --format, --view, --metric, --group-by, --top, -o and the
+				  * rest a view reads: parsed straight into it */
 	const char **wheres;    /* --where, in order */
 	size_t nwheres;
-	size_t top;
 	const char *source;     /* --source NAME */
-	double min_percent;     /* report: --min-percent (0.5) */
-	int min_percent_given;
-	int stats;              /* report: --stats, enum sd_stats_key */
-	int by_thread;          /* report */
-	int context_above;      /* report: --context-above */
-	const char *region;     /* report: --region (--view model) */
-	int fit_min;            /* report: --fit min (--view model) */
-	const char *output;     /* -o FILE (report: --format pprof or svg; diff: svg) */
-	const char *color_by;   /* report: --color-by ATTR (--format svg) */
-	char **params;          /* report: --param NAME,... (into param_copy) */
-	size_t nparams;
-	char *param_copy;
+	char *group_copy;       /* the storage of o.group_by's names */
+	char *param_copy;       /* the storage of o.params' names */
 	int absolute;           /* diff */
 	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
 	int strict, jobs;

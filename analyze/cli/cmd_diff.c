@@ -306,12 +306,12 @@ static int print(FILE *out, const struct side *sd, const struct table *t, size_t
 /* --format svg draws B's call paths, all of them; -o goes with it only. */
 static int check_svg(const struct sd_cli *c)
 {
-	if (c->output && c->format != SD_FMT_SVG) {
+	if (c->o.output && c->o.format != SD_FMT_SVG) {
 		fprintf(stderr, "sonde: diff: -o FILE: only --format svg writes a file (add "
 			"--format svg, or leave -o out)\n");
 		return -EINVAL;
 	}
-	if (c->format == SD_FMT_SVG && (c->ngroup || c->top)) {
+	if (c->o.format == SD_FMT_SVG && (c->o.ngroup || c->o.top)) {
 		fprintf(stderr, "sonde: diff: --format svg draws every call path of B (leave "
 			"--group-by and --top out)\n");
 		return -EINVAL;
@@ -339,14 +339,12 @@ int sd_cmd_diff(int argc, char **argv)
 	}
 	for (int s = 0; s < 2; s++) {
 		sd[s].path = c.paths[s];
-		sd[s].o = (struct sd_report_opts){ .format = c.format, .weight = c.weight, .samples = c.samples,
-						   .counter = c.counter, .group_by = c.group_by,
-						   .ngroup = c.ngroup };
+		sd[s].o = c.o; /* each side resolves its metric */
 		code = load_side(&c, &sd[s]);
 		if (code != SD_EXIT_OK)
 			goto out;
 	}
-	if (c.weight && (sd[0].o.weight_unit || sd[1].o.weight_unit) &&
+	if (c.o.weight && (sd[0].o.weight_unit || sd[1].o.weight_unit) &&
 	    (!sd[0].o.weight_unit || !sd[1].o.weight_unit ||
 	     strcmp(sd[0].o.weight_unit, sd[1].o.weight_unit))) {
 		fprintf(stderr, "sonde: diff: --metric weight: A and B count in different units "
@@ -354,11 +352,11 @@ int sd_cmd_diff(int argc, char **argv)
 		code = SD_EXIT_USAGE;
 		goto out;
 	}
-	if (c.format == SD_FMT_SVG) {
+	if (c.o.format == SD_FMT_SVG) {
 		int err = sd_out_svg_diff(&sd[0].p, &sd[0].o, sd[0].path, &sd[1].p, &sd[1].o,
-					  sd[1].path, c.absolute, c.output);
+					  sd[1].path, c.absolute, c.o.output);
 		code = err == -EIO ? SD_EXIT_IO : err;
-		if (!err && !c.output && (fflush(stdout) || ferror(stdout))) {
+		if (!err && !c.o.output && (fflush(stdout) || ferror(stdout))) {
 			fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));
 			code = SD_EXIT_IO;
 		}
@@ -376,7 +374,7 @@ int sd_cmd_diff(int argc, char **argv)
 					       : fabs(round(t.rows[i].delta * 100) / 100);
 	if (t.n > 1)
 		qsort(t.rows, t.n, sizeof(*t.rows), drow_cmp);
-	if (print(stdout, sd, &t, c.top && c.top < t.n ? c.top : t.n, c.absolute))
+	if (print(stdout, sd, &t, c.o.top && c.o.top < t.n ? c.o.top : t.n, c.absolute))
 		goto out; /* -ENOMEM */
 	code = SD_EXIT_OK;
 	if (fflush(stdout) || ferror(stdout)) {

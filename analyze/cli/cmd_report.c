@@ -42,12 +42,12 @@ static const char usage[] =
 
 /* The timeline formats (timeline.c) show every sample: no other view, nothing cut;
  * speedscope's profiles follow --group-by and --metric, the trace is time. */
-static int check_timeline(const struct sd_cli *c, const struct sd_report_opts *o)
+static int check_timeline(const struct sd_report_opts *o)
 {
 	int trace = o->format == SD_FMT_TRACE;
 	if (!sd_format_timeline(o->format) ||
-	    (o->view == SD_VIEW_FLAT && !c->top && !c->stats && !c->min_percent_given &&
-	     !c->by_thread && !c->context_above && !(trace && (c->ngroup || c->weight || c->counter))))
+	    (o->view == SD_VIEW_FLAT && !o->top && !o->stats && !o->min_percent_given &&
+	     !o->by_thread && !o->context_above && !(trace && (o->ngroup || o->weight || o->counter))))
 		return 0;
 	if (trace)
 		fprintf(stderr, "sonde: report: --format trace draws every sample, region and "
@@ -62,11 +62,11 @@ static int check_timeline(const struct sd_cli *c, const struct sd_report_opts *o
 
 /* svg: -o is optional; --color-by goes with it only, and names an attribute (or module,
  * the default). */
-static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
+static int check_svg(struct sd_report_opts *o)
 {
 	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
 					       "line", "rank", "host", NULL };
-	if (c->output && sd_format_def_of(o->format)->file == SD_FILE_NO) {
+	if (o->output && sd_format_def_of(o->format)->file == SD_FILE_NO) {
 		size_t n = 0, k = 0;
 		for (size_t i = 0; i < sd_nformat_defs; i++)
 			n += sd_format_defs[i].file != SD_FILE_NO;
@@ -78,22 +78,22 @@ static int check_svg(const struct sd_cli *c, struct sd_report_opts *o)
 		fputs(" write a file (add one of them, or leave -o out)\n", stderr);
 		return -EINVAL;
 	}
-	if (o->format == SD_FMT_HTML && (c->ngroup || o->stats)) {
+	if (o->format == SD_FMT_HTML && (o->ngroup || o->stats)) {
 		fprintf(stderr, "sonde: report: %s\n", sd_format_def_of(o->format)->only);
 		return -EINVAL;
 	}
-	if (c->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML) {
+	if (o->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML) {
 		fprintf(stderr, "sonde: report: --color-by %s: colours a flame graph (add --format "
-			"svg or html)\n", c->color_by);
+			"svg or html)\n", o->color_by);
 		return -EINVAL;
 	}
-	for (size_t k = 0; c->color_by && builtin[k]; k++)
-		if (!strcmp(c->color_by, builtin[k])) {
+	for (size_t k = 0; o->color_by && builtin[k]; k++)
+		if (!strcmp(o->color_by, builtin[k])) {
 			fprintf(stderr, "sonde: report: --color-by %s: colours by an annotation "
-				"attribute or by module (e.g. --color-by phase)\n", c->color_by);
+				"attribute or by module (e.g. --color-by phase)\n", o->color_by);
 			return -EINVAL;
 		}
-	o->color_by = c->color_by && strcmp(c->color_by, "module") ? c->color_by : NULL;
+	o->color_by = o->color_by && strcmp(o->color_by, "module") ? o->color_by : NULL;
 	return 0;
 }
 
@@ -102,17 +102,17 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
 	int paths = o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG;
 
-	if (check_timeline(c, o) || check_svg(c, o))
+	if (check_timeline(o) || check_svg(o))
 		return -EINVAL;
 	/* a view in a format it is not shown in (output/defs.c): the format says what
 	 * it shows */
 	const struct sd_format_def *fd = sd_format_def_of(o->format);
-	if ((!sd_view_shows(o->view, o->format) && !(c->ngroup && o->view == SD_VIEW_FLAT)) ||
-	    (fd->file == SD_FILE_MUST && !c->output)) {
+	if ((!sd_view_shows(o->view, o->format) && !(o->ngroup && o->view == SD_VIEW_FLAT)) ||
+	    (fd->file == SD_FILE_MUST && !o->output)) {
 		fprintf(stderr, "sonde: report: %s\n", fd->only ? fd->only : "no such combination");
 		return -EINVAL;
 	}
-	if (c->ngroup) {
+	if (o->ngroup) {
 		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths) {
 			fprintf(stderr, "sonde: report: --group-by makes its own table, or keeps levels "
 				"of --view regions (use it without --view or with --view regions, and "
@@ -127,16 +127,16 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 			"views (use it without --view, and with --format text, csv or json)\n");
 		return -EINVAL;
 	}
-	if ((o->view == SD_VIEW_MODEL) != (c->region || c->nparams) ||
-	    (o->view == SD_VIEW_MODEL && (!c->region || !c->nparams))) {
+	if ((o->view == SD_VIEW_MODEL) != (o->region || o->nparams) ||
+	    (o->view == SD_VIEW_MODEL && (!o->region || !o->nparams))) {
 		fprintf(stderr, "sonde: report: --view model needs --region NAME and --param "
 			"NAME[,NAME...], and they only go with it (e.g. --view model --region solve "
 			"--param n)\n");
 		return -EINVAL;
 	}
-	if (c->nparams > SD_MODEL_MAXPARAMS) {
+	if (o->nparams > SD_MODEL_MAXPARAMS) {
 		fprintf(stderr, "sonde: report: --param: %zu parameters (a model takes at most %d)\n",
-			c->nparams, SD_MODEL_MAXPARAMS);
+			o->nparams, SD_MODEL_MAXPARAMS);
 		return -EINVAL;
 	}
 	if (!c->npaths) {
@@ -171,14 +171,7 @@ int sd_cmd_report(int argc, char **argv)
 
 	if (code != SD_EXIT_OK || c.help)
 		goto out;
-	o = (struct sd_report_opts){ .format = c.format, .view = c.view, .func = c.func,
-				     .weight = c.weight, .samples = c.samples, .counter = c.counter, .top = c.top,
-				     .group_by = c.group_by, .ngroup = c.ngroup,
-				     .min_percent = c.min_percent,
-				     .min_percent_given = c.min_percent_given, .stats = c.stats,
-				     .by_thread = c.by_thread, .context_above = c.context_above,
-				     .region = c.region, .params = c.params, .nparams = c.nparams,
-				     .fit_min = c.fit_min, .output = c.output };
+	o = c.o; /* the options as parsed; resolving fills the rest */
 	code = SD_EXIT_USAGE;
 	if (check_combination(&c, &o))
 		goto out;
