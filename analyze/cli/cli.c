@@ -4,9 +4,10 @@
  * files into a profile with the --where filters, --source and --metric applied.
  *
  * A command parses with sd_cli_parse (its own options are in the table, marked with the
- * commands that take them), then per profile sd_cli_load and sd_cli_resolve. Messages
- * are `sonde: CMD: ...` lines on stderr; return values are exit codes (SD_EXIT_*) or
- * -ENOMEM (the caller says "out of memory"). Runs in the CLI's only thread.
+ * commands that take them), then per profile sd_cli_load and sd_cli_resolve. Errors are
+ * said by sd_error (`sonde: CMD: ...` on stderr) where they are found; functions return
+ * 0, a said code or -ENOMEM (util.h: sd_exit_code says it). Runs in the CLI's only
+ * thread.
  */
 #define _GNU_SOURCE /* O_PATH */
 #include "analyze/cli/cli.h"
@@ -113,10 +114,10 @@ static int expand(struct files *f, char *const *paths, size_t npaths)
 		size_t before = f->n;
 		int fd = sd_open_path(paths[i], O_PATH); /* stat(2) of a path of any length */
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(errno));
+			int e = errno;
 			if (fd >= 0)
 				close(fd);
-			return SD_EXIT_IO;
+			return sd_error(SD_EXIT_IO, "%s: %s", paths[i], strerror(e));
 		}
 		close(fd);
 		if (!S_ISDIR(st.st_mode)) {
@@ -128,20 +129,15 @@ static int expand(struct files *f, char *const *paths, size_t npaths)
 		int err = scan_dir(f, paths[i], 1, &skipped);
 		if (err == -ENOMEM)
 			return -ENOMEM;
-		if (err) {
-			fprintf(stderr, "sonde: %s: %s\n", paths[i], strerror(-err));
-			return SD_EXIT_IO;
-		}
-		if (f->n == before && skipped) {
-			fprintf(stderr, "sonde: %s: none of its .sonde entries is a regular file "
-				"(nothing to read; see the lines above)\n", paths[i]);
-			return SD_EXIT_BADINPUT;
-		}
-		if (f->n == before) {
-			fprintf(stderr, "sonde: %s: no .sonde files in this directory (give the output "
-				"directory of 'sonde run', or stream files)\n", paths[i]);
-			return SD_EXIT_BADINPUT;
-		}
+		if (err)
+			return sd_error(SD_EXIT_IO, "%s: %s", paths[i], strerror(-err));
+		if (f->n == before && skipped)
+			return sd_error(SD_EXIT_BADINPUT, "%s: none of its .sonde entries is a regular "
+					"file (nothing to read; see the lines above)", paths[i]);
+		if (f->n == before)
+			return sd_error(SD_EXIT_BADINPUT, "%s: no .sonde files in this directory (give "
+					"the output directory of 'sonde run', or stream files)",
+					paths[i]);
 		qsort(f->v + before, f->n - before, sizeof(*f->v), cmp_str);
 	}
 
@@ -221,11 +217,10 @@ static const void *parse_row(const struct sd_cli *c, const char *opt, const char
 	}
 	const char *near = sd_nearest(val, rows, n, stride);
 	if (near)
-		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (did you mean '%s'? %s)\n",
-			c->cmd, opt, val, near, c->see);
+		sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (did you mean '%s'? %s)", c->cmd,
+			 opt, val, near, c->see);
 	else
-		fprintf(stderr, "sonde: %s: %s: unknown value '%s' (%s)\n", c->cmd, opt, val,
-			c->see);
+		sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (%s)", c->cmd, opt, val, c->see);
 	return NULL;
 }
 
@@ -237,7 +232,7 @@ static int parse_enum(const struct sd_cli *c, const char *opt, const char *val,
 		n++;
 	const char *const *r = parse_row(c, opt, val, names, n, sizeof *names);
 	if (!r)
-		return -EINVAL;
+		return SD_SAID(SD_EXIT_USAGE);
 	*out = (int)(r - names);
 	return 0;
 }
@@ -255,11 +250,9 @@ static int parse_list(struct sd_cli *c, const char *opt, const char *eg, const c
 	for (char *q = *copy, *e;; q = e + 1) {
 		if ((e = strchr(q, ',')))
 			*e = 0;
-		if (!*q) {
-			fprintf(stderr, "sonde: %s: %s: empty key (give names separated by "
-				"commas, e.g. %s %s)\n", c->cmd, opt, opt, eg);
-			return -EINVAL;
-		}
+		if (!*q)
+			return sd_error(SD_EXIT_USAGE, "%s: %s: empty key (give names separated by "
+					"commas, e.g. %s %s)", c->cmd, opt, opt, eg);
 		(*list)[(*n)++] = q;
 		if (!e)
 			return 0;
@@ -287,7 +280,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		   char **argv, int *i)
 {
 	char *end;
-	int v;
+	int v, r;
 	switch (o->id) {
 	case O_FORMAT: {
 		const struct sd_format_def *f = NULL;
@@ -296,16 +289,17 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 				if (sd_format_defs[k].diff && !strcmp(sd_format_defs[k].name, val))
 					f = &sd_format_defs[k];
 			if (!f) {
-				fprintf(stderr, "sonde: diff: --format: unknown value '%s' (", val);
+				char list[256] = "";
 				for (size_t k = 0, m = 0; k < sd_nformat_defs; k++)
 					if (sd_format_defs[k].diff)
-						fprintf(stderr, "%s%s", m++ ? ", " : "", sd_format_defs[k].name);
-				fputs(")\n", stderr);
-				return -EINVAL;
+						snprintf(list + strlen(list), sizeof list - strlen(list),
+							 "%s%s", m++ ? ", " : "", sd_format_defs[k].name);
+				return sd_error(SD_EXIT_USAGE, "diff: --format: unknown value '%s' (%s)",
+						val, list);
 			}
 		} else if (!(f = parse_row(c, o->name, val, sd_format_defs, sd_nformat_defs,
 					   sizeof *sd_format_defs))) {
-			return -EINVAL;
+			return SD_SAID(SD_EXIT_USAGE);
 		}
 		c->o.format = f->id;
 		return 0;
@@ -314,21 +308,20 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		const struct sd_view_def *d = parse_row(c, o->name, val, sd_view_defs,
 							sd_nview_defs, sizeof *sd_view_defs);
 		if (!d)
-			return -EINVAL;
+			return SD_SAID(SD_EXIT_USAGE);
 		c->o.view = d->id;
 		if (d->func) {
-			if (*i + 1 >= argc) {
-				fprintf(stderr, "sonde: %s: --view %s needs a function name (e.g. --view "
-					"%s main)\n", c->cmd, val, val);
-				return -EINVAL;
-			}
+			if (*i + 1 >= argc)
+				return sd_error(SD_EXIT_USAGE, "%s: --view %s needs a function name "
+						"(e.g. --view %s main)", c->cmd, val, val);
 			c->o.func = argv[++*i];
 		}
 		return 0;
 	}
 	case O_METRIC:
 		if (!*val)
-			return -EINVAL;
+			return sd_error(SD_EXIT_USAGE, "%s: --metric: empty (give periods, samples, "
+					"weight or a counter; %s)", c->cmd, c->see);
 		/* periods (the default), samples, weight (time: estimated from periods), or
 		 * a counter resolved once the streams are loaded */
 		c->o.weight = !strcmp(val, "weight") || !strcmp(val, "time");
@@ -337,11 +330,9 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		return 0;
 	case O_TOP: {
 		unsigned long long n = strtoull(val, &end, 10);
-		if (!*val || *end || val[0] == '-') {
-			fprintf(stderr, "sonde: %s: --top: '%s' is not a count (%s)\n", c->cmd, val,
-				c->see);
-			return -EINVAL;
-		}
+		if (!*val || *end || val[0] == '-')
+			return sd_error(SD_EXIT_USAGE, "%s: --top: '%s' is not a count (%s)", c->cmd,
+					val, c->see);
 		c->o.top = (size_t)n;
 		return 0;
 	}
@@ -361,19 +352,15 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		c->o.output = val;
 		return 0;
 	case O_COLOR_BY:
-		if (!*val) {
-			fprintf(stderr, "sonde: %s: --color-by: empty attribute name (give an "
-				"annotation attribute, e.g. --color-by phase)\n", c->cmd);
-			return -EINVAL;
-		}
+		if (!*val)
+			return sd_error(SD_EXIT_USAGE, "%s: --color-by: empty attribute name (give an "
+					"annotation attribute, e.g. --color-by phase)", c->cmd);
 		c->o.color_by = val;
 		return 0;
 	case O_FIT:
-		if (strcmp(val, "mean") && strcmp(val, "min")) {
-			fprintf(stderr, "sonde: %s: --fit: '%s' is not mean or min (%s)\n", c->cmd, val,
-				c->see);
-			return -EINVAL;
-		}
+		if (strcmp(val, "mean") && strcmp(val, "min"))
+			return sd_error(SD_EXIT_USAGE, "%s: --fit: '%s' is not mean or min (%s)", c->cmd,
+					val, c->see);
 		c->o.fit_min = !strcmp(val, "min");
 		return 0;
 	case O_WHERE:
@@ -382,24 +369,20 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_MIN_PERCENT:
 		c->o.min_percent = strtod(val, &end);
 		c->o.min_percent_given = 1;
-		if (!*val || *end || c->o.min_percent < 0) {
-			fprintf(stderr, "sonde: %s: --min-percent: '%s' is not a percentage (%s)\n",
-				c->cmd, val, c->see);
-			return -EINVAL;
-		}
+		if (!*val || *end || c->o.min_percent < 0)
+			return sd_error(SD_EXIT_USAGE, "%s: --min-percent: '%s' is not a percentage "
+					"(%s)", c->cmd, val, c->see);
 		return 0;
 	case O_STATS:
-		if (parse_enum(c, o->name, val, sd_stats_names + 1, &v))
-			return -EINVAL;
+		if ((r = parse_enum(c, o->name, val, sd_stats_names + 1, &v)))
+			return r;
 		c->o.stats = v + 1; /* enum sd_stats_key */
 		return 0;
 	case O_JOBS: {
 		long jn = val ? strtol(val, &end, 10) : 0;
-		if (!val || !*val || *end || jn < 1 || jn > 256) {
-			fprintf(stderr, "sonde: %s: --jobs: '%s' is not a number of threads from 1 to "
-				"256 (%s)\n", c->cmd, val ? val : "", c->see);
-			return -EINVAL;
-		}
+		if (!val || !*val || *end || jn < 1 || jn > 256)
+			return sd_error(SD_EXIT_USAGE, "%s: --jobs: '%s' is not a number of threads "
+					"from 1 to 256 (%s)", c->cmd, val ? val : "", c->see);
 		c->jobs = (int)jn;
 		return 0;
 	}
@@ -415,7 +398,8 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_SHORT: c->sym |= SD_SYM_SHORT; return 0;
 	case O_ABSOLUTE: c->absolute = 1; return 0;
 	}
-	return -EINVAL;
+	return sd_error(SD_EXIT_USAGE, "%s: %s: not handled (a bug of sonde's option table)",
+			c->cmd, o->name);
 }
 
 int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv)
@@ -469,11 +453,10 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 				names[k] = opts[k].cmds & cmd_bit ? opts[k].name : NULL;
 			near = sd_nearest(name, names, sizeof(opts) / sizeof(opts[0]), sizeof(*names));
 			if (near)
-				fprintf(stderr, "sonde: %s: unknown option '%s' (did you mean '%s'? %s)\n",
-					c->cmd, a, near, c->see);
-			else
-				fprintf(stderr, "sonde: %s: unknown option '%s' (%s)\n", c->cmd, a, c->see);
-			return SD_EXIT_USAGE;
+				return sd_error(SD_EXIT_USAGE, "%s: unknown option '%s' (did you mean "
+						"'%s'? %s)", c->cmd, a, near, c->see);
+			return sd_error(SD_EXIT_USAGE, "%s: unknown option '%s' (%s)", c->cmd, a,
+					c->see);
 		}
 		if (o->value) {
 			if (a[l] == '=') {
@@ -483,16 +466,13 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 			} else if (o->id == O_JOBS) {
 				val = NULL; /* said by set_opt */
 			} else {
-				fprintf(stderr, "sonde: %s: option '%s' needs a value (%s)\n", c->cmd, a,
-					c->see);
-				return SD_EXIT_USAGE;
+				return sd_error(SD_EXIT_USAGE, "%s: option '%s' needs a value (%s)",
+						c->cmd, a, c->see);
 			}
 		}
 		int r = set_opt(c, o, val, argc, argv, &i);
-		if (r == -ENOMEM)
-			return -ENOMEM;
 		if (r)
-			return SD_EXIT_USAGE;
+			return r; /* said, or -ENOMEM */
 	}
 	return SD_EXIT_OK;
 }
@@ -530,10 +510,9 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 			r = sd_profile_where(p, c->wheres[i]);
 		if (r == -ENOMEM)
 			return -ENOMEM;
-		if (r == -EINVAL) {
-			fprintf(stderr, "sonde: %s: --where '%s': %s\n", c->cmd, c->wheres[i], why);
-			return SD_EXIT_USAGE;
-		}
+		if (r == -EINVAL)
+			return sd_error(SD_EXIT_USAGE, "%s: --where '%s': %s", c->cmd, c->wheres[i],
+					why);
 	}
 	code = expand_paths(paths, npaths, &files.v, &files.n);
 	if (code == SD_EXIT_OK)
@@ -545,12 +524,10 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 		return code;
 	if (!used) {
 		if (label)
-			fprintf(stderr, "sonde: %s: %s: no stream could be read (nothing to compare)\n",
-				c->cmd, label);
-		else
-			fprintf(stderr, "sonde: %s: no stream could be read (nothing to report)\n",
-				c->cmd);
-		return SD_EXIT_BADINPUT;
+			return sd_error(SD_EXIT_BADINPUT, "%s: %s: no stream could be read (nothing "
+					"to compare)", c->cmd, label);
+		return sd_error(SD_EXIT_BADINPUT, "%s: no stream could be read (nothing to "
+				"report)", c->cmd);
 	}
 	return SD_EXIT_OK;
 }
@@ -692,30 +669,30 @@ int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile 
 	case 0:
 		return SD_EXIT_OK;
 	case -ENOENT:
-		fprintf(stderr, "sonde: %s: --metric %s: no counter or counter group of that name in "
-			"%s (use periods, samples, weight, or a counter listed by %s)\n", c->cmd, o->counter,
-			in, c->cmd_bit == SD_CLI_DIFF ? "'sonde report --view counters'"
-						      : "--view counters");
-		return SD_EXIT_USAGE;
-	case -ENODATA:
+		return sd_error(SD_EXIT_USAGE, "%s: --metric %s: no counter or counter group of that "
+				"name in %s (use periods, samples, weight, or a counter listed by %s)",
+				c->cmd, o->counter, in,
+				c->cmd_bit == SD_CLI_DIFF ? "'sonde report --view counters'"
+							  : "--view counters");
+	case -ENODATA: {
+		const char *why = "not recorded";
 		for (size_t i = 0; i < p->nunavail; i++)
 			if (!strcmp(p->unavail[i].name, o->counter)) {
-				fprintf(stderr, "sonde: %s: --metric %s: the counter was unavailable when "
-					"the program ran (%s; see 'sonde events')\n", c->cmd, o->counter,
-					p->unavail[i].reason);
+				why = p->unavail[i].reason;
 				break;
 			}
-		return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "%s: --metric %s: the counter was unavailable when "
+				"the program ran (%s; see 'sonde events')", c->cmd, o->counter, why);
+	}
 	case -EDOM:
 		if (label)
-			fprintf(stderr, "sonde: %s: --metric weight: the sources of %s count in "
-				"different units (pick one with --source NAME)\n", c->cmd, label);
-		else
-			fprintf(stderr, "sonde: %s: --metric weight: the sources count in different "
-				"units (pick one with --source NAME; see --view sources)\n", c->cmd);
-		return SD_EXIT_USAGE;
+			return sd_error(SD_EXIT_USAGE, "%s: --metric weight: the sources of %s count "
+					"in different units (pick one with --source NAME)", c->cmd,
+					label);
+		return sd_error(SD_EXIT_USAGE, "%s: --metric weight: the sources count in different "
+				"units (pick one with --source NAME; see --view sources)", c->cmd);
 	default:
-		return mr == -ENOMEM ? -ENOMEM : SD_EXIT_USAGE;
+		return mr; /* -ENOMEM: said by sd_exit_code */
 	}
 }
 
@@ -744,11 +721,10 @@ int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *
 		by = o->view == SD_VIEW_FLAT ? "function" : "call path";
 	if (!by)
 		return 0;
-	fprintf(stderr, "sonde: %s: --metric %s: not offered by %s: a counter's events are "
-		"charged to whichever sample comes next, not to the code where they happened "
-		"(per thread, process, context or region: --group-by thread, process or an "
-		"attribute, or --view regions; by code: sample on the event itself, e.g. "
-		"SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 and --source perf::PAGE-FAULTS)\n",
-		c->cmd, c->o.counter, by);
-	return -EINVAL;
+	return sd_error(SD_EXIT_USAGE, "%s: --metric %s: not offered by %s: a counter's events "
+			"are charged to whichever sample comes next, not to the code where they "
+			"happened (per thread, process, context or region: --group-by thread, "
+			"process or an attribute, or --view regions; by code: sample on the event "
+			"itself, e.g. SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 and --source "
+			"perf::PAGE-FAULTS)", c->cmd, c->o.counter, by);
 }

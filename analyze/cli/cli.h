@@ -11,7 +11,8 @@
 
 #include "analyze/output/output.h"
 
-/* ---- subcommands (cmd_*.c): argv[0] is the subcommand name; result is an exit code ---- */
+/* ---- subcommands (cmd_*.c): argv[0] is the subcommand name; the result is an exit code,
+ * a said error or -ENOMEM (util.h), which main.c turns into the exit code ---- */
 int sd_cmd_run(int argc, char **argv);
 /* run_old.c: an earlier run's streams in `sonde run`'s directory (dirfd; out as the
  * user named it, abs_out its absolute path) moved to DIR.old when they are over, or
@@ -60,18 +61,19 @@ struct sd_cli {
 
 /* Parses argv (argv[0] is the subcommand) for command cmd_bit: every option of the one
  * table that this command takes, each error one `sonde: CMD:` line. SD_EXIT_OK (with
- * c->help set after -h), SD_EXIT_USAGE, or -ENOMEM. */
+ * c->help set after -h), said (SD_EXIT_USAGE), or -ENOMEM. */
 int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv);
 void sd_cli_fini(struct sd_cli *c);
 /* Loads the streams of PATHs into p (initialized here) with the --where filters (parsed
  * into filters), --source and the symbol flags. `label` names the input in messages (a
- * diff side's path; NULL for report). An exit code or -ENOMEM. */
+ * diff side's path; NULL for report). SD_EXIT_OK, said, or -ENOMEM. */
 int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const char *label,
 		struct sd_profile *p, struct sd_filters *filters);
 /* --metric COUNTER in a view by code (functions, call paths, files, lines, modules):
- * said in one line, -EINVAL; else 0. */
+ * said in one line (SD_EXIT_USAGE); else 0. */
 int sd_cli_counter_by_code(const struct sd_cli *c, const struct sd_report_opts *o);
-/* After loading: the filters applied, the metric resolved into o (each failure said). */
+/* After loading: the filters applied, the metric resolved into o: SD_EXIT_OK, said, or
+ * -ENOMEM. */
 int sd_cli_resolve(const struct sd_cli *c, const char *label, struct sd_profile *p,
 		   const struct sd_filters *filters, struct sd_report_opts *o);
 

@@ -74,15 +74,15 @@ static int table_add(struct table *t, const void *key, size_t klen, const char *
 	return 0;
 }
 
-/* Load one side: 0 (SD_EXIT_OK) or an exit code after printing why; -ENOMEM. */
+/* Load one side: 0 (SD_EXIT_OK), said, or -ENOMEM. */
 static int load_side(const struct sd_cli *c, struct side *s)
 {
 	char *one[1] = { (char *)s->path };
 	int code = sd_cli_load(c, one, 1, s->path, &s->p, &s->filters);
 	if (code == SD_EXIT_OK)
 		code = sd_cli_resolve(c, s->path, &s->p, &s->filters, &s->o);
-	if (code == SD_EXIT_OK && sd_cli_counter_by_code(c, &s->o))
-		code = SD_EXIT_USAGE;
+	if (code == SD_EXIT_OK)
+		code = sd_cli_counter_by_code(c, &s->o);
 	if (code == SD_EXIT_OK && sd_sym_finish(s->p.sym))
 		code = -ENOMEM;
 	s->total = sd_metric_total(&s->p, &s->o);
@@ -306,16 +306,12 @@ static int print(FILE *out, const struct side *sd, const struct table *t, size_t
 /* --format svg draws B's call paths, all of them; -o goes with it only. */
 static int check_svg(const struct sd_cli *c)
 {
-	if (c->o.output && c->o.format != SD_FMT_SVG) {
-		fprintf(stderr, "sonde: diff: -o FILE: only --format svg writes a file (add "
-			"--format svg, or leave -o out)\n");
-		return -EINVAL;
-	}
-	if (c->o.format == SD_FMT_SVG && (c->o.ngroup || c->o.top)) {
-		fprintf(stderr, "sonde: diff: --format svg draws every call path of B (leave "
-			"--group-by and --top out)\n");
-		return -EINVAL;
-	}
+	if (c->o.output && c->o.format != SD_FMT_SVG)
+		return sd_error(SD_EXIT_USAGE, "diff: -o FILE: only --format svg writes a file (add "
+				"--format svg, or leave -o out)");
+	if (c->o.format == SD_FMT_SVG && (c->o.ngroup || c->o.top))
+		return sd_error(SD_EXIT_USAGE, "diff: --format svg draws every call path of B "
+				"(leave --group-by and --top out)");
 	return 0;
 }
 
@@ -329,14 +325,11 @@ int sd_cmd_diff(int argc, char **argv)
 	if (code != SD_EXIT_OK || c.help)
 		goto out;
 	if (c.npaths != 2) {
-		fprintf(stderr, "sonde: diff: give two PATHs, A and B (%s)\n", see);
-		code = SD_EXIT_USAGE;
+		code = sd_error(SD_EXIT_USAGE, "diff: give two PATHs, A and B (%s)", see);
 		goto out;
 	}
-	if (check_svg(&c)) {
-		code = SD_EXIT_USAGE;
+	if ((code = check_svg(&c)))
 		goto out;
-	}
 	for (int s = 0; s < 2; s++) {
 		sd[s].path = c.paths[s];
 		sd[s].o = c.o; /* each side resolves its metric */
@@ -347,19 +340,16 @@ int sd_cmd_diff(int argc, char **argv)
 	if (c.o.weight && (sd[0].o.weight_unit || sd[1].o.weight_unit) &&
 	    (!sd[0].o.weight_unit || !sd[1].o.weight_unit ||
 	     strcmp(sd[0].o.weight_unit, sd[1].o.weight_unit))) {
-		fprintf(stderr, "sonde: diff: --metric weight: A and B count in different units "
-			"(pick one source with --source NAME)\n");
-		code = SD_EXIT_USAGE;
+		code = sd_error(SD_EXIT_USAGE, "diff: --metric weight: A and B count in different "
+				"units (pick one source with --source NAME)");
 		goto out;
 	}
 	if (c.o.format == SD_FMT_SVG) {
 		int err = sd_out_svg_diff(&sd[0].p, &sd[0].o, sd[0].path, &sd[1].p, &sd[1].o,
 					  sd[1].path, c.absolute, c.o.output);
-		code = err == -EIO ? SD_EXIT_IO : err;
-		if (!err && !c.o.output && (fflush(stdout) || ferror(stdout))) {
-			fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));
-			code = SD_EXIT_IO;
-		}
+		code = err;
+		if (!err && !c.o.output && (fflush(stdout) || ferror(stdout)))
+			code = sd_error(SD_EXIT_IO, "diff: stdout: %s", strerror(errno));
 		goto out;
 	}
 	code = -ENOMEM;
@@ -377,15 +367,9 @@ int sd_cmd_diff(int argc, char **argv)
 	if (print(stdout, sd, &t, c.o.top && c.o.top < t.n ? c.o.top : t.n, c.absolute))
 		goto out; /* -ENOMEM */
 	code = SD_EXIT_OK;
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "sonde: diff: stdout: %s\n", strerror(errno));
-		code = SD_EXIT_IO;
-	}
+	if (fflush(stdout) || ferror(stdout))
+		code = sd_error(SD_EXIT_IO, "diff: stdout: %s", strerror(errno));
 out:
-	if (code == -ENOMEM) {
-		fprintf(stderr, "sonde: diff: out of memory\n");
-		code = SD_EXIT_IO;
-	}
 	for (int s = 0; s < 2; s++) {
 		sd_metric_fini(&sd[s].o);
 		sd_filters_fini(&sd[s].filters);

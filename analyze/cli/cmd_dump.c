@@ -64,20 +64,14 @@ int sd_cmd_dump(int argc, char **argv)
 			       "line.\n", usage);
 			return SD_EXIT_OK;
 		}
-		if (opts && a[0] == '-' && a[1]) {
-			fprintf(stderr, "sonde: dump: unknown option '%s' (%s)\n", a, usage);
-			return SD_EXIT_USAGE;
-		}
-		if (path) {
-			fprintf(stderr, "sonde: dump: one FILE at a time (%s)\n", usage);
-			return SD_EXIT_USAGE;
-		}
+		if (opts && a[0] == '-' && a[1])
+			return sd_error(SD_EXIT_USAGE, "dump: unknown option '%s' (%s)", a, usage);
+		if (path)
+			return sd_error(SD_EXIT_USAGE, "dump: one FILE at a time (%s)", usage);
 		path = a;
 	}
-	if (!path) {
-		fprintf(stderr, "sonde: dump: no FILE given (%s)\n", usage);
-		return SD_EXIT_USAGE;
-	}
+	if (!path)
+		return sd_error(SD_EXIT_USAGE, "dump: no FILE given (%s)", usage);
 	r = sd_stream_open(&s, path);
 	if (r)
 		return sd_stream_perror(&s, path, r);
@@ -90,8 +84,7 @@ int sd_cmd_dump(int argc, char **argv)
 		print_record(stdout, &rec);
 	while ((r = sd_stream_next(&s, &rec)) == 1);
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "sonde: dump: stdout: %s\n", strerror(errno));
-		code = SD_EXIT_IO;
+		code = sd_error(SD_EXIT_IO, "dump: stdout: %s", strerror(errno));
 	} else if (r == SD_ERR_TRUNC) {
 		fprintf(stderr, "sonde: %s: truncated at byte %zu (valid prefix of %llu records "
 			"used)\n", path, s.err_off, (unsigned long long)s.nrecords);

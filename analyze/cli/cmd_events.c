@@ -243,9 +243,8 @@ int sd_cmd_events(int argc, char **argv)
 			fmt = val[0] == 't' ? 0 : val[0] == 'c' ? 1 : 2;
 			continue;
 		}
-		fprintf(stderr, "sonde: events: %s '%s' (%s)\n", val ? "unknown format" :
-			"unknown option", val ? val : a, usage);
-		return SD_EXIT_USAGE;
+		return sd_error(SD_EXIT_USAGE, "events: %s '%s' (%s)", val ? "unknown format" :
+				"unknown option", val ? val : a, usage);
 	}
 	int paranoid = read_paranoid();
 	if (probe_sources(&ev, paranoid) || probe_counters(&ev, paranoid) ||
@@ -279,14 +278,12 @@ int sd_cmd_events(int argc, char **argv)
 		}
 		fputs("]}\n", stdout);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "sonde: events: stdout: %s\n", strerror(errno));
-		goto out;
-	}
 	code = SD_EXIT_OK;
+	if (fflush(stdout) || ferror(stdout))
+		code = sd_error(SD_EXIT_IO, "events: stdout: %s", strerror(errno));
 	goto out;
 nomem:
-	fprintf(stderr, "sonde: events: out of memory\n");
+	code = -ENOMEM;
 out:
 	events_fini(&ev);
 	return code;

@@ -50,14 +50,12 @@ static int check_timeline(const struct sd_report_opts *o)
 	     !o->by_thread && !o->context_above && !(trace && (o->ngroup || o->weight || o->counter))))
 		return 0;
 	if (trace)
-		fprintf(stderr, "sonde: report: --format trace draws every sample, region and "
-			"counter on a timeline (use it without --view, --group-by, --metric, --top, "
-			"--stats or --min-percent)\n");
-	else
-		fprintf(stderr, "sonde: report: --format speedscope makes a profile of every sample "
-			"per thread, or per --group-by value (use it without --view, --top, --stats "
-			"or --min-percent)\n");
-	return -EINVAL;
+		return sd_error(SD_EXIT_USAGE, "report: --format trace draws every sample, region "
+				"and counter on a timeline (use it without --view, --group-by, "
+				"--metric, --top, --stats or --min-percent)");
+	return sd_error(SD_EXIT_USAGE, "report: --format speedscope makes a profile of every "
+			"sample per thread, or per --group-by value (use it without --view, --top, "
+			"--stats or --min-percent)");
 }
 
 /* svg: -o is optional; --color-by goes with it only, and names an attribute (or module,
@@ -68,31 +66,26 @@ static int check_svg(struct sd_report_opts *o)
 					       "line", "rank", "host", NULL };
 	if (o->output && sd_format_def_of(o->format)->file == SD_FILE_NO) {
 		size_t n = 0, k = 0;
+		char list[256] = "";
 		for (size_t i = 0; i < sd_nformat_defs; i++)
 			n += sd_format_defs[i].file != SD_FILE_NO;
-		fputs("sonde: report: -o FILE: only --format ", stderr);
 		for (size_t i = 0; i < sd_nformat_defs; i++)
 			if (sd_format_defs[i].file != SD_FILE_NO)
-				fprintf(stderr, "%s%s", k++ ? (k == n ? " and " : ", ") : "",
-					sd_format_defs[i].name);
-		fputs(" write a file (add one of them, or leave -o out)\n", stderr);
-		return -EINVAL;
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+					 k++ ? (k == n ? " and " : ", ") : "", sd_format_defs[i].name);
+		return sd_error(SD_EXIT_USAGE, "report: -o FILE: only --format %s write a file (add "
+				"one of them, or leave -o out)", list);
 	}
-	if (o->format == SD_FMT_HTML && (o->ngroup || o->stats)) {
-		fprintf(stderr, "sonde: report: %s\n", sd_format_def_of(o->format)->only);
-		return -EINVAL;
-	}
-	if (o->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML) {
-		fprintf(stderr, "sonde: report: --color-by %s: colours a flame graph (add --format "
-			"svg or html)\n", o->color_by);
-		return -EINVAL;
-	}
+	if (o->format == SD_FMT_HTML && (o->ngroup || o->stats))
+		return sd_error(SD_EXIT_USAGE, "report: %s", sd_format_def_of(o->format)->only);
+	if (o->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML)
+		return sd_error(SD_EXIT_USAGE, "report: --color-by %s: colours a flame graph (add "
+				"--format svg or html)", o->color_by);
 	for (size_t k = 0; o->color_by && builtin[k]; k++)
-		if (!strcmp(o->color_by, builtin[k])) {
-			fprintf(stderr, "sonde: report: --color-by %s: colours by an annotation "
-				"attribute or by module (e.g. --color-by phase)\n", o->color_by);
-			return -EINVAL;
-		}
+		if (!strcmp(o->color_by, builtin[k]))
+			return sd_error(SD_EXIT_USAGE, "report: --color-by %s: colours by an "
+					"annotation attribute or by module (e.g. --color-by phase)",
+					o->color_by);
 	o->color_by = o->color_by && strcmp(o->color_by, "module") ? o->color_by : NULL;
 	return 0;
 }
@@ -101,48 +94,39 @@ static int check_svg(struct sd_report_opts *o)
 static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
 	int paths = o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG;
+	int err;
 
-	if (check_timeline(o) || check_svg(o))
-		return -EINVAL;
+	if ((err = check_timeline(o)) || (err = check_svg(o)))
+		return err;
 	/* a view in a format it is not shown in (output/defs.c): the format says what
 	 * it shows */
 	const struct sd_format_def *fd = sd_format_def_of(o->format);
 	if ((!sd_view_shows(o->view, o->format) && !(o->ngroup && o->view == SD_VIEW_FLAT)) ||
-	    (fd->file == SD_FILE_MUST && !o->output)) {
-		fprintf(stderr, "sonde: report: %s\n", fd->only ? fd->only : "no such combination");
-		return -EINVAL;
-	}
+	    (fd->file == SD_FILE_MUST && !o->output))
+		return sd_error(SD_EXIT_USAGE, "report: %s",
+				fd->only ? fd->only : "no such combination");
 	if (o->ngroup) {
-		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths) {
-			fprintf(stderr, "sonde: report: --group-by makes its own table, or keeps levels "
-				"of --view regions (use it without --view or with --view regions, and "
-				"with --format text, csv or json)\n");
-			return -EINVAL;
-		}
+		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths)
+			return sd_error(SD_EXIT_USAGE, "report: --group-by makes its own table, or "
+					"keeps levels of --view regions (use it without --view or "
+					"with --view regions, and with --format text, csv or json)");
 		if (o->view == SD_VIEW_FLAT)
 			o->view = SD_VIEW_GROUP;
 	}
-	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) || paths)) {
-		fprintf(stderr, "sonde: report: --stats adds columns to the flat and --group-by "
-			"views (use it without --view, and with --format text, csv or json)\n");
-		return -EINVAL;
-	}
+	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) || paths))
+		return sd_error(SD_EXIT_USAGE, "report: --stats adds columns to the flat and "
+				"--group-by views (use it without --view, and with --format text, "
+				"csv or json)");
 	if ((o->view == SD_VIEW_MODEL) != (o->region || o->nparams) ||
-	    (o->view == SD_VIEW_MODEL && (!o->region || !o->nparams))) {
-		fprintf(stderr, "sonde: report: --view model needs --region NAME and --param "
-			"NAME[,NAME...], and they only go with it (e.g. --view model --region solve "
-			"--param n)\n");
-		return -EINVAL;
-	}
-	if (o->nparams > SD_MODEL_MAXPARAMS) {
-		fprintf(stderr, "sonde: report: --param: %zu parameters (a model takes at most %d)\n",
-			o->nparams, SD_MODEL_MAXPARAMS);
-		return -EINVAL;
-	}
-	if (!c->npaths) {
-		fprintf(stderr, "sonde: report: no PATH given (%s)\n", c->see);
-		return -EINVAL;
-	}
+	    (o->view == SD_VIEW_MODEL && (!o->region || !o->nparams)))
+		return sd_error(SD_EXIT_USAGE, "report: --view model needs --region NAME and "
+				"--param NAME[,NAME...], and they only go with it (e.g. --view "
+				"model --region solve --param n)");
+	if (o->nparams > SD_MODEL_MAXPARAMS)
+		return sd_error(SD_EXIT_USAGE, "report: --param: %zu parameters (a model takes at "
+				"most %d)", o->nparams, SD_MODEL_MAXPARAMS);
+	if (!c->npaths)
+		return sd_error(SD_EXIT_USAGE, "report: no PATH given (%s)", c->see);
 	return 0;
 }
 
@@ -153,12 +137,10 @@ static int check_regions(const struct sd_report_opts *o, const struct sd_profile
 	    p->region_stats)
 		return SD_EXIT_OK;
 	if (p->dropped_regions)
-		fprintf(stderr, "sonde: no region records: all %llu region events were dropped "
-			"(a larger SONDE_BUFFER_KB makes the ring drop fewer)\n",
-			(unsigned long long)p->dropped_regions);
-	else
-		fprintf(stderr, "sonde: no region records (run with SONDE_REGIONS=on)\n");
-	return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "no region records: all %llu region events were "
+				"dropped (a larger SONDE_BUFFER_KB makes the ring drop fewer)",
+				(unsigned long long)p->dropped_regions);
+	return sd_error(SD_EXIT_BADINPUT, "no region records (run with SONDE_REGIONS=on)");
 }
 
 int sd_cmd_report(int argc, char **argv)
@@ -172,47 +154,22 @@ int sd_cmd_report(int argc, char **argv)
 	if (code != SD_EXIT_OK || c.help)
 		goto out;
 	o = c.o; /* the options as parsed; resolving fills the rest */
-	code = SD_EXIT_USAGE;
-	if (check_combination(&c, &o))
+	if ((code = check_combination(&c, &o)))
 		goto out;
 	code = sd_cli_load(&c, c.paths, c.npaths, NULL, &p, &filters);
 	if (code == SD_EXIT_OK)
 		code = check_regions(&o, &p);
 	if (code == SD_EXIT_OK)
 		code = sd_cli_resolve(&c, NULL, &p, &filters, &o);
-	if (code == SD_EXIT_OK && sd_cli_counter_by_code(&c, &o))
-		code = SD_EXIT_USAGE;
+	if (code == SD_EXIT_OK)
+		code = sd_cli_counter_by_code(&c, &o);
 	if (code != SD_EXIT_OK)
 		goto out;
-	int orc = sd_output(stdout, &p, &o);
-	if (orc == -ENOENT && o.view == SD_VIEW_MODEL) { /* said why */
-		code = SD_EXIT_BADINPUT;
-		goto out;
-	}
-	if (orc == -ENOENT) {
-		fprintf(stderr, "sonde: report: --view %s %s: no function of that name in these "
-			"samples (give a name of the flat view)\n",
-			o.view == SD_VIEW_CALLERS ? "callers" : "callees", o.func);
-		code = SD_EXIT_USAGE;
-		goto out;
-	}
-	if (orc == -EIO) { /* said which file */
-		code = SD_EXIT_IO;
-		goto out;
-	}
-	if (orc) {
-		code = -ENOMEM;
-		goto out;
-	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "sonde: report: stdout: %s\n", strerror(errno));
-		code = SD_EXIT_IO;
-	}
+	if ((code = sd_output(stdout, &p, &o)))
+		goto out; /* said, or -ENOMEM */
+	if (fflush(stdout) || ferror(stdout))
+		code = sd_error(SD_EXIT_IO, "report: stdout: %s", strerror(errno));
 out:
-	if (code == -ENOMEM) {
-		fprintf(stderr, "sonde: report: out of memory\n");
-		code = SD_EXIT_IO;
-	}
 	sd_metric_fini(&o);
 	sd_filters_fini(&filters);
 	sd_profile_fini(&p);

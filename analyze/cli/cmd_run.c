@@ -43,28 +43,22 @@ static int find_lib(char *buf, size_t len)
 	char exe[PATH_MAX], abs[PATH_MAX];
 
 	if (env && *env) {
-		if (!realpath(env, abs) || access(abs, R_OK)) {
-			fprintf(stderr, "sonde: SONDE_LIB=%s: %s (point SONDE_LIB at a built "
-				"libsonde.so)\n", env, strerror(errno));
-			return SD_EXIT_IO;
-		}
+		if (!realpath(env, abs) || access(abs, R_OK))
+			return sd_error(SD_EXIT_IO, "SONDE_LIB=%s: %s (point SONDE_LIB at a built "
+					"libsonde.so)", env, strerror(errno));
 		snprintf(buf, len, "%s", abs);
 		return 0;
 	}
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0) {
-		fprintf(stderr, "sonde: /proc/self/exe: %s (set SONDE_LIB)\n", strerror(errno));
-		return SD_EXIT_IO;
-	}
+	if (n < 0)
+		return sd_error(SD_EXIT_IO, "/proc/self/exe: %s (set SONDE_LIB)", strerror(errno));
 	exe[n] = 0;
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", exe);
 	snprintf(buf, len, "%s/libsonde.so", dirname(dir));
-	if (access(buf, R_OK)) {
-		fprintf(stderr, "sonde: libsonde.so: not found next to %s (build it, or set "
-			"SONDE_LIB)\n", exe);
-		return SD_EXIT_IO;
-	}
+	if (access(buf, R_OK))
+		return sd_error(SD_EXIT_IO, "libsonde.so: not found next to %s (build it, or set "
+				"SONDE_LIB)", exe);
 	return 0;
 }
 
@@ -152,8 +146,7 @@ static int check_sample(const char *sample)
 	for (int i = 0; i < ncfg_msg; i++)
 		if (!strncmp(cfg_msg[i], "sonde: SONDE_SAMPLE: ", 21) &&
 		    !strstr(cfg_msg[i], "no valid source left")) {
-			fprintf(stderr, "sonde: run: -e %s\n", cfg_msg[i] + 21);
-			code = SD_EXIT_USAGE;
+			code = sd_error(SD_EXIT_USAGE, "run: -e %s", cfg_msg[i] + 21);
 		}
 	if (saved)
 		setenv("SONDE_SAMPLE", saved, 1);
@@ -196,10 +189,9 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			return SD_EXIT_OK;
 		}
 		if (is_e || is_o) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "sonde: run: option '%s' needs a value (%s)\n", a, usage);
-				return SD_EXIT_USAGE;
-			}
+			if (i + 1 >= argc)
+				return sd_error(SD_EXIT_USAGE, "run: option '%s' needs a value (%s)", a,
+						usage);
 			val = argv[++i];
 		} else if (!strncmp(a, "--sample=", 9) || !strncmp(a, "--output=", 9)) {
 			is_e = a[2] == 's';
@@ -214,11 +206,9 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 							     "--append" };
 			const char *near = sd_nearest(a, known, 4, sizeof(*known));
 			if (near)
-				fprintf(stderr, "sonde: run: unknown option '%s' (did you mean '%s'? %s)\n",
-					a, near, usage);
-			else
-				fprintf(stderr, "sonde: run: unknown option '%s' (%s)\n", a, usage);
-			return SD_EXIT_USAGE;
+				return sd_error(SD_EXIT_USAGE, "run: unknown option '%s' (did you mean "
+						"'%s'? %s)", a, near, usage);
+			return sd_error(SD_EXIT_USAGE, "run: unknown option '%s' (%s)", a, usage);
 		} else {
 			break; /* CMD */
 		}
@@ -227,10 +217,8 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 		if (is_o)
 			*out = val;
 	}
-	if (i >= argc) {
-		fprintf(stderr, "sonde: run: no command given (%s)\n", usage);
-		return SD_EXIT_USAGE;
-	}
+	if (i >= argc)
+		return sd_error(SD_EXIT_USAGE, "run: no command given (%s)", usage);
 	*cmd = i;
 	return SD_EXIT_OK;
 }
@@ -248,11 +236,9 @@ static int prepare(const char *lib, const char *out, const char *sample, int kee
 		sd_outdir_mode_parse(NULL, &fmode, &dmode); /* the runtime says why */
 	struct sd_outdir_why why = { .knob = "-o" };
 	*dirfd = sd_outdir_open(out, dmode, &why);
-	if (*dirfd < 0) {
-		fprintf(stderr, "sonde: run: %s (%s; the command was not started)\n", why.what,
-			why.hint);
-		return SD_EXIT_IO;
-	}
+	if (*dirfd < 0)
+		return sd_error(SD_EXIT_IO, "run: %s (%s; the command was not started)", why.what,
+				why.hint);
 	static char abs_out[PATH_MAX];
 	const char *env_out = out; /* messages keep the name the user gave */
 	if (sd_outdir_path(*dirfd, abs_out, sizeof abs_out) == 0) {
@@ -277,17 +263,15 @@ static int prepare(const char *lib, const char *out, const char *sample, int kee
 static int spawn_wait(char **cmdv, int *code)
 {
 	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		fprintf(stderr, "sonde: run: pipe: %s\n", strerror(errno));
-		return SD_EXIT_IO;
-	}
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return sd_error(SD_EXIT_IO, "run: pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "sonde: run: fork: %s (too many processes?)\n", strerror(errno));
+		int e = errno;
 		close(pfd[0]);
 		close(pfd[1]);
-		return SD_EXIT_IO;
+		return sd_error(SD_EXIT_IO, "run: fork: %s (too many processes?)", strerror(e));
 	}
 	if (pid == 0) {
 		close(pfd[0]);
@@ -317,11 +301,9 @@ static int spawn_wait(char **cmdv, int *code)
 	sigaction(SIGTERM, &oterm, NULL);
 	sigaction(SIGHUP, &ohup, NULL);
 	close(pfd[0]);
-	if (n == (ssize_t)sizeof(exec_err)) {
-		fprintf(stderr, "sonde: run: %s: %s (check the command name and PATH)\n", cmdv[0],
-			strerror(exec_err));
-		return 127;
-	}
+	if (n == (ssize_t)sizeof(exec_err))
+		return sd_error(127, "run: %s: %s (check the command name and PATH)", cmdv[0],
+				strerror(exec_err));
 	*code = WIFEXITED(status) ? WEXITSTATUS(status)
 	      : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	return 0;
@@ -363,10 +345,6 @@ int sd_cmd_run(int argc, char **argv)
 		fprintf(stderr, "sonde: %s: no profile was written (is %s static, setuid or "
 			"setgid, or does it clear LD_PRELOAD?)\n", out, argv[cmd]);
 out:
-	if (code == -ENOMEM) {
-		fprintf(stderr, "sonde: run: out of memory\n");
-		code = SD_EXIT_IO;
-	}
 	if (dirfd >= 0)
 		close(dirfd);
 	free(sample);

@@ -1,6 +1,7 @@
 /*
  * main.c: the `sonde` command line: a table of subcommands, each in its own cmd_*.c.
- * Exit codes are the named enum sd_exit (util/util.h), listed by `sonde --help`.
+ * Exit codes are the named enum sd_exit (util/util.h), listed by `sonde --help`; a
+ * command's result becomes one through sd_exit_code, here only.
  */
 #include "analyze/cli/cli.h"
 
@@ -59,13 +60,12 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+			return sd_exit_code(commands[i].fn(argc - 1, argv + 1), commands[i].name);
 	const char *near = sd_nearest(cmd, commands, sizeof(commands) / sizeof(commands[0]),
 				      sizeof(commands[0]));
 	if (near)
-		fprintf(stderr, "sonde: %s: unknown command (did you mean '%s'? see 'sonde --help')\n",
-			cmd, near);
-	else
-		fprintf(stderr, "sonde: %s: unknown command (see 'sonde --help')\n", cmd);
-	return SD_EXIT_USAGE;
+		return sd_exit_code(sd_error(SD_EXIT_USAGE, "%s: unknown command (did you mean '%s'? "
+					     "see 'sonde --help')", cmd, near), cmd);
+	return sd_exit_code(sd_error(SD_EXIT_USAGE, "%s: unknown command (see 'sonde --help')",
+				     cmd), cmd);
 }

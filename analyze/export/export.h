@@ -22,15 +22,15 @@ int sd_out_pprof(const char *path, const struct sd_profile *p);
 int sd_out_pprof_tree(const char *path, const struct sd_tree_src *src,
 		      const struct sd_report_opts *o);
 /* The flame graph of src on out or into o->output (said on stdout), then the warning
- * about samples without counter values (src->p's). 0, -EIO (said: the file could not
- * be written) or -ENOMEM. */
+ * about samples without counter values (src->p's). 0, SD_SAID(SD_EXIT_IO) (the file
+ * could not be written) or -ENOMEM. */
 int sd_out_svg(FILE *out, const struct sd_tree_src *src, const struct sd_report_opts *o);
 /* The same of the flat view: its merged call nodes. */
 int sd_out_svg_flat(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 /* `sonde diff --format svg`: B's flame graph coloured by each frame's change of self
  * from A (shares in percentage points, or values with absolute), on stdout or into
- * output. Each side: its profile, options (metric resolved) and path. 0, -EIO (said),
- * -ENOMEM. */
+ * output. Each side: its profile, options (metric resolved) and path. 0,
+ * SD_SAID(SD_EXIT_IO), -ENOMEM. */
 int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, const char *patha,
 		    struct sd_profile *pb, const struct sd_report_opts *ob, const char *pathb,
 		    int absolute, const char *output);

@@ -205,13 +205,13 @@ static uint64_t mapping_of(const struct sd_profile *p, const struct sd_strmap *m
 	return mod && *mod && sd_strmap_get(modmap, mod, strlen(mod), &id) ? id : 0;
 }
 
-/* FILE written by sd_outfile_open's rule (outfile.c): 0, -ENOMEM, or -EIO said. */
+/* FILE written by sd_outfile_open's rule (outfile.c): 0, -ENOMEM, or SD_SAID(SD_EXIT_IO). */
 static int gzip_write(const char *path, const struct pb *b)
 {
 	struct sd_outfile of;
 	int fd = sd_outfile_open(&of, path);
 	if (fd < 0)
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	gzFile f = gzdopen(fd, "wb9");
 	if (!f) {
 		close(fd);
@@ -224,7 +224,7 @@ static int gzip_write(const char *path, const struct pb *b)
 	if (!ok)
 		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
 			path, strerror(errno ? errno : EIO));
-	return sd_outfile_done(&of, ok) || !ok ? -EIO : 0;
+	return sd_outfile_done(&of, ok) || !ok ? SD_SAID(SD_EXIT_IO) : 0;
 }
 
 /* What the parts of one export share. */

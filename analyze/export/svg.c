@@ -874,7 +874,7 @@ int sd_out_svg(FILE *out, const struct sd_tree_src *src, const struct sd_report_
 	FILE *f = sd_out_open(out, o->output, &of);
 
 	if (!f)
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	int err = svg_print(f, src, o);
 	if (!err)
 		sd_nocounters_warning(stderr, src->p);
@@ -919,7 +919,7 @@ int sd_out_svg_diff(struct sd_profile *pa, const struct sd_report_opts *oa, cons
 	if (build(&g, &sb, 0, smap[0], keep[0]) || build(&g, &sa, 1, smap[1], keep[1]) ||
 	    layout(&g))
 		goto out;
-	err = -EIO;
+	err = SD_SAID(SD_EXIT_IO);
 	if (!(f = sd_out_open(stdout, output, &of)))
 		goto out;
 	err = out_close(f, &of, emit(f, &g, &h));

@@ -210,7 +210,7 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	struct sd_outfile of;
 	FILE *f = sd_out_open(out, o->output, &of);
 	if (!f)
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	page_head(f, p);
 	int err = sec_run(f, p, o);
 	if (!err)

@@ -14,14 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Say how writing the pprof file `path` went (err: 0, or -errno after the
- * writer said why on stderr, outfile.c; the line on stdout when written). 0, -ENOMEM or
- * -EIO. */
+/* Say how writing the pprof file `path` went (err: 0, -ENOMEM, or said by the writer,
+ * outfile.c; the line on stdout when written). Returns err. */
 static int pprof_said(const char *path, int err)
 {
-	if (err == 0) /* a failure was said by the writer (outfile.c) */
+	if (err == 0)
 		printf("sonde: pprof profile written to %s (go tool pprof -top %s)\n", path, path);
-	return err == -ENOMEM || err == 0 ? err : -EIO;
+	return err;
 }
 
 /* The tree view handed to a tree exporter: --format svg (on out or into o->output) or
@@ -53,7 +52,7 @@ static int out_timeline(FILE *out, const struct sd_profile *p, const struct sd_r
 	struct sd_outfile of;
 	FILE *f = sd_out_open(out, o->output, &of);
 	if (!f)
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	int trace = o->format == SD_FMT_TRACE;
 	int err = trace ? sd_tl_trace(f, p, o) : sd_tl_speedscope(f, p, o);
 	return sd_out_close(f, &of, err, trace ? "trace" : "speedscope profile",

@@ -13,11 +13,11 @@
 
 /* output.c: the report: the notes every view states first and, in text, the coverage
  * block, then view o->view of p on out in format o->format (a file format: into
- * o->output, said on stdout). 0, or an error of the view or exporter (-ENOMEM, -EIO said,
- * -ENOENT said). */
+ * o->output, said on stdout). 0, a said error of the view or exporter (util.h: the file could not be
+ * written, a callers function or model region not found), or -ENOMEM. */
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 /* html.c: --format html, one self-contained page of the run's views, on out or
- * into o->output (said on stdout). 0, -EIO (said) or -ENOMEM. */
+ * into o->output (said on stdout). 0, said (SD_SAID) or -ENOMEM. */
 int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 /* output.c: one view of p on out in o's format, without the notes sd_output puts
  * first (html.c prints views as tables). 0 or an error of the view. */

@@ -223,12 +223,12 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 			(*used)++;
 			/* --strict: a stream without END (killed, still running) is fatal too */
 			if (strict && p->nsinfo && !p->sinfo[p->nsinfo - 1].end) {
-				fprintf(stderr, "%ssonde: %s: incomplete stream: no END record (the "
-					"process ended without an exit sonde saw, such as SIGKILL or "
-					"a raw exit_group system call, or is still running; --strict "
-					"refuses it)\n",
-					shown ? "\r\033[K" : "", files[i]);
-				code = SD_EXIT_BADINPUT;
+				if (shown)
+					fputs("\r\033[K", stderr);
+				code = sd_error(SD_EXIT_BADINPUT, "%s: incomplete stream: no END "
+						"record (the process ended without an exit sonde saw, "
+						"such as SIGKILL or a raw exit_group system call, or "
+						"is still running; --strict refuses it)", files[i]);
 			}
 		} else {
 			if (shown)

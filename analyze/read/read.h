@@ -81,11 +81,11 @@ int sd_stream_next(struct sd_stream *s, struct sd_record *rec);
  * SD_ERR_TRUNC (bytes are the start of a header), SD_ERR_CORRUPT does not occur here. */
 int sd_stream_header(struct sd_stream *s, struct sd_record *rec);
 void sd_stream_close(struct sd_stream *s);
-/* Print `sonde: NAME: <why> (<hint>)` for an open/header/next error other than
- * truncation, and return the exit code that goes with it. */
+/* Say `sonde: NAME: <why> (<hint>)` for an open/header/next error other than
+ * truncation; returns it said (util.h), with the exit code that goes with it. */
 int sd_stream_perror(const struct sd_stream *s, const char *name, int err);
-/* Print `sonde: NAME: not a regular file (<what it is>; <hint>)` for a file of st_mode
- * `mode`; returns SD_EXIT_BADINPUT. */
+/* Say `sonde: NAME: not a regular file (<what it is>; <hint>)` for a file of st_mode
+ * `mode`; returns SD_SAID(SD_EXIT_BADINPUT). */
 int sd_notreg_perror(const char *name, unsigned mode);
 
 /* Field accessors: 0 and *out set if element i exists with the right type, else -EINVAL. */

@@ -449,31 +449,25 @@ int sd_stream_perror(const struct sd_stream *s, const char *name, int err)
 {
 	switch (err) {
 	case SD_ERR_EMPTY:
-		fprintf(stderr, "sonde: %s: empty file (not a sonde stream; the profiled process "
-			"wrote nothing)\n", name);
-		return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "%s: empty file (not a sonde stream; the profiled "
+				"process wrote nothing)", name);
 	case SD_ERR_FOREIGN:
-		fprintf(stderr, "sonde: %s: not a sonde stream (expected a msgpack HEADER record "
-			"at byte 0)\n", name);
-		return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "%s: not a sonde stream (expected a msgpack HEADER "
+				"record at byte 0)", name);
 	case SD_ERR_VERSION:
-		fprintf(stderr, "sonde: %s: stream format version %llu is not supported (this "
-			"sonde reads version 1; use a matching sonde)\n", name,
-			(unsigned long long)s->version);
-		return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "%s: stream format version %llu is not supported "
+				"(this sonde reads version 1; use a matching sonde)", name,
+				(unsigned long long)s->version);
 	case SD_ERR_TRUNC:
-		fprintf(stderr, "sonde: %s: truncated at byte %zu (no complete HEADER record; the "
-			"process may have died at startup)\n", name, s->err_off);
-		return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "%s: truncated at byte %zu (no complete HEADER "
+				"record; the process may have died at startup)", name, s->err_off);
 	case SD_ERR_NOTREG:
 		return sd_notreg_perror(name, s->mode);
 	case SD_ERR_CORRUPT:
-		fprintf(stderr, "sonde: %s: corrupt record at byte %zu (%s)\n", name, s->err_off,
-			s->err_why ? s->err_why : "bad record");
-		return SD_EXIT_BADINPUT;
+		return sd_error(SD_EXIT_BADINPUT, "%s: corrupt record at byte %zu (%s)", name,
+				s->err_off, s->err_why ? s->err_why : "bad record");
 	default:
-		fprintf(stderr, "sonde: %s: %s\n", name, strerror(-err));
-		return SD_EXIT_IO;
+		return sd_error(SD_EXIT_IO, "%s: %s", name, strerror(-err));
 	}
 }
 
@@ -483,10 +477,9 @@ int sd_notreg_perror(const char *name, unsigned mode)
 			 : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket"
 			 : S_ISDIR(mode) ? "a directory" : "not a file";
 
-	fprintf(stderr, "sonde: %s: not a regular file (%s; give .sonde files written by "
-		"'sonde run', or their directory; to read a stream from a pipe, save it to a "
-		"file first)\n", name, what);
-	return SD_EXIT_BADINPUT;
+	return sd_error(SD_EXIT_BADINPUT, "%s: not a regular file (%s; give .sonde files "
+			"written by 'sonde run', or their directory; to read a stream from a pipe, "
+			"save it to a file first)", name, what);
 }
 
 int sd_obj_u64(const msgpack_object *o, uint64_t *out)

@@ -633,10 +633,10 @@ int sd_out_close(FILE *f, struct sd_outfile *of, int err, const char *what, cons
 	if (fclose(f) || bad) {
 		if (!err)
 			said_write(path, errno ? errno : EIO);
-		err = err ? err : -EIO;
+		err = err ? err : SD_SAID(SD_EXIT_IO);
 	}
 	if (sd_outfile_done(of, !err) && !err)
-		err = -EIO;
+		err = SD_SAID(SD_EXIT_IO);
 	if (!err)
 		printf("sonde: %s written to %s (%s)\n", what, path, hint);
 	return err;

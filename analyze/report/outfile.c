@@ -87,7 +87,7 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 	const char *base = slash ? slash + 1 : path;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || strlen(base) >= sizeof of->name) {
 		said_errno(path, *base && strlen(base) >= sizeof of->name ? ENAMETOOLONG : EISDIR);
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	}
 	snprintf(of->name, sizeof of->name, "%s", base);
 	char dir[4096];
@@ -99,17 +99,17 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
 	else {
 		said_errno(path, ENAMETOOLONG);
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	}
 	struct sd_outdir_why why = { .knob = "-o" };
 	int dfd = sd_outdir_open_dir(dir, &why);
 	if (dfd == -ELOOP) {
 		fprintf(stderr, "sonde: %s: cannot write: %s (%s)\n", path, why.what, why.hint);
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	}
 	if (dfd < 0) {
 		said_errno(path, -dfd);
-		return -EIO;
+		return SD_SAID(SD_EXIT_IO);
 	}
 	of->dirfd = dfd;
 	mode_t mode = file_mode();
@@ -186,7 +186,7 @@ fail_errno:
 fail:
 	close(dfd);
 	of->dirfd = -1;
-	return -EIO;
+	return SD_SAID(SD_EXIT_IO);
 }
 
 int sd_outfile_done(struct sd_outfile *of, int ok)
@@ -216,7 +216,7 @@ int sd_outfile_done(struct sd_outfile *of, int ok)
 					"another path)\n", of->path);
 			else
 				said_errno(of->path, e);
-			err = -EIO;
+			err = SD_SAID(SD_EXIT_IO);
 		}
 	}
 	close(of->dirfd);

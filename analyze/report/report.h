@@ -108,16 +108,17 @@ struct sd_outfile {
 	char tmp[224];          /* the temporary file ("": written in place) */
 };
 /* Opens path for writing: the descriptor (close-on-exec; the caller closes it, then
- * calls sd_outfile_done), or -EIO after one line on stderr (refused, or why not). */
+ * calls sd_outfile_done), or SD_SAID(SD_EXIT_IO) after one line on stderr (refused, or
+ * why not). */
 int sd_outfile_open(struct sd_outfile *of, const char *path);
-/* After the descriptor is closed: ok, the temporary file renamed into place (0, or -EIO
- * after one line); not ok, it is removed (0). Closes of->dirfd. */
+/* After the descriptor is closed: ok, the temporary file renamed into place (0, or
+ * SD_SAID(SD_EXIT_IO) after one line); not ok, it is removed (0). Closes of->dirfd. */
 int sd_outfile_done(struct sd_outfile *of, int ok);
 /* emit.c: -o FILE of the file formats (svg, html, speedscope, trace): sd_out_open
  * gives FILE opened for writing by sd_outfile_open into *of, or out when path is NULL
  * (NULL, said on stderr, when it cannot be opened); sd_out_close closes it, puts it in
  * place, says `sonde: WHAT written to PATH (HINT)` on stdout, or why it could not be
- * written. err: the writer's result; returns it, or -EIO. */
+ * written. err: the writer's result; returns it, or SD_SAID(SD_EXIT_IO). */
 FILE *sd_out_open(FILE *out, const char *path, struct sd_outfile *of);
 int sd_out_close(FILE *f, struct sd_outfile *of, int err, const char *what, const char *hint);
 /* emit.c: the n bytes of s as XML (svg) or HTML text or attribute value: &, <, >, ", '

@@ -18,6 +18,23 @@ enum sd_exit {
 	SD_EXIT_BADINPUT = 4, /* the input is not a (valid) sonde stream */
 };
 
+/* ---- error.c: the analyzer's one error shape ----------------------------------------
+ * An error is said once, where it is found, as one line `sonde: <what>: <why> (<hint>)`
+ * on stderr: sd_error() prints it and returns a "said" code that carries the exit code
+ * the command ends with. Functions return 0, a said code, or a -errno not yet said
+ * (-ENOMEM above all); callers pass codes up unchanged, and each command's result goes
+ * through sd_exit_code() once, which says what was not said. */
+#define SD_SAID_BASE 4096
+#define SD_SAID(exit) (-(SD_SAID_BASE + (int)(exit))) /* said; ends with exit code `exit` */
+static inline int sd_said(int err) { return err <= -SD_SAID_BASE; }
+/* Prints "sonde: " and the formatted rest of the line (no newline in fmt) on stderr;
+ * returns SD_SAID(exit). */
+int sd_error(enum sd_exit exit, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The exit code of a result: an exit code (>= 0) as it is; a said code its exit code;
+ * -ENOMEM said as "sonde: CMD: out of memory (...)" and any other -errno as
+ * "sonde: CMD: <strerror>", both SD_EXIT_IO. */
+int sd_exit_code(int err, const char *cmd);
+
 /* ---- hash.c ------------------------------------------------------------------------ */
 
 /* Open-addressing map from u64 keys to u32 values. Zero-initialize to init. */

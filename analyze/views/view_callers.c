@@ -111,7 +111,9 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 				target[f] = 1, any = 1;
 		}
 	if (!any) {
-		err = -ENOENT;
+		err = sd_error(SD_EXIT_USAGE, "report: --view %s %s: no function of that name in "
+			       "these samples (give a name of the flat view)",
+			       callers ? "callers" : "callees", o->func);
 		goto out;
 	}
 	for (size_t i = 1; i < p->nnodes; i++) {

@@ -102,15 +102,13 @@ static int say_why_not(const struct sd_report_opts *o, uint64_t found, uint64_t 
 		       size_t n)
 {
 	if (!found)
-		fprintf(stderr, "sonde: report: --view model: no calls of %s%s in the streams (check "
-			"--region: a region NAME, or ATTR=VALUE)\n", strchr(o->region, '=') ? ""
-			: "region=", o->region);
-	else
-		fprintf(stderr, "sonde: report: --view model: %s has %zu distinct value%s of --param "
-			"(%" PRIu64 " of its %" PRIu64 " calls had every parameter set above it); a "
-			"model needs at least 3 (run more sizes, or check --param)\n", o->region, n,
-			n == 1 ? "" : "s", found - left_out, found);
-	return -ENOENT;
+		return sd_error(SD_EXIT_BADINPUT, "report: --view model: no calls of %s%s in the "
+				"streams (check --region: a region NAME, or ATTR=VALUE)",
+				strchr(o->region, '=') ? "" : "region=", o->region);
+	return sd_error(SD_EXIT_BADINPUT, "report: --view model: %s has %zu distinct value%s of "
+			"--param (%" PRIu64 " of its %" PRIu64 " calls had every parameter set above "
+			"it); a model needs at least 3 (run more sizes, or check --param)", o->region,
+			n, n == 1 ? "" : "s", found - left_out, found);
 }
 
 int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)

@@ -30,10 +30,10 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
-/* view_callers.c: --view callers|callees o->func: 0, -ENOENT (no such function), -ENOMEM */
+/* view_callers.c: --view callers|callees o->func: 0, said (no such function), -ENOMEM */
 int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
-/* view_model.c: --view model: 0, -ENOENT (said: no calls or too few values), -ENOMEM */
+/* view_model.c: --view model: 0, said (no calls or too few values), -ENOMEM */
 int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */

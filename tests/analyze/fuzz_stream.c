@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* pprof (no line on stdout: sd_out_pprof itself) */
 			if (sd_out_pprof("/dev/null", &p) == -ENOMEM)
 				abort();
-			/* callers and callees of names the seeds have (and of none: -ENOENT) */
+			/* callers and callees of names the seeds have (and of none: said, a usage error) */
 			static const char *const funcs[] = { "mk_main", "mk_beta", "mk_recurse",
 							     "mk_alpha [mkstream]", "[no stack]", "" };
 			for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
@@ -103,7 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							    .func = funcs[i], .weight = i == 3, .top = i };
 				int r = sd_output(null, &p, &o);
 				o.view = o.view == SD_VIEW_CALLERS ? SD_VIEW_CALLEES : SD_VIEW_CALLERS;
-				if ((r && r != -ENOENT) || ((r = sd_output(null, &p, &o)) && r != -ENOENT))
+				if ((r && r != SD_SAID(SD_EXIT_USAGE)) ||
+				    ((r = sd_output(null, &p, &o)) && r != SD_SAID(SD_EXIT_USAGE)))
 					abort();
 			}
 			/* counter metrics (a group and a name), the counters view, weight units */
@@ -153,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			};
 			for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
 				int r = sd_output(null, &p, &after[i]);
-				if (r && !(r == -ENOENT && after[i].view == SD_VIEW_CALLERS))
+				if (r && !(r == SD_SAID(SD_EXIT_USAGE) && after[i].view == SD_VIEW_CALLERS))
 					abort();
 			}
 		}
