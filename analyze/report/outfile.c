@@ -38,10 +38,11 @@
 #define HINT_OWNER "sonde writes through no link and over no file of another user: give -o " \
 		   "another path"
 
-static void said_errno(const char *path, int e)
+/* Says that path cannot be written, why (errno e), and returns it said. */
+static int said_errno(const char *path, int e)
 {
-	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n", path,
-		strerror(e));
+	return sd_error(SD_EXIT_IO, "%s: cannot write: %s (check the path and its directory)",
+			path, strerror(e));
 }
 
 /* May only root and the user change the entries of directory st (no sticky exception:
@@ -86,8 +87,8 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || strlen(base) >= sizeof of->name) {
-		said_errno(path, *base && strlen(base) >= sizeof of->name ? ENAMETOOLONG : EISDIR);
-		return SD_SAID(SD_EXIT_IO);
+		return said_errno(path, *base && strlen(base) >= sizeof of->name ? ENAMETOOLONG
+										: EISDIR);
 	}
 	snprintf(of->name, sizeof of->name, "%s", base);
 	char dir[4096];
@@ -97,20 +98,14 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 		snprintf(dir, sizeof dir, "/");
 	else if ((size_t)(slash - path) < sizeof dir)
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-	else {
-		said_errno(path, ENAMETOOLONG);
-		return SD_SAID(SD_EXIT_IO);
-	}
+	else
+		return said_errno(path, ENAMETOOLONG);
 	struct sd_outdir_why why = { .knob = "-o" };
 	int dfd = sd_outdir_open_dir(dir, &why);
-	if (dfd == -ELOOP) {
-		fprintf(stderr, "sonde: %s: cannot write: %s (%s)\n", path, why.what, why.hint);
-		return SD_SAID(SD_EXIT_IO);
-	}
-	if (dfd < 0) {
-		said_errno(path, -dfd);
-		return SD_SAID(SD_EXIT_IO);
-	}
+	if (dfd == -ELOOP)
+		return sd_error(SD_EXIT_IO, "%s: cannot write: %s (%s)", path, why.what, why.hint);
+	if (dfd < 0)
+		return said_errno(path, -dfd);
 	of->dirfd = dfd;
 	mode_t mode = file_mode();
 	struct stat st, ds;
@@ -126,8 +121,8 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 		return fd;
 	}
 	if (st.st_uid != me && (S_ISREG(st.st_mode) || st.st_uid != 0)) {
-		fprintf(stderr, "sonde: %s: cannot write: it is %sowned by uid %u, not by you (uid %u) "
-			"(" HINT_OWNER ")\n", path, S_ISLNK(st.st_mode) ? "a symbolic link " : "",
+		sd_error(SD_EXIT_IO, "%s: cannot write: it is %sowned by uid %u, not by you (uid %u) "
+			"(" HINT_OWNER ")", path, S_ISLNK(st.st_mode) ? "a symbolic link " : "",
 			(unsigned)st.st_uid, (unsigned)me);
 		goto fail;
 	}
@@ -148,9 +143,9 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 		if (fstat(dfd, &ds) != 0)
 			goto fail_errno;
 		if (!private_dir(&ds, me)) {
-			fprintf(stderr, "sonde: %s: cannot write: it is a symbolic link in a directory "
+			sd_error(SD_EXIT_IO, "%s: cannot write: it is a symbolic link in a directory "
 				"other users can change (sonde follows no link another user could have "
-				"planted there: give -o the file's real path)\n", path);
+				"planted there: give -o the file's real path)", path);
 			goto fail;
 		}
 		fd = openat(dfd, of->name, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
@@ -166,14 +161,14 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 	}
 	if (!S_ISLNK(st.st_mode) && (fs.st_dev != st.st_dev || fs.st_ino != st.st_ino)) {
 		close(fd);
-		fprintf(stderr, "sonde: %s: cannot write: it was replaced while sonde opened it (run "
-			"again, or give -o another path)\n", path);
+		sd_error(SD_EXIT_IO, "%s: cannot write: it was replaced while sonde opened it (run "
+			"again, or give -o another path)", path);
 		goto fail;
 	}
 	if (S_ISREG(fs.st_mode) && fs.st_uid != me) { /* where the user's link leads */
 		close(fd);
-		fprintf(stderr, "sonde: %s: cannot write: it is a link to a file owned by uid %u, not "
-			"by you (uid %u) (" HINT_OWNER ")\n", path, (unsigned)fs.st_uid, (unsigned)me);
+		sd_error(SD_EXIT_IO, "%s: cannot write: it is a link to a file owned by uid %u, not "
+			"by you (uid %u) (" HINT_OWNER ")", path, (unsigned)fs.st_uid, (unsigned)me);
 		goto fail;
 	}
 	if (S_ISREG(fs.st_mode) && ftruncate(fd, 0) != 0) {
@@ -211,12 +206,11 @@ int sd_outfile_done(struct sd_outfile *of, int ok)
 			int e = errno;
 			unlinkat(of->dirfd, of->tmp, 0);
 			if (e == EEXIST)
-				fprintf(stderr, "sonde: %s: cannot write: another file took that name while "
-					"the report was made (nothing was replaced: run again, or give -o "
-					"another path)\n", of->path);
+				err = sd_error(SD_EXIT_IO, "%s: cannot write: another file took that "
+					       "name while the report was made (nothing was replaced: "
+					       "run again, or give -o another path)", of->path);
 			else
-				said_errno(of->path, e);
-			err = SD_SAID(SD_EXIT_IO);
+				err = said_errno(of->path, e);
 		}
 	}
 	close(of->dirfd);
