@@ -716,6 +716,12 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		sd_signal_forward_sigsafe(sig, si, ucv);
 		return;
 	}
+	if (sd_writer_discarding_sigsafe()) {
+		/* nothing can be written (said once): this thread samples no more */
+		sd_sources_disable_sigsafe(t);
+		altstack_off_sigsafe(t, ucv);
+		goto out;
+	}
 	uint64_t t0 = sd_now_ns_sigsafe();
 	int overrun = si->si_code == SI_TIMER && si->si_overrun > 0;
 	uint32_t weight = 1;

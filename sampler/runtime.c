@@ -1165,7 +1165,7 @@ void sd_runtime_stop(const char *reason, int signo)
 	}
 	pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
-		sd_sources_disable(t);
+		sd_sources_disable_sigsafe(t);
 	pthread_mutex_unlock(&lock);
 	struct sd_thread *self = sd_tls_thread;
 	if (self && !self->busy && self->paused) {

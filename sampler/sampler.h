@@ -321,7 +321,7 @@ void sd_runtime_exec_failed(void);
 /* sources.c: open/close the calling thread's sampling sources. */
 int sd_sources_open(struct sd_thread *t, pid_t tid);
 void sd_sources_close(struct sd_thread *t);
-void sd_sources_disable(struct sd_thread *t);
+void sd_sources_disable_sigsafe(struct sd_thread *t);
 /* Decides each source's mechanism once at start (probing perf_event). */
 void sd_sources_probe(struct sd_config *cfg);
 void sd_sources_probe_release(void);

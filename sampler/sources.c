@@ -242,8 +242,9 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 }
 
 /* Stops delivery without releasing anything: used while draining, from any
- * thread. */
-void sd_sources_disable(struct sd_thread *t)
+ * thread, and by the handler once the stream is lost. async-signal-safe (an
+ * ioctl and timer_settime). */
+void sd_sources_disable_sigsafe(struct sd_thread *t)
 {
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		if (t->src_fd[i] >= 0)

@@ -293,6 +293,7 @@ static void drop_dir_fd(void)
 
 /* Made by sd_writer_pin_output (below), which needs it. */
 static int create_file(void);
+static void stream_lost(void);
 
 void sd_writer_pin_output(void)
 {
@@ -309,9 +310,23 @@ void sd_writer_pin_output(void)
 	if (sd_w.file_pending && !atomic_load(&sd_w.ended)) {
 		sd_w.file_pending = 0;
 		if (create_file() != 0)
-			sd_w.file_ok = 0;
+			stream_lost();
 	}
 	pthread_mutex_unlock(&sd_w.lock);
+}
+
+/* The stream cannot be written any more (said by the caller): what is buffered is
+ * discarded, and the threads' next samples turn their sources off (a run that is
+ * not profiled does not pay for sampling). */
+static void stream_lost(void)
+{
+	sd_w.file_ok = 0;
+	atomic_store(&sd_w.discarding, 1);
+}
+
+int sd_writer_discarding_sigsafe(void)
+{
+	return atomic_load_explicit(&sd_w.discarding, memory_order_relaxed);
 }
 
 /* Creates a new file for this process, <exe>.<host>.<pid>[.<seq>].sonde, in
@@ -500,7 +515,7 @@ static void flush_file_at(int final)
 			return; /* keep buffering */
 		sd_w.file_pending = 0;
 		if (create_file() != 0)
-			sd_w.file_ok = 0;
+			stream_lost();
 	}
 	sd_w.last_flush_ns = sd_now_ns_sigsafe();
 	if (!sd_w.sbuf.size)
@@ -511,7 +526,7 @@ static void flush_file_at(int final)
 	}
 	int fd = output_fd();
 	if (fd < 0) {
-		sd_w.file_ok = 0;
+		stream_lost();
 		int e = errno;
 		say("sonde: %s: stream file vanished or was replaced (%s; profiling data from now "
 		    "on is discarded; keep SONDE_OUTPUT out of the program's way)", sd_w.path,
@@ -535,7 +550,7 @@ static void flush_file_at(int final)
 			int e = n < 0 ? errno : ENOSPC;
 			if (ftruncate(fd, (off_t)sd_w.out_bytes) != 0)
 				(void)0;
-			sd_w.file_ok = 0;
+			stream_lost();
 			say("sonde: %s: write failed: %s (profiling data from now on is discarded; "
 			    "check free space)", sd_w.path, strerror(e));
 			break;
@@ -1590,6 +1605,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	sd_w.fork_of = parent;
 	sd_w.reopened = sd_w.lost_pending = 0;
 	sd_w.file_ok = 0;
+	atomic_store(&sd_w.discarding, 0); /* a stream of its own, made lazily */
 	drop_fd(1); /* the parent's file */
 	sd_w.file_pending = 1; /* made lazily: a child that only execs leaves none */
 	/* The parent's directory descriptor, if it kept one, is ours too; else the

@@ -385,6 +385,10 @@ void sd_writer_drain_sigsafe(const struct sd_ring *own);
  * `periods` flush periods since the last drain instead of one. */
 int sd_writer_drain_due_sigsafe(const struct sd_ring *own);
 int sd_writer_drain_after_sigsafe(const struct sd_ring *own, unsigned periods);
+/* Is the stream lost for good (its file could not be made, or a write failed; said
+ * once)? Then samples are not taken: the handler turns the thread's sources off.
+ * async-signal-safe. */
+int sd_writer_discarding_sigsafe(void);
 /* Final drain, END record, flush, thread joined (bounded wait). Idempotent.
  * reason: "exit", "exec", "_exit", "signal"; signo for "signal". */
 void sd_writer_stop(const char *reason, int signo);

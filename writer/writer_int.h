@@ -138,6 +138,8 @@ struct sd_writer {
 	int reopened;               /* said once: reopened after a raw close */
 	uint64_t out_bytes;         /* size of the file we wrote */
 	int file_ok;
+	_Atomic int discarding;     /* the stream is lost for good (not made, or a
+				     * write failed): samples stop (handler.c) */
 	int file_pending;           /* not made yet (flush_file_at) */
 	int dir_fd;                 /* output directory, kept until the file is made
 				     * (for good once pinned) */

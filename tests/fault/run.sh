@@ -154,8 +154,28 @@ create)
 	fired_like c '^fault openat 1 \(fault_wl\..*\.sonde\): EACCES$'
 	unchanged c
 	said c "sonde: SONDE_OUTPUT: cannot create a file in '$P/c': Permission denied (set SONDE_OUTPUT to a writable directory; this run is not profiled)"
-	[ -z "$(ls c)" ] && pass "create: said once, no file, program unchanged" ||
-		fail "create: files were left: $(ls c)"
+	[ -z "$(ls c)" ] || fail "create: files were left: $(ls c)"
+	# A run that is not profiled does not pay for sampling: each thread's next
+	# sample turns its sources off. strace shows the deliveries of the sampling
+	# signal (SIGPROF here) after the line that says so: at most 3 for each of
+	# the program's 3 threads, while it burns on (before: one per ms of CPU,
+	# 727 of 735, and a throttling line beside a CPU hog).
+	if command -v strace >/dev/null; then
+		strace -f -qq -e trace=write -e signal=SIGPROF -o c2.strace \
+			env LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT=c2 SD_FAULT='openat/.sonde:1+' \
+			SD_FAULT_LOG="$T/c2.log" SONDE_SIGNAL=27 WL_CPU=1 "$WL" 2 60000 >c2.out 2>c2.err ||
+			fail "create: under strace: exit $?: $(head -3 c2.err)"
+		read -r before after < <(awk '/write\(2, "sonde: SONDE_OUTPUT: cannot cre/ { lost = 1; next }
+			/--- SIGPROF/ { if (lost) a++; else b++ } END { print b + 0, (lost ? a + 0 : -1) }' c2.strace)
+		cpu_ms=$(awk '$1 == "cpu" { s += $4 } END { printf "%d", s / 1e6 }' c2.out)
+		[ "$after" -ge 0 ] || fail "create: strace did not see the line: $(grep -c . c2.strace) lines"
+		[ "$cpu_ms" -ge 500 ] || fail "create: the program ran $cpu_ms ms of CPU, too little to tell"
+		[ "$after" -le 9 ] ||
+			fail "create: $after samples were delivered after the stream was lost ($before before; the program ran $cpu_ms ms of CPU)"
+		pass "create: said once, no file, program unchanged; $after signals after the loss ($before before) in $cpu_ms ms of CPU"
+	else
+		pass "create: said once, no file, program unchanged (no strace here: the sources left on are not checked)"
+	fi
 	;;
 
 # Out of descriptors when the file is made: the directory's descriptor was
