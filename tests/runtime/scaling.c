@@ -4,17 +4,21 @@
  * For each size n of a list and each of R repetitions, with the parameter
  * annotated above the regions (sonde_set_int("n", n)), it runs three regions
  * whose work is a register-only loop of exactly
- *   lin    1024 * n              steps     (time ~ n)
- *   nlogn  64 * n * log2(n)      steps     (time ~ n log n)
- *   quad   n * n / 4             steps     (time ~ n^2)
- * (from 0.1 ms at the smallest size, so that a page fault or a preemption is
- * a small part of a call), and, with -N, a fourth, "noisy", whose work is
+ *   lin    192 * n               steps     (time ~ n)
+ *   nlogn  12 * n * log2(n)      steps     (time ~ n log n)
+ *   quad   n * n / 64            steps     (time ~ n^2)
+ * (lin and nlogn from about 0.1 ms, quad from 5 us, all up to 3-5 ms: shorter
+ * than a time slice, so that beside other busy tasks some of a size's calls
+ * still run whole and their shortest is the work's own; calls of 20-70 ms
+ * were each cut by the scheduler on a loaded machine and bent the laws to
+ * n^(5/4) and n^(7/3)), and, with -N,
+ * a fourth, "noisy", whose work is
  * 64 * n steps plus, in a pseudo-random quarter of the calls, 4000 * n extra
  * (time ~ n, with noise that no model explains well: how many of a size's
  * calls have the extra varies, and with it their mean; uniform noise of 0 to
  * 2000 * n averaged out over 9 calls and fitted "good" now and then).
  * With -2, the sizes are pairs (n, m), m from 256 to 4096 by doubling, and a
- * region "grid" does n * m / 2 steps, annotated with both (sonde_set_int("m", m)).
+ * region "grid" does n * m / 16 steps (10 us to 5 ms), annotated with both (sonde_set_int("m", m)).
  *
  * usage: scaling [-r R] [-N] [-2]     default R = 5
  * Output: "checksum X" (independent of sonde).
@@ -68,20 +72,20 @@ int main(int argc, char **argv)
 				for (uint64_t m = 256; m <= 4096; m *= 2) {
 					sonde_set_int("m", (int64_t)m);
 					sonde_region_begin("grid");
-					steps(n * m / 2);
+					steps(n * m / 16);
 					sonde_region_end("grid");
 				}
 				sonde_end("m");
 				continue;
 			}
 			sonde_region_begin("lin");
-			steps(1024 * n);
+			steps(192 * n);
 			sonde_region_end("lin");
 			sonde_region_begin("nlogn");
-			steps(64 * n * log2u(n));
+			steps(12 * n * log2u(n));
 			sonde_region_end("nlogn");
 			sonde_region_begin("quad");
-			steps(n * n / 4);
+			steps(n * n / 64);
 			sonde_region_end("quad");
 			if (noisy) {
 				rnd = rnd * 6364136223846793005ull + 1;
