@@ -4,8 +4,9 @@
  * what the program's own annotations say.
  *
  * The page is made of the report's own views, so it says exactly what `sonde report`
- * says: each table is a view printed as csv into memory (sd_output_view) and turned into
- * an HTML table; the flame graph is the svg view (export/svg.c) in an <iframe> of its own
+ * says: each table is a view's own table (the table printer hands it over whole through
+ * the options' table sink instead of printing it; report/table.c), rendered cell by
+ * cell as an HTML table; the flame graph is the svg view (export/svg.c) in an <iframe> of its own
  * (a data: URL, so its script runs in its own document, unchanged); the header is built
  * from the profile and the same notes and coverage lines a text report starts with.
  *
@@ -47,52 +48,7 @@ static void escs(FILE *out, const char *s)
 	esc(out, s ? s : "", s ? strlen(s) : 0);
 }
 
-/* One view of p printed as csv into *buf (malloc'ed): 0, or an error of the view. */
-static int capture(struct sd_profile *p, const struct sd_report_opts *o, char **buf,
-		   size_t *len)
-{
-	*buf = NULL;
-	*len = 0;
-	FILE *m = open_memstream(buf, len);
-	if (!m)
-		return -ENOMEM;
-	int err = sd_output_view(m, p, o);
-	if (fclose(m) && !err)
-		err = -ENOMEM;
-	if (err) {
-		free(*buf);
-		*buf = NULL;
-	}
-	return err;
-}
-
-/* The next csv field of *s (quotes undone) into f: 1 more on the line, 0 at its end. */
-static int csv_field(const char **s, const char *end, char *f, size_t cap, size_t *flen)
-{
-	const char *q = *s;
-	size_t n = 0;
-	int quoted = q < end && *q == '"';
-	if (quoted)
-		q++;
-	while (q < end) {
-		if (quoted && *q == '"' && q + 1 < end && q[1] == '"')
-			q++;
-		else if (quoted && *q == '"') {
-			quoted = 0, q++;
-			continue;
-		} else if (!quoted && (*q == ',' || *q == '\n'))
-			break;
-		if (n + 1 < cap)
-			f[n++] = *q;
-		q++;
-	}
-	f[n] = '\0';
-	*flen = n;
-	int more = q < end && *q == ',';
-	*s = q < end ? q + 1 : q;
-	return more;
-}
-
+/* A number as text (an int attribute's value is a string cell): aligned right. */
 static int numeric(const char *f)
 {
 	char *e;
@@ -102,56 +58,67 @@ static int numeric(const char *f)
 	return *e == '\0' || (*e == '%' && e[1] == '\0');
 }
 
-/* A csv table (header line first) as an HTML table of at most `top` rows. */
-static void csv_table(FILE *out, const char *csv, size_t len, size_t top, const char *cls)
+/* Where a view's table goes: a heading, a note, then the table itself (sink). */
+struct html_table { FILE *out; const char *title, *note; size_t top; };
+
+/* The table sink (sd_report_opts.table_sink): a view's table as an HTML table of at
+ * most `top` rows under its heading, from its cells as the view made them (no text
+ * round trip: names of any length); nothing when the view has no rows. */
+static int html_sink(void *arg, const struct sd_table *t)
 {
-	const char *s = csv, *end = csv + len;
-	char f[4096];
-	size_t flen, row = 0;
-	fprintf(out, "<table class=\"%s\">\n", cls);
-	while (s < end && (!top || row <= top)) {
-		fputs(row ? "<tr>" : "<thead><tr>", out);
-		int more;
-		do {
-			more = csv_field(&s, end, f, sizeof f, &flen);
-			fprintf(out, row ? "<td%s>" : "<th%s>", row && numeric(f) ? " class=\"n\"" : "");
-			esc(out, f, flen);
-			fputs(row ? "</td>" : "</th>", out);
-		} while (more);
-		fputs(row ? "</tr>\n" : "</tr></thead>\n", out);
-		row++;
+	const struct html_table *h = arg;
+	FILE *out = h->out;
+	size_t rows = sd_table_rows(t), n = h->top && h->top < rows ? h->top : rows;
+	int str, null;
+
+	if (!rows)
+		return 0;
+	fputs("<h3>", out);
+	escs(out, h->title);
+	fputs("</h3>\n", out);
+	if (h->note) {
+		fputs("<p class=\"note\">", out);
+		escs(out, h->note);
+		fputs("</p>\n", out);
 	}
-	size_t left = 0;
-	for (; s < end; s++)
-		left += *s == '\n';
+	fputs("<table class=\"t\">\n<thead><tr>", out);
+	for (size_t c = 0; c < sd_table_ncols(t); c++)
+		if (sd_table_col_shown(t, c)) {
+			fputs("<th>", out);
+			escs(out, sd_table_col(t, c)->name);
+			fputs("</th>", out);
+		}
+	fputs("</tr></thead>\n", out);
+	for (size_t r = 0; r < n; r++) {
+		fputs("<tr>", out);
+		for (size_t c = 0; c < sd_table_ncols(t); c++) {
+			if (!sd_table_col_shown(t, c))
+				continue;
+			const char *s = sd_table_cell(t, r, c, &str, &null);
+			fputs(!null && (!str || numeric(s)) ? "<td class=\"n\">" : "<td>", out);
+			if (!null)
+				escs(out, s);
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
+	}
 	fputs("</table>\n", out);
-	if (left)
+	if (rows > n)
 		fprintf(out, "<p class=\"more\">%zu more rows (sonde report --format csv shows "
-			"them all)</p>\n", left);
+			"them all)</p>\n", rows - n);
+	return 0;
 }
 
 /* One view as a table under a heading; nothing when the view has no rows. */
 static int view_table(FILE *out, struct sd_profile *p, const struct sd_report_opts *o,
 		      const char *title, const char *note)
 {
-	char *buf;
-	size_t len;
-	int err = capture(p, o, &buf, &len);
-	if (err)
-		return err == -ENOMEM ? err : 0; /* a view that cannot be made is left out */
-	if (len && memchr(buf, '\n', len) && memchr(buf, '\n', len) != buf + len - 1) {
-		fputs("<h3>", out);
-		escs(out, title);
-		fputs("</h3>\n", out);
-		if (note) {
-			fputs("<p class=\"note\">", out);
-			escs(out, note);
-			fputs("</p>\n", out);
-		}
-		csv_table(out, buf, len, o->top, "t");
-	}
-	free(buf);
-	return 0;
+	struct html_table h = { out, title, note, o->top };
+	struct sd_report_opts t = *o;
+	t.table_sink = html_sink;
+	t.table_sink_arg = &h;
+	int err = sd_output_view(out, p, &t);
+	return err == -ENOMEM ? err : 0; /* a view that cannot be made is left out */
 }
 
 /* Options for one table: csv of view v, the page's metric and filters, no -o. */
@@ -184,6 +151,25 @@ static const char *const page_css =
 
 /* The page's sections: each 0 or -ENOMEM. */
 static int sec_run(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* The flame graph (svg) of p into *buf (malloc'ed): 0, or an error of the view. */
+static int capture(struct sd_profile *p, const struct sd_report_opts *o, char **buf,
+		   size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	FILE *m = open_memstream(buf, len);
+	if (!m)
+		return -ENOMEM;
+	int err = sd_output_view(m, p, o);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
 static int sec_flame(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 static int sec_tables(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 

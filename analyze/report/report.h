@@ -17,6 +17,7 @@
 #include "analyze/profile/profile.h"
 
 struct sd_report_opts;
+struct sd_table;
 /* ---- coverage.c: the coverage account printed ----------------------------------------- */
 
 /* text: the coverage block of every text report's header (docs/REPORT.md, "Coverage"). */
@@ -76,6 +77,10 @@ struct sd_report_opts {
 	const char *color_by;       /* svg: --color-by ATTR (NULL: colour by module) */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
+	/* Not an option: a view's table handed over whole instead of printed (the html
+	 * page renders its cells; table.c). Returns 0 or -ENOMEM. */
+	int (*table_sink)(void *arg, const struct sd_table *t);
+	void *table_sink_arg;
 };
 
 /* Resolve o->counter and the weight unit against the loaded profile: 0, -ENOENT (no
@@ -190,8 +195,16 @@ void sd_table_null(struct sd_table *t);                    /* none: "-", empty, 
 void sd_table_text(struct sd_table *t, size_t max, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 size_t sd_table_rows(const struct sd_table *t);
+/* For a table sink (sd_report_opts.table_sink): the columns, whether column c shows in
+ * the table's format, and the cell of row r, column c as formatted (*str: a string, not
+ * a number; *null: no value). */
+size_t sd_table_ncols(const struct sd_table *t);
+const struct sd_col *sd_table_col(const struct sd_table *t, size_t c);
+int sd_table_col_shown(const struct sd_table *t, size_t c);
+const char *sd_table_cell(const struct sd_table *t, size_t r, size_t c, int *str, int *null);
 /* Print the header and the first nrows rows (0: all): text aligned, CSV with a header
- * line, JSON as `"json_key":[{...},...]` (the caller writes the enclosing object). 0, or
+ * line, JSON as `"json_key":[{...},...]` (the caller writes the enclosing object); or,
+ * when the options have a table sink, the whole table handed to it instead. 0, or
  * -ENOMEM when a cell could not be added. */
 int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char *json_key);
 /* All rows as the end of a view's output: in JSON, `"json_key":[...]}` and a newline, the

@@ -335,8 +335,34 @@ static void print_json_row(FILE *out, const struct sd_table *t, size_t r)
 	putc('}', out);
 }
 
+size_t sd_table_ncols(const struct sd_table *t)
+{
+	return t->ncols;
+}
+
+const struct sd_col *sd_table_col(const struct sd_table *t, size_t c)
+{
+	return &t->cols[c];
+}
+
+int sd_table_col_shown(const struct sd_table *t, size_t c)
+{
+	return shown(t, c);
+}
+
+const char *sd_table_cell(const struct sd_table *t, size_t r, size_t c, int *str, int *null)
+{
+	const struct cell *ce;
+	const char *s = cell(t, r, c, &ce);
+	*str = ce->str;
+	*null = ce->null;
+	return s;
+}
+
 int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened)
 {
+	if (t->o->table_sink)
+		return t->err ? t->err : t->o->table_sink(t->o->table_sink_arg, t);
 	int json = t->fmt == SD_FMT_JSON;
 	if (json && !opened)
 		putc('{', out);
@@ -350,6 +376,8 @@ int sd_table_print(FILE *out, const struct sd_table *t, size_t nrows, const char
 {
 	if (t->err)
 		return t->err;
+	if (t->o->table_sink)
+		return t->o->table_sink(t->o->table_sink_arg, t);
 	size_t have = sd_table_rows(t);
 	nrows = nrows && nrows < have ? nrows : have;
 	if (t->fmt == SD_FMT_TEXT) {

@@ -85,6 +85,16 @@ h = open("w.html").read()
 i = h.index("Top functions")
 print(re.findall(r"<td[^>]*>([^<]*)</td>", h[i:])[0])' >w.first
 	[ "$(cat w.first)" = "$(sed -n 2p w.csv | cut -d, -f1)" ] || fail "--where/--top: $(cat w.first) against $(sed -n 2p w.csv)"
+	# a value of 18000 characters is shown whole in its table (the page once read its
+	# tables back from csv through a 4 KiB buffer: 4095 characters shown)
+	LONG=$(head -c 18000 /dev/zero | tr '\0' v)
+	mk ctx long.sonde --evil "$LONG"
+	"$SONDE" report --format html long.sonde >long.html 2>/dev/null || fail "html of a long value"
+	python3 -c '
+import re, sys
+cells = re.findall(r"<td[^>]*>(v+)</td>", open("long.html").read())
+sys.exit(0 if cells and max(map(len, cells)) == 18000 else "longest v cell: %d" % max(map(len, cells or [""])))' ||
+		fail "html: the 18000-character value is not shown whole"
 	# usage
 	run "$SONDE" report --format html --view threads c.sonde
 	expect_rc 2 "html with --view"
