@@ -8,7 +8,7 @@
  *
  * JSON output is one object per view: the notes go in as its first keys.
  */
-#define _GNU_SOURCE /* open_memstream */
+
 #include "analyze/output/output.h"
 
 #include <stdlib.h>
@@ -61,6 +61,14 @@ static int out_timeline(FILE *out, const struct sd_profile *p, const struct sd_r
 				    "https://www.speedscope.app");
 }
 
+/* A view's JSON head (sd_report_opts.json_head): the notes and the coverage keys. */
+static void json_head(FILE *out, const struct sd_report_opts *o, const void *arg)
+{
+	const struct sd_profile *p = arg;
+	sd_notes(out, p, o);
+	sd_cov_json(out, p, o->view == SD_VIEW_COVERAGE);
+}
+
 int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	if (sd_sym_finish(p->sym))
@@ -86,24 +94,12 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		return sd_out_streams(out, p, o);
 	}
 	if (o->format == SD_FMT_JSON) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		if (!m)
-			return -ENOMEM;
-		int r = sd_output_view(m, p, o);
-		if (fclose(m) || r) {
-			free(buf);
-			return r ? r : -ENOMEM;
-		}
-		/* every view's json is one object: the notes go in as its first keys */
-		putc('{', out);
-		sd_notes(out, p, o);
-		sd_cov_json(out, p, o->view == SD_VIEW_COVERAGE);
-		if (len && buf[0] == '{')
-			fwrite(buf + 1, 1, len - 1, out);
-		free(buf);
-		return 0;
+		/* every view's json is one object: the notes go in as its first keys, written
+		 * when the view opens it (sd_json_open) */
+		struct sd_report_opts oj = *o;
+		oj.json_head = json_head;
+		oj.json_head_arg = p;
+		return sd_output_view(out, p, &oj);
 	}
 	if (!(o->view == SD_VIEW_FLAT && o->format == SD_FMT_TEXT))
 		sd_notes(out, p, o);

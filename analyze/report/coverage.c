@@ -493,7 +493,8 @@ int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_repor
 	const char *why;
 
 	if (o->format == SD_FMT_JSON) {
-		fputs("{\"view\":\"coverage\"}\n", out);
+		sd_json_open(out, o);
+		fputs("\"view\":\"coverage\"}\n", out);
 		return 0;
 	}
 	memcpy(cols, head_cols, sizeof(head_cols));

@@ -447,10 +447,18 @@ double *sd_node_values(const struct sd_profile *p, const struct sd_report_opts *
 	return v;
 }
 
+void sd_json_open(FILE *out, const struct sd_report_opts *o)
+{
+	putc('{', out);
+	if (o->json_head)
+		o->json_head(out, o, o->json_head_arg);
+}
+
 void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		  const char *metric)
 {
-	fputs("{\"metric\":", out);
+	sd_json_open(out, o);
+	fputs("\"metric\":", out);
 	sd_json_str(out, metric, strlen(metric));
 	fprintf(out, ",\"samples\":%" PRIu64 ",\"periods\":%.0f", p->samples, periods_total(p));
 	if (o->weight && o->weight_unit)

@@ -81,6 +81,10 @@ struct sd_report_opts {
 	 * page renders its cells; table.c). Returns 0 or -ENOMEM. */
 	int (*table_sink)(void *arg, const struct sd_table *t);
 	void *table_sink_arg;
+	/* Not an option: what a view's JSON object holds first (the report's notes and
+	 * coverage keys, each ended by a comma), written by sd_json_open. */
+	void (*json_head)(FILE *out, const struct sd_report_opts *o, const void *arg);
+	const void *json_head_arg;
 };
 
 /* Resolve o->counter and the weight unit against the loaded profile: 0, -ENOENT (no
@@ -156,6 +160,9 @@ void sd_json_str(FILE *out, const char *s, size_t len);
 void sd_json_obj(FILE *out, const msgpack_object *o);
 /* The opening of a view's JSON object: {"metric":M,"samples":N,"weight_UNIT":W (or
  * "weight_ms"), without the closing brace. */
+/* emit.c: opens a view's JSON object: `{`, then o->json_head's keys when it has one.
+ * Every view opens its object here. */
+void sd_json_open(FILE *out, const struct sd_report_opts *o);
 void sd_json_head(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		  const char *metric);
 

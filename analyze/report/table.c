@@ -365,7 +365,7 @@ int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_ke
 		return t->err ? t->err : t->o->table_sink(t->o->table_sink_arg, t);
 	int json = t->fmt == SD_FMT_JSON;
 	if (json && !opened)
-		putc('{', out);
+		sd_json_open(out, t->o);
 	int err = sd_table_print(out, t, 0, json_key);
 	if (json)
 		fputs("}\n", out);

@@ -74,7 +74,8 @@ static int print_rows(FILE *out, const struct sd_report_opts *o, const struct su
 		sd_metric_put(out, o, sm->self, 0);
 		fprintf(out, " (%.2f%%)\n", sd_pct(sm->self, sm->all));
 	} else if (o->format == SD_FMT_JSON) {
-		fputs("{\"metric\":", out);
+		sd_json_open(out, o);
+		fputs("\"metric\":", out);
 		sd_json_str(out, metric, strlen(metric));
 		fputs(",\"function\":", out);
 		sd_json_str(out, o->func, strlen(o->func));

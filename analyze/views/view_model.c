@@ -176,7 +176,8 @@ int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		fprintf(out, " (%zu values, %" PRIu64 " calls; the model is of the %s time per call)\n",
 			n, found - left_out, o->fit_min ? "shortest" : "mean");
 	} else if (o->format == SD_FMT_JSON) {
-		fputs("{\"region\":", out);
+		sd_json_open(out, o);
+		fputs("\"region\":", out);
 		sd_json_str(out, o->region, strlen(o->region));
 		fputs(",\"model\":", out);
 		sd_json_str(out, formula, strlen(formula));

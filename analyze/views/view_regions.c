@@ -296,7 +296,7 @@ static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_
 	for (size_t i = 0; i < shown; i++)
 		row_cells(t, o, &rows[i], nc);
 	if (o->format == SD_FMT_JSON) {
-		putc('{', out);
+		sd_json_open(out, o);
 		region_notes(out, p, o, tot);
 	}
 	err = sd_table_print_view(out, t, "regions", 1);
