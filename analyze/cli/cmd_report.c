@@ -40,25 +40,43 @@ static const char usage[] =
 	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
 	"         (context-switches: the sum of its parts); see --view counters";
 
-/* The timeline formats (timeline.c) show every sample: no other view, nothing cut;
- * speedscope's profiles follow --group-by and --metric, the trace is time. */
-static int check_timeline(const struct sd_report_opts *o)
+/* The options given (SD_TAKES_* bits) that a view or format might not take. */
+static unsigned options_given(const struct sd_report_opts *o)
 {
-	int trace = o->format == SD_FMT_TRACE;
-	if (!sd_format_timeline(o->format) ||
-	    (o->view == SD_VIEW_FLAT && !o->top && !o->stats && !o->min_percent_given &&
-	     !o->by_thread && !o->context_above && !(trace && (o->ngroup || o->weight || o->counter))))
-		return 0;
-	if (trace)
-		return sd_error(SD_EXIT_USAGE, "report: --format trace draws every sample, region "
-				"and counter on a timeline (use it without --view, --group-by, "
-				"--metric, --top, --stats or --min-percent)");
-	return sd_error(SD_EXIT_USAGE, "report: --format speedscope makes a profile of every "
-			"sample per thread, or per --group-by value (use it without --view, --top, "
-			"--stats or --min-percent)");
+	return (o->ngroup ? SD_TAKES_GROUP_BY : 0) | (o->stats ? SD_TAKES_STATS : 0) |
+	       (o->top ? SD_TAKES_TOP : 0) | (o->min_percent_given ? SD_TAKES_MIN_PERCENT : 0) |
+	       (o->by_thread || o->context_above ? SD_TAKES_LAYOUT : 0) |
+	       (o->weight || o->counter ? SD_TAKES_METRIC : 0);
 }
 
-/* svg: -o is optional; --color-by goes with it only, and names an attribute (or module,
+/* What an option a view or format does not take says, when the format does not speak
+ * for itself (sd_format_def.own). */
+static const struct { unsigned bit; const char *why; } option_why[] = {
+	{ SD_TAKES_GROUP_BY, "--group-by makes its own table, or keeps levels of --view regions "
+			     "(use it without --view or with --view regions, and with --format "
+			     "text, csv or json)" },
+	{ SD_TAKES_STATS, "--stats adds columns to the flat and --group-by views (use it "
+			  "without --view, and with --format text, csv or json)" },
+};
+
+/* The options against the view's and the format's rows (output/defs.c): the option
+ * says where it goes. --group-by turns the flat view into its table. */
+static int check_takes(struct sd_report_opts *o)
+{
+	const struct sd_format_def *fd = sd_format_def_of(o->format);
+	unsigned given = options_given(o);
+
+	for (size_t k = 0; k < sizeof option_why / sizeof option_why[0]; k++) {
+		unsigned bit = option_why[k].bit;
+		if ((given & bit) && !(sd_view_def_of(o->view)->takes & fd->takes & bit))
+			return sd_error(SD_EXIT_USAGE, "report: %s", option_why[k].why);
+		if (bit == SD_TAKES_GROUP_BY && o->ngroup && o->view == SD_VIEW_FLAT)
+			o->view = SD_VIEW_GROUP;
+	}
+	return 0;
+}
+
+/* -o goes with the file formats; --color-by goes with svg and html only, and names an attribute (or module,
  * the default). */
 static int check_svg(struct sd_report_opts *o)
 {
@@ -76,8 +94,6 @@ static int check_svg(struct sd_report_opts *o)
 		return sd_error(SD_EXIT_USAGE, "report: -o FILE: only --format %s write a file (add "
 				"one of them, or leave -o out)", list);
 	}
-	if (o->format == SD_FMT_HTML && (o->ngroup || o->stats))
-		return sd_error(SD_EXIT_USAGE, "report: %s", sd_format_def_of(o->format)->only);
 	if (o->color_by && o->format != SD_FMT_SVG && o->format != SD_FMT_HTML)
 		return sd_error(SD_EXIT_USAGE, "report: --color-by %s: colours a flame graph (add "
 				"--format svg or html)", o->color_by);
@@ -90,33 +106,25 @@ static int check_svg(struct sd_report_opts *o)
 	return 0;
 }
 
-/* --group-by and --stats make their own tables; folded and svg show call paths only. */
+/* What goes with what: the rows of the views and formats (output/defs.c), then the
+ * model's own options. */
 static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 {
-	int paths = o->format == SD_FMT_FOLDED || o->format == SD_FMT_SVG;
+	const struct sd_format_def *fd = sd_format_def_of(o->format);
 	int err;
 
-	if ((err = check_timeline(o)) || (err = check_svg(o)))
+	/* a format that is a whole file of its own says what it takes */
+	if (fd->own && (options_given(o) & ~fd->takes))
+		return sd_error(SD_EXIT_USAGE, "report: %s", fd->only);
+	if ((err = check_svg(o)))
 		return err;
-	/* a view in a format it is not shown in (output/defs.c): the format says what
-	 * it shows */
-	const struct sd_format_def *fd = sd_format_def_of(o->format);
+	/* a view in a format it is not shown in: the format says what it shows */
 	if ((!sd_view_shows(o->view, o->format) && !(o->ngroup && o->view == SD_VIEW_FLAT)) ||
 	    (fd->file == SD_FILE_MUST && !o->output))
 		return sd_error(SD_EXIT_USAGE, "report: %s",
 				fd->only ? fd->only : "no such combination");
-	if (o->ngroup) {
-		if ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_REGIONS) || paths)
-			return sd_error(SD_EXIT_USAGE, "report: --group-by makes its own table, or "
-					"keeps levels of --view regions (use it without --view or "
-					"with --view regions, and with --format text, csv or json)");
-		if (o->view == SD_VIEW_FLAT)
-			o->view = SD_VIEW_GROUP;
-	}
-	if (o->stats && ((o->view != SD_VIEW_FLAT && o->view != SD_VIEW_GROUP) || paths))
-		return sd_error(SD_EXIT_USAGE, "report: --stats adds columns to the flat and "
-				"--group-by views (use it without --view, and with --format text, "
-				"csv or json)");
+	if ((err = check_takes(o)))
+		return err;
 	if ((o->view == SD_VIEW_MODEL) != (o->region || o->nparams) ||
 	    (o->view == SD_VIEW_MODEL && (!o->region || !o->nparams)))
 		return sd_error(SD_EXIT_USAGE, "report: --view model needs --region NAME and "

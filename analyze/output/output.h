@@ -25,11 +25,22 @@ int sd_output_view(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 
 /* defs.c: one row per view and per format; the CLI's names, help lines and checks of
  * what goes with what, and the dispatcher's producers, come from them. */
+/* Options a view or a format may not take (the CLI refuses them, from the rows). */
+enum {
+	SD_TAKES_GROUP_BY = 1,    /* --group-by */
+	SD_TAKES_STATS = 2,       /* --stats */
+	SD_TAKES_TOP = 4,         /* --top */
+	SD_TAKES_MIN_PERCENT = 8, /* --min-percent */
+	SD_TAKES_LAYOUT = 16,     /* --by-thread, --context-above */
+	SD_TAKES_METRIC = 32,     /* --metric weight or a counter */
+	SD_TAKES_ALL = 63,
+};
 struct sd_view_def {
 	const char *name;  /* --view NAME; NULL: chosen otherwise (--group-by's table) */
 	enum sd_view id;
 	unsigned formats;  /* 1 << enum sd_format: the formats it is shown in */
 	int func;          /* takes a function name: --view callers NAME */
+	unsigned takes;    /* SD_TAKES_* */
 	int (*out)(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 	const char *what;  /* one line of --help */
 };
@@ -39,6 +50,9 @@ struct sd_format_def {
 	enum sd_format id;
 	enum sd_file_use file;
 	int diff;          /* sonde diff writes it too */
+	unsigned takes;    /* SD_TAKES_* */
+	int own;           /* a whole file of its own: an option it does not take is said
+			    * in its words (only), not the option's */
 	const char *only;  /* said (after "sonde: report: ") for a view not shown in it */
 	const char *what;  /* one line of --help */
 };

@@ -2,7 +2,9 @@
 	# issue 20 item 4: every error is said once, in one `sonde: ...` line, and the exit
 	# code goes with what went wrong. Each bad command line below: exactly one line on
 	# stderr, of the shape `sonde: <what>: <why> (<hint>)` where the message has a hint.
-	# (`--metric=` exited 2 without a word before sd_error.)
+	# (`--metric=` exited 2 without a word before sd_error; `--format pprof --group-by`
+	# printed a table's rows on stdout, wrote no file and exited 0, and `--format pprof
+	# --stats` dropped --stats, until the options were checked against the rows.)
 	mk flat a.sonde
 	mk flat b.sonde --pid 2
 	mkdir empty.d
@@ -19,7 +21,9 @@
 		   "--view callers" "--jobs 0" "--min-percent -1" "--fit x" "--color-by=" \
 		   "--group-by a,,b" "--stats nope" "--where =x" "--format svg --stats thread" \
 		   "--view model" "--format pprof" "-o x.svg" "--format trace --top 3" \
-		   "--color-by phase" "--color-by thread --format svg" "--param a,b,c,d --view model --region r"; do
+		   "--color-by phase" "--color-by thread --format svg" "--param a,b,c,d --view model --region r" \
+		   "--format pprof -o x.pb --group-by phase" "--format pprof -o x.pb --stats thread" \
+		   "--format html --stats thread" "--format trace --metric weight" "--view tree --stats thread"; do
 		eval "check 2 report $bad a.sonde"
 	done
 	check 2 report
