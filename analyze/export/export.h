@@ -1,8 +1,8 @@
 /*
  * analyze/export/export.h: the file formats written from a profile or a neutral tree:
- * pprof (pprof.c), svg flame graphs (svg.c), speedscope and Chrome trace (speedscope.c,
- * trace.c) from the timeline's event list (timeline.c: what they share). An exporter
- * calls no view and not the dispatcher.
+ * pprof (pprof.c), svg flame graphs (svg.c, drawn by svg_draw.c), speedscope and Chrome
+ * trace (speedscope.c, trace.c) from the timeline's event list (timeline.c: what they
+ * share). An exporter calls no view and not the dispatcher.
  */
 #ifndef SONDE_ANALYZE_EXPORT_H
 #define SONDE_ANALYZE_EXPORT_H

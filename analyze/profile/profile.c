@@ -16,8 +16,9 @@
  * end of the stream are closed at their thread's end, or at the stream's last timestamp,
  * and flagged as forced. Where events were lost (REGION event 3, or a begin or end the
  * open regions contradict), the calls concerned are left out and counted, never paired
- * with another call's event (decode.c, region_event). With SONDE_REGIONS=on, REGION_OPEN
- * says which calls were open when the totals were read; decode.c closes them too.
+ * with another call's event (decode_annot.c, region_event). With SONDE_REGIONS=on,
+ * REGION_OPEN says which calls were open when the totals were read; decode_annot.c closes
+ * them too.
  *
  * Counters (HEADER `counters`): every SAMPLE's `deltas` (one per counter, header order)
  * add to its key's counter sums (struct sagg, a stride of ncounters in aggcnt), so the

@@ -1,10 +1,12 @@
 /*
- * profile_int.h: what the three files of the profile engine share, and nothing else
+ * profile_int.h: what the files of the profile engine share, and nothing else
  * includes. decode.c reads one stream's records into a struct sstate (per-stream
- * state: ids as the stream numbers them); merge.c merges a read stream into the
- * struct sd_profile (merged ids); profile.c holds the public entry points
- * (profile.h: sd_profile_*) and the interning both use. The design is described at
- * the top of profile.c.
+ * state: ids as the stream numbers them), with decode_header.c (the HEADER),
+ * decode_annot.c (annotation records and region timing) and decode_cov.c (the
+ * coverage account's records); merge.c merges a read stream into the struct
+ * sd_profile (merged ids), with merge_cov.c (the coverage account); profile.c holds
+ * the public entry points (profile.h: sd_profile_*) and the interning both use. The
+ * design is described at the top of profile.c.
  */
 #ifndef SONDE_PROFILE_INT_H
 #define SONDE_PROFILE_INT_H
@@ -124,9 +126,59 @@ struct sd_load {
 	const char *name; /* the stream's (not owned: the caller's file name) */
 };
 
-/* The drops of thread `thr` of st by coverage reason (the coverage gaps of sd_cov_drop_names). */
-void sd_decode_thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP]);
+/* ---- decode.c and the files of its record decoders -------------------------------- */
+
+/* The context of one record's decoder: the profile (its options), the stream's state,
+ * the record, the stream (its error buffer) and why the record is corrupt. Each decoder
+ * (rec_* in decode.c, sd_decode_rec_* below) reads its fields by name, checks them and
+ * the ids they name, and updates the stream's state. It returns 0, -ENOMEM, or REC_BAD
+ * with c->why set (left at the generic reason: decode.c's field_why() then names the
+ * missing or mistyped field). */
+#define REC_BAD 1
+struct rec_ctx {
+	struct sd_profile *p;
+	struct sstate *st;
+	const struct sd_record *r;
+	struct sd_stream *s;
+	const char *why;
+};
+/* A key of a map that a record holds and the type its value must have (msgpack type). */
+struct keyty { const char *key; msgpack_object_type ty; };
+
+/* decode.c: st's memory freed (st itself is the caller's). */
 void sd_sstate_fini(struct sstate *st);
+/* decode.c: a copy of o's string, else of dflt; NULL on ENOMEM. */
+char *sd_decode_strdup_or(const msgpack_object *o, const char *dflt);
+/* decode.c: p[0..len) as a fresh C string (p may be NULL if len is 0); NULL on ENOMEM. */
+char *sd_decode_dupn(const char *p, size_t len);
+/* decode.c: the index of a definition of id in a table of n (slot 0 reserved), or -1. */
+long sd_decode_def_index(uint64_t id, size_t n);
+/* decode.c: NULL if o is an array of n unsigned integers, else why it is corrupt. */
+const char *sd_decode_check_counts(const msgpack_object *o, size_t n, const char *what);
+/* decode.c: 1 if records before this one defined thread id `thread`, else 0 (c->why = why). */
+int sd_decode_known_thread(struct rec_ctx *c, uint64_t thread, const char *why);
+
+/* decode_header.c: NULL if map m's keys of kt have their types, else why not (in buf). */
+const char *sd_decode_check_keys(const msgpack_object *m, const struct keyty *kt,
+				 const char *what, char *buf, size_t len);
+/* decode_header.c: the HEADER into st: 0, SD_ERR_CORRUPT (strm's error set) or -ENOMEM. */
+int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_stream *strm);
+
+/* decode_annot.c: the decoders of ATTRIBUTE, CONTEXT, REGION, REGION_STATS, REGION_OPEN. */
+int sd_decode_rec_attribute(struct rec_ctx *c);
+int sd_decode_rec_context(struct rec_ctx *c);
+int sd_decode_rec_region(struct rec_ctx *c);
+int sd_decode_rec_region_stats(struct rec_ctx *c);
+int sd_decode_rec_region_open(struct rec_ctx *c);
+/* decode_annot.c: the regions still open at the stream's end, closed. 0 or -ENOMEM. */
+int sd_decode_regions_end(struct sstate *st);
+
+/* decode_cov.c: the decoders of THREAD_CPU, UNSAMPLED, DROPS. */
+int sd_decode_rec_thread_cpu(struct rec_ctx *c);
+int sd_decode_rec_unsampled(struct rec_ctx *c);
+int sd_decode_rec_drops(struct rec_ctx *c);
+/* decode_cov.c: the drops of thread `thr` of st by coverage gap (sd_cov_drop_names). */
+void sd_decode_thread_drops(const struct sstate *st, uint64_t thr, uint64_t out[SD_COV_NDROP]);
 
 /* The frames of stream node n's address (sd_sym_frames: outermost first; the module
  * handle from the stream's module id: -1 none, -2 not defined in the stream): their
@@ -141,6 +193,8 @@ static inline int sd_snode_frames(struct sd_profile *p, const struct sstate *st,
 /* merge.c: a stream read without error into p (name: its file, for the stream
  * list; truncated: it ended in a partial record): 0 or -ENOMEM. */
 int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, int truncated);
+/* merge_cov.c: st's threads' coverage rows into p (after their thread rows). 0 or -ENOMEM. */
+int sd_merge_coverage(struct sd_profile *p, struct sstate *st);
 
 /* profile.c: the observers' callbacks (struct sd_observer_ops) called in order; the
  * first error is returned. sd_obs_stream: the observers of p copied into st (decode.c,

@@ -11,9 +11,10 @@
  * (merge.c, the CLI's thread) tl_merged maps the aggregates to the rows merge.c just
  * made (rows are made in aggregate order, the kept ones only, then the THREAD_END rows),
  * turns the deltas into merged counter ids, adds one event per THREAD_END row, pairs the
- * region begins and ends of each thread (as decode.c's region timing does: a misnested
- * end closes the regions opened inside it, forced; the regions still open at the end
- * close at the thread's last time, forced) and keeps each thread's first and last time.
+ * region begins and ends of each thread (as decode_annot.c's region timing does: a
+ * misnested end closes the regions opened inside it, forced; the regions still open at
+ * the end close at the thread's last time, forced) and keeps each thread's first and
+ * last time.
  * sd_filters_apply (where.c) renumbers rows after loading: tl_rows_kept follows,
  * and tl_regions_kept applies the filters to the region calls as to region rows.
  *

@@ -1,7 +1,7 @@
 /*
  * analyze/symbols/symbols.h: (module, ELF address) to function, file and line with elfutils
- * (symbols.c), cached per build-id in memory and across reports (symcache.c). Below the
- * profile; includes only util.
+ * (symbols.c; the ELF files: symfile.c), cached per build-id in memory and across reports
+ * (symcache.c). Below the profile; includes only util.
  */
 #ifndef SONDE_ANALYZE_SYMBOLS_H
 #define SONDE_ANALYZE_SYMBOLS_H

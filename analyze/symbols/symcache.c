@@ -3,7 +3,7 @@
  * memory for the report and on disk across reports (the symbol cache, docs/REPORT.md
  * "Symbol cache").
  *
- * symbols.c resolves an address once with elfutils into a *raw location*: the symbol
+ * symfile.c resolves an address once with elfutils into a *raw location*: the symbol
  * table's name (version dropped, not demangled), the name of the DWARF subprogram, the
  * address's own file:line, and the inlined calls at it (innermost first: name, call
  * file:line). Raw locations do not depend on the report's options (--no-inline,
@@ -25,7 +25,7 @@
  *   words   nwords u32: per entry addr_lo, addr_hi, sym, outer, file, line, ninl, then
  *           ninl x (name, file, line); strings as offsets, NONE for absent
  *
- * Runs in the thread that merges streams (symbols.c); not thread-safe.
+ * Runs in the thread that merges streams (symbols.c, symfile.c); not thread-safe.
  */
 #include "analyze/symbols/symbols.h"
 #include "common/common.h"

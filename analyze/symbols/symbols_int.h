@@ -1,0 +1,90 @@
+/*
+ * symbols_int.h: what the two files of the symbolizer share, and nothing else includes.
+ * symbols.c holds the public entry points (symbols.h: sd_sym_*): modules, function and
+ * file ids, an address's frames, names (demangled, shortened); symfile.c the ELF files
+ * behind the modules: opened safely, identified, their symbol tables, their raw locations
+ * from DWARF and their symbol caches (symcache.c). The design is described at the top of
+ * symbols.c.
+ */
+#ifndef SONDE_SYMBOLS_INT_H
+#define SONDE_SYMBOLS_INT_H
+
+#include <elfutils/libdwfl.h>
+
+#include "analyze/symbols/symbols.h"
+
+enum { MOD_NEW, MOD_OPEN, MOD_FALLBACK };
+
+/* One symbol of a file's table, sorted by (addr, preference). */
+struct fsym {
+	uint64_t addr, size;
+	const char *name;  /* in the Dwfl's string table */
+	uint32_t rank;     /* binding (global 3, weak 2, local 1) << 24 | symbol-order tiebreak */
+};
+
+/* One ELF file (a build-id, or an identity without one), shared by its modules. */
+struct symfile {
+	char *path;                  /* the path it is opened by */
+	struct sd_fileid id;         /* build-id as recorded (and checked) and identity */
+	int fd;                      /* O_RDONLY, until handed to elfutils; -1 after */
+	int opened, ok;              /* elfutils tried; and usable */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct fsym *syms; size_t nsyms;
+	uint64_t *maxend;            /* maxend[i]: max addr + size of syms[0..i] */
+	struct sd_symcache *cache;   /* raw locations, never NULL once registered */
+	char *cache_name;            /* its file in the cache directory; NULL: not kept */
+};
+
+struct symmod {
+	char *path, *base;           /* path made absolute against cwd when relative */
+	uint8_t *build_id;
+	size_t build_id_len;
+	int rel_nocwd;               /* relative path and no cwd recorded */
+	int state;
+	uint32_t file;               /* MOD_OPEN: index in sy->sfiles */
+	struct sd_u64map cache;      /* addr -> location id */
+};
+
+struct loc { uint32_t first, n; }; /* frames[first .. first+n), outermost first */
+
+struct sd_symbolizer {
+	int addresses, inl, demangle, lines, shorten;
+	char *debuginfo_path;   /* NULL: elfutils' default; pointed to by cb */
+	Dwfl_Callbacks cb;
+	struct symmod *mods;
+	size_t nmods, capmods;
+	struct sd_strmap modkeys;  /* path \0 build-id -> module handle */
+	struct symfile *sfiles; size_t nsfiles, capsfiles;
+	struct sd_strmap sfilekeys; /* build-id, or "noid" + identity -> symfile */
+	int cachefd;               /* cache directory: >= 0, -1 none, -2 not opened yet */
+	char *cachedir;
+	struct sd_u64map raw, unknown; /* caches for module 0 and undefined module ids */
+	struct sd_func *funcs;
+	size_t nfuncs, capfuncs;
+	struct sd_strmap funckeys; /* module path \0 name -> function id */
+	struct loc *locs; size_t nlocs, caplocs;
+	struct sd_frame *frames; size_t nframes, capframes;
+	char **files; size_t nfiles, capfiles; /* files[0] = "" (unknown) */
+	struct sd_strmap filekeys; /* path -> file id */
+	char *dm;                  /* demangle()'s output, DM_MAX_OUT + 1 bytes */
+	size_t nundemangled;       /* names left mangled by the bounds (the first said) */
+};
+
+/* Up to this many inlined frames per address are kept (the outermost ones dropped). */
+enum { MAX_INLINE = SD_SYM_MAX_INLINE };
+
+/* symbols.c: is path one the loader gives for something that is not a file ("[vdso]", "")? */
+int sd_sym_pseudo_path(const char *path);
+
+/* symfile.c: module m, at its first lookup, made MOD_OPEN (with its symfile) or MOD_FALLBACK. */
+void sd_symmod_open(struct sd_symbolizer *sy, struct symmod *m);
+/* symfile.c: f handed to elfutils at its first uncached address; f->ok says if usable. */
+void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *base);
+/* symfile.c: the raw location of addr in open file f into *l (strings in f's Dwfl or symbuf). */
+void sd_symfile_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l, char *symbuf,
+			size_t symlen);
+/* symfile.c: every symbol cache that gained addresses written (one warning on failure). */
+void sd_sym_save_caches(struct sd_symbolizer *sy);
+
+#endif
