@@ -313,7 +313,7 @@ static void expect_raw(const void *bytes, size_t n, int err, const char *why)
 		snprintf(want, sizeof want, "sonde: mem.sonde: corrupt record at byte %zu (%s)",
 			 b.start[1], why);
 		CHECK_STR(perror_line(&s, "mem.sonde", err, &code), want);
-		CHECK_EQ(code, SD_EXIT_BADINPUT);
+		CHECK_EQ(code, SD_SAID(SD_EXIT_BADINPUT)); /* said, a bad-input exit */
 	}
 	sd_stream_close(&s);
 	b_fini(&b);
@@ -445,7 +445,7 @@ static void case_file_bounds(void)
 	snprintf(want, sizeof want, "sonde: %s: corrupt record at byte %zu (a record longer than "
 		 "16 MiB: the reader's limit, docs/FORMAT.md)", path, b.start[3]);
 	CHECK_STR(perror_line(&s, path, SD_ERR_CORRUPT, &code), want);
-	CHECK_EQ(code, SD_EXIT_BADINPUT);
+	CHECK_EQ(code, SD_SAID(SD_EXIT_BADINPUT)); /* said, a bad-input exit */
 	CHECK(s.cap <= SD_MAX_RECORD_BYTES);
 	sd_stream_close(&s);
 	unlink(path);
@@ -593,7 +593,7 @@ static void case_wrong_types(void)
 		snprintf(want, sizeof want, "sonde: bad.sonde: corrupt record at byte %zu (%s)",
 			 bad_at, cases[k].why);
 		CHECK_STR(perror_line(&s, "bad.sonde", r, &code), want);
-		CHECK_EQ(code, SD_EXIT_BADINPUT);
+		CHECK_EQ(code, SD_SAID(SD_EXIT_BADINPUT)); /* said, a bad-input exit */
 		sd_stream_close(&s);
 		sd_profile_fini(&p);
 		b_fini(&b);
@@ -626,7 +626,7 @@ static void case_wrong_types(void)
 	CHECK_EQ(sd_stream_header(&s, &rr), SD_ERR_FOREIGN);
 	CHECK_STR(perror_line(&s, "f.sonde", SD_ERR_FOREIGN, &code),
 		  "sonde: f.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)");
-	CHECK_EQ(code, SD_EXIT_BADINPUT);
+	CHECK_EQ(code, SD_SAID(SD_EXIT_BADINPUT)); /* said, a bad-input exit */
 	sd_stream_close(&s);
 	sd_stream_init_mem(&s, "v.sonde", v2, sizeof v2);
 	CHECK_EQ(sd_stream_header(&s, &rr), SD_ERR_VERSION);
