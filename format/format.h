@@ -5,7 +5,7 @@
  * array, the bits of the flag fields, the pseudo-frame addresses, and the
  * names of drop reasons, unsampled reasons and region events. The runtime's
  * writer (writer/stream.c), the analyzer's reader (analyze/), the test
- * stream builder (tests/analyze/mkstream.c) and the fuzz target use these
+ * stream builder (tests/cli/mkstream.c) and the fuzz target use these
  * names; no other file spells a kind, a field position or a flag as a number.
  *
  * A record is a msgpack array whose element 0 is its kind; field k of a

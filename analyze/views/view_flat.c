@@ -3,7 +3,7 @@
  * and total, in text, csv and json, its text header above the rows) and its folded form
  * (one line per call path). Called by the dispatcher (output.c); the rows are a table
  * (table.c). Column names and shapes are documented in docs/REPORT.md and checked by
- * tests/analyze. Output is deterministic: rows are sorted with a total order. Runs in the
+ * tests/cli. Output is deterministic: rows are sorted with a total order. Runs in the
  * CLI's only thread.
  */
 #include "analyze/views/views.h"

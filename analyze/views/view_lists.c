@@ -2,7 +2,7 @@
  * view_lists.c: the views of the profile's own lists, one table each (table.c): --view
  * threads, sources, counters and streams, in text, csv and json. Called by the dispatcher
  * (output.c). Column names and shapes are documented in docs/REPORT.md and checked by
- * tests/analyze; every list is sorted with a total order. Runs in the CLI's only thread.
+ * tests/cli; every list is sorted with a total order. Runs in the CLI's only thread.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "analyze/views/views.h"

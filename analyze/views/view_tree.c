@@ -4,7 +4,7 @@
  * one per stream, thread, source, context pair and call node, never one per sample) and
  * the merged context tree; --where filters were applied while loading. Output is
  * deterministic (every list sorted with a total order); columns and shapes are in
- * docs/REPORT.md and checked by tests/analyze. Text, csv and json rows go through
+ * docs/REPORT.md and checked by tests/cli. Text, csv and json rows go through
  * view_tree_fmt.c, folded lines through the report's folded printer; for svg and pprof
  * the tree is returned (sd_tree_view_new, a neutral struct sd_tree_src) and the
  * dispatcher hands it to the exporter. Runs in the CLI's only thread.

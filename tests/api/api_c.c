@@ -5,7 +5,7 @@
  * numbered iterations (sonde_set_int("iteration", i)), the phases solve,
  * exchange and checkpoint (attribute "phase", each also a region of the same
  * name inside the region "run") get 70/20/10 % of identical work units of
- * tests/workloads/work.h (a serial multiply/xor chain in noinline leaves,
+ * tests/fixtures/workloads/work.h (a serial multiply/xor chain in noinline leaves,
  * about 28 us per unit). The process-scope integer attribute "units" (by
  * handle) holds the units per iteration for the whole run.
  *
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #include "include/sonde.h"
-#include "tests/workloads/work.h"
+#include "tests/fixtures/workloads/work.h"
 
 uint64_t solve_kernel(uint64_t seed, uint64_t units);
 uint64_t exchange_kernel(uint64_t seed, uint64_t units);

@@ -4,7 +4,7 @@
 // Same plan, same work, same checksum as api_c: over N numbered iterations
 // the phases solve, exchange and checkpoint (attribute "phase", each also a
 // region of the same name inside the region "run") get 70/20/10 % of
-// identical work units (tests/workloads/work.h). The iteration is a guard
+// identical work units (tests/fixtures/workloads/work.h). The iteration is a guard
 // over a handle (sonde::attribute + sonde::scope: the hot-loop form); the
 // process-scope attribute "units" is a handle too.
 //
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "include/sonde.hpp"
-#include "tests/workloads/work.h"
+#include "tests/fixtures/workloads/work.h"
 
 extern "C" {
 uint64_t solve_kernel(uint64_t seed, uint64_t units);

@@ -1,5 +1,5 @@
 # The coverage account (docs/REPORT.md, "Coverage") of real runs of
-# tests/runtime/hostile.c under cpu-time@1ms, against what the programs measured
+# tests/fixtures/programs/hostile.c under cpu-time@1ms, against what the programs measured
 # themselves (their stderr): cpu_ms (getrusage of the process) and, for the modes
 # that block signals, blocked_cpu_ms (the blocked thread's own CPU clock).
 #   loop 0.5         one thread burns: coverage of its user time >= 90 %

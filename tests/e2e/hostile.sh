@@ -1,4 +1,4 @@
-# Programs that are hard on a profiler (tests/runtime/hostile.c), each run
+# Programs that are hard on a profiler (tests/fixtures/programs/hostile.c), each run
 # plain and profiled: the same output, the same exit status, no hang, and a
 # complete stream. Usage: hostile.sh BUILD_DIR [CASE...] (all cases by default).
 . "$(dirname "$0")/lib.sh"

@@ -79,7 +79,7 @@ folded_share() {
 # within A B TOL: |A - B| <= TOL (floats)
 # region_times_ok OUT UNIT SMOOTH SOLVE: sonde's inclusive times of
 # region=smooth and phase=solve (in ns for UNIT 1, ms for UNIT 1e6) against
-# what tests/runtime/phases.c measured in OUT, summed over its threads: each
+# what tests/fixtures/programs/phases.c measured in OUT, summed over its threads: each
 # must lie between the time inside the begin and end calls and the time
 # around them (a thread preempted inside a begin or end under load widens only
 # the outer), with 0.5 % for the clocks' rates and 0.2 ms for rounding.
@@ -105,7 +105,7 @@ share_tol() {
 
 # cpu_of FILE NAME: "USER_MS CPU_MS", summed over the lines
 # "cpu NAME cpu_ns N [user_ns N]" that a test program printed about the CPU
-# time it really used (tests/workloads/wl_cpu.h). A line without user_ns was
+# time it really used (tests/fixtures/workloads/wl_cpu.h). A line without user_ns was
 # measured around user-mode code only: its CPU time counts as user time.
 cpu_of() {
 	awk -v n="$2" '$1 == "cpu" && $2 == n {

@@ -1,5 +1,5 @@
 # `sonde report --view model` on regions whose time grows by a known law with
-# an annotated parameter (tests/runtime/scaling.c, SONDE_REGIONS=on):
+# an annotated parameter (tests/fixtures/programs/scaling.c, SONDE_REGIONS=on):
 #   lin ~ n, nlogn ~ n log n, quad ~ n^2 give back that term and exponent with
 #   R^2 >= 0.95; grid ~ n * m (two parameters) gives n * m; the noisy region
 #   (work ~ n plus 60 times as much in a pseudo-random quarter of the calls) is said to fit poorly

@@ -1,5 +1,5 @@
 # Regions the stream does not see end (issue 18 items 10 and 11), on
-# tests/runtime/regionends.c, whose own CLOCK_MONOTONIC is the ground truth:
+# tests/fixtures/programs/regionends.c, whose own CLOCK_MONOTONIC is the ground truth:
 #   1. a region "run" still open when the stream ends: reported on while the
 #      program runs, and after SIGKILL, with SONDE_REGIONS=on and trace. Every
 #      row has excl <= incl; run is counted (open, closed at the stream's last

@@ -1,5 +1,5 @@
 # Region timing aggregated in the process (SONDE_REGIONS=on, REGION_STATS) on
-# a real program, tests/runtime/phases.c, and what the regions view makes of
+# a real program, tests/fixtures/programs/phases.c, and what the regions view makes of
 # it:
 #   1. two threads, nested regions, N iterations: exactly N calls per phase and
 #      per nested region in each thread; --group-by region one row per region

@@ -70,7 +70,7 @@ for c in $cases; do
 		for ph in ctor main dtor; do
 			awk -v p=$ph '$1 == p { sub(/\..*/, "", $2); print $2 }' plain.out | sort -u >"called.$ph"
 			missing=$(comm -23 exported "called.$ph" | tr '\n' ' ')
-			[ -z "$missing" ] || fail "phase $ph does not call: $missing(add them to tests/runtime/ctorwrap.c)"
+			[ -z "$missing" ] || fail "phase $ph does not call: $missing(add them to tests/fixtures/programs/ctorwrap.c)"
 		done
 		pass "$(wc -l <exported) wrappers called before sonde starts, while it runs and after it stops: same output and status, enabled and with SONDE_ENABLE=0"
 		# Python 3.13 closes a descriptor in a library constructor at start.
@@ -300,7 +300,7 @@ for c in $cases; do
 		grep -qx 'timers ok 16 failed 0' on.out || fail "under sonde, as nobody: $(cat on.out on.err)"
 		[ -s on.err ] && fail "under sonde, as nobody, it said: $(cat on.err)"
 		ls "$NB"/p/*.sonde >/dev/null 2>&1 || fail "no stream"
-		# Where perf_event is refused (here a seccomp filter: tests/runtime/
+		# Where perf_event is refused (here a seccomp filter: tests/fixtures/programs/
 		# noperf.c) every thread samples on a POSIX timer, each holding one
 		# unit of the quota: 17 would have taken it all. sonde holds at most
 		# L / 16 (docs/ENV.md), and gives its own up when the program's

@@ -1,5 +1,5 @@
 # Short-lived threads are sampled from their first period (issue 18, item 1):
-# tests/runtime/shortthreads.c, whose ground truth is each thread's exact CPU
+# tests/fixtures/programs/shortthreads.c, whose ground truth is each thread's exact CPU
 # clock (CLOCK_THREAD_CPUTIME_ID) and the process's getrusage.
 #   serial N MS: N threads of MS ms of CPU each, one after the other, then the
 #     same work in main: short_work's share of the samples within 3 points of

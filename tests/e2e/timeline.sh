@@ -1,4 +1,4 @@
-# The timeline formats on a real program: tests/runtime/phases.c (two threads, N
+# The timeline formats on a real program: tests/fixtures/programs/phases.c (two threads, N
 # iterations of phase=solve (with region=smooth inside), exchange and checkpoint)
 # under SONDE_REGIONS=trace, then
 #   1. --format trace: per thread, N region slices of each phase on its region track,

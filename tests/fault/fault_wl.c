@@ -8,7 +8,7 @@
  * fault meant for sonde reached the program. Its threads do a fixed amount
  * of arithmetic each (ROUNDS), so that stdout is the same in every run;
  * with WL_CPU=1 each thread also prints "cpu NAME cpu_ns N user_ns N"
- * (tests/workloads/wl_cpu.h), the CPU time it used, for the test to compare
+ * (tests/fixtures/workloads/wl_cpu.h), the CPU time it used, for the test to compare
  * against samples (those lines vary and are not compared).
  *
  * WL_UNTIL=FILE: before its fixed work, the main thread burns CPU until FILE
@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/workloads/wl_cpu.h"
+#include "tests/fixtures/workloads/wl_cpu.h"
 
 static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -505,10 +505,10 @@ nomalloc)
 #
 # sweep_mmap_after: the Nth mapping and every later one, for each N (every
 # allocation of sonde's comes from mmap: mem/mem.h).
-# sweep_fork_FN: the same around a program that forks (tests/runtime/
+# sweep_fork_FN: the same around a program that forks (tests/fixtures/programs/
 # lifecycle fork): the child's start (its own stream, its thread's sources)
 # fails too.
-# sweep_dlopen: the same for allocations, around a program (tests/runtime/
+# sweep_dlopen: the same for allocations, around a program (tests/fixtures/programs/
 # dlrpath) whose dlopen finds its plugin through its own DT_RUNPATH only,
 # which sonde's dlopen wrapper must search for it.
 sweep_*)
@@ -569,7 +569,7 @@ sweep_*)
 # writer's scan for threads made without pthread_create (and children
 # sharing the program's memory) cannot run, so such threads would be
 # neither sampled nor accounted: said once, and in a NOTE. (fault_wl makes
-# none; tests/runtime/rawclone shows what goes missing.)
+# none; tests/fixtures/programs/rawclone shows what goes missing.)
 proc_task)
 	faulted p 'open//proc/self/task:1+'
 	fired_like p '^fault open 1 \(/proc/self/task\): EACCES$'

@@ -1,4 +1,4 @@
-/* test_table.c - unit.table: the analyzer's row printer (analyze/table.c), on small
+/* test_table.c - unit.table: the analyzer's row printer (analyze/report/table.c), on small
  * tables printed to memory: a fixed column pads each text cell on its own as printf's
  * "%*s" does (a wider cell shifts its row only), an aligned one takes its widest cell;
  * sd_table_text replaces a cell in text only, cut to its bound with "..." and control

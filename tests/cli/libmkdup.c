@@ -27,7 +27,7 @@ void *mk_dup_alpha_addr(void)
 
 /* f(b<a, a>, b<b<a, a>, b<a, a> >, ...) of 26 parameters, each a template of the one
  * before twice (S_IS<n>_S<n>_E: the template b, the previous argument twice): 263 bytes
- * mangled, 870 MB demangled (tests/analyze/cli/demangle_bomb.sh) */
+ * mangled, 870 MB demangled (tests/cli/cases/demangle_bomb.sh) */
 void mk_exp_name(void) __asm__(
 	"_Z1f1bI1aS0_ES_IS1_S1_ES_IS2_S2_ES_IS3_S3_ES_IS4_S4_ES_IS5_S5_ES_IS6_S6_"
 	"ES_IS7_S7_ES_IS8_S8_ES_IS9_S9_ES_ISA_SA_ES_ISB_SB_ES_ISC_SC_ES_ISD_SD_ES"

@@ -1,4 +1,4 @@
-/* test_model.c - the performance-model fitting of analyze/model.c on exact data:
+/* test_model.c - the performance-model fitting of analyze/util/model.c on exact data:
  * each law of the normal form it should find comes back with its term and
  * coefficients, a constant is found as one, two parameters as a product or a
  * sum, and too few points are refused. */

@@ -2,8 +2,8 @@
 # Shell tests of the `sonde` CLI over streams written by mkstream (known contents; see the
 # scenario comments in mkstream.c for the counts asserted here).
 # usage: test_cli.sh CASE SONDE MKSTREAM PRELOAD_STUB [FUZZ_STREAM MODE]
-# CASE is a file cli/CASE.sh, sourced here with these helpers (CMake registers every
-# cli/*.sh as the test analyze_CASE: a new case is a new file).
+# CASE is a file cases/CASE.sh, sourced here with these helpers (CMake registers every
+# cases/*.sh as the test analyze.cli.CASE: a new case is a new file).
 set -u
 CASE=$1 SONDE=$2 MK=$3 STUB=$4
 DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
@@ -43,7 +43,7 @@ MIXED='sonde: warning: samples of sources with different periods are counted ali
 PICKED='sonde: note: showing source cpu-time only: the streams hold several sources (cpu-time, wall-time), whose clocks are never added (show another with --source wall-time)'
 W_NOTES='"warnings":["sonde: warning: 4 of 104 samples dropped (3.85%: ring_full 3, busy 1; ring_full: raise SONDE_BUFFER_KB)","'"$PICKED"'"],"throttled":[],"source_shown":"cpu-time","coverage":{"computed":false,"why":"the streams do not record their threads'"'"' CPU time (written by an older sonde)"}'
 
-CASEFILE=$(dirname "$0")/cli/$CASE.sh
+CASEFILE=$(dirname "$0")/cases/$CASE.sh
 [ -f "$CASEFILE" ] || fail "unknown case"
 . "$CASEFILE"
 echo "PASS [$CASE]"

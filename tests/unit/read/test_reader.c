@@ -1,4 +1,4 @@
-/* test_reader.c - unit.reader: the analyzer's stream reader (analyze/stream.c)
+/* test_reader.c - unit.reader: the analyzer's stream reader (analyze/read/stream.c)
  * and the record checks over it (analyze/profile.c sd_profile_add), on
  * streams built here record by record with msgpack-c, against docs/FORMAT.md
  * ("Records", "Size"): a cut stream gives its whole records and then "the

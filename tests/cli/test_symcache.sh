@@ -30,7 +30,7 @@ expect_err_line() { grep -qxF -- "$1" "$T/err" || { cat "$T/err" >&2; fail "miss
 expect_err_empty() { [ ! -s "$T/err" ] || { cat "$T/err" >&2; fail "unexpected stderr ($1)"; }; }
 expect_same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -n 20 >&2; fail "$3"; }; }
 mk() { "$MK" "$@" >/dev/null || fail "mkstream $*"; }
-# the flat scenario's call paths (tests/analyze/mkstream.c)
+# the flat scenario's call paths (tests/cli/mkstream.c)
 FLAT='mk_main;mk_alpha 20
 mk_main;mk_alpha;mk_beta 50
 mk_main;mk_gamma 20
@@ -89,7 +89,7 @@ sym_relative)
 	expect_rc 0 "relative with cwd"
 	expect_err_empty "relative with cwd"
 	[ "$(cat "$T/out")" = "mk_alpha 3" ] || fail "relative path with cwd: $(cat "$T/out")"
-	mk modpaths rel2.sonde --cwd "$(dirname "$dir")" --dup-path analyze/libmkdup.so
+	mk modpaths rel2.sonde --cwd "$(dirname "$dir")" --dup-path "$(basename "$dir")/libmkdup.so"
 	report --format folded rel2.sonde
 	[ "$(cat "$T/out")" = "mk_alpha 3" ] || fail "relative path with a directory: $(cat "$T/out")"
 	mk modpaths norel.sonde --dup-path ./libmkdup.so

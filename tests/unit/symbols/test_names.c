@@ -1,4 +1,4 @@
-/* test_names.c - --short-names (analyze/symbols.c sd_sym_short_name) on C++ names
+/* test_names.c - --short-names (analyze/symbols/symbols.c sd_sym_short_name) on C++ names
  * as __cxa_demangle writes them, and on C names it must leave alone. */
 #include <stdlib.h>
 #include <string.h>
