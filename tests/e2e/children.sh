@@ -13,6 +13,8 @@
 # nothing is made inside the jail, and the report shows 2 processes.
 . "$(dirname "$0")/lib.sh"
 C="$B/children"
+# The cases (one ctest entry each, e2e.children.CASE, registered from this line).
+CASES="kill chroot"
 CASE=${2:-all}
 streams() { ls "$1"/*.sonde 2>/dev/null; }
 

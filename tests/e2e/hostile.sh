@@ -4,7 +4,9 @@
 . "$(dirname "$0")/lib.sh"
 shift
 H="$B/hostile"
-cases=${*:-"short_cpu short_wall smallstack altstack rtsig rtdefault blocking sigblock blockthread dlloop"}
+# The cases (one ctest entry each, e2e.hostile.CASE, registered from this line).
+CASES="short_cpu short_wall smallstack altstack rtsig rtdefault blocking sigblock blockthread dlloop twocopies queuefull allsig"
+cases=${*:-$CASES}
 
 # same NAME SAMPLE ARGS...: plain vs profiled with SONDE_SAMPLE=SAMPLE.
 # Leaves the profile in $T/NAME and its stderr in $T/NAME.err.

@@ -3,6 +3,8 @@
 # resources). One ctest entry per case. Usage: round3.sh BUILD_DIR CASE...
 . "$(dirname "$0")/lib.sh"
 shift
+# The cases (one ctest entry each, e2e.round3.CASE, registered from this line).
+CASES="ctorwrap badsignal onstack fpwalk nofilemsg nofile dlmopen longpath valgrind sigpending nproc asblocks asthreads single"
 cases=${*:?"name a case"}
 
 # runs LABEL ENV... -- CMD...: runs CMD with the environment ENV (and the

@@ -15,7 +15,13 @@
 # reached by letting the program run until the shim's log exists (WL_UNTIL),
 # and sample counts are compared with the CPU time the program reports.
 . "$(dirname "$0")/../e2e/lib.sh"
+# The cases (tests/fault/CMakeLists.txt registers each as fault.CASE from this line):
+# one fault each, its exact message and what the stream keeps; libsonde's own memory
+# (nomalloc: no malloc call of its own, mem/mem.h); every call of one function failed
+# in turn (sweep_*).
+CASES="outdir create create_emfile write_first write_later perf_probe perf_thread_emfile perf_thread_refused counters_probe counters_thread timer_lazy timer_none malloc_writer buffer modules_scan ring_main ring_thread ring_none ring_threads_none proc_task spared nomalloc sweep_mmap sweep_mmap_after sweep_open sweep_openat sweep_write sweep_timer_create sweep_perf_event_open sweep_dlopen sweep_fork_mmap sweep_fork_openat sweep_fork_write"
 CASE=${2:?usage: run.sh BUILD_DIR CASE}
+case " $CASES " in *" $CASE "*) ;; *) fail "unknown case '$CASE' (not in CASES)" ;; esac
 P=$(pwd -P) # $T as the kernel names it (sonde prints resolved paths)
 SHIM="$B/libsonde_fault.so"
 WL="$B/fault_wl"
