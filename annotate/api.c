@@ -21,6 +21,7 @@
 #include <x86intrin.h>
 
 #include "annotate/annotate_int.h"
+#include "common/real.h"
 #include "include/sonde.h"
 #include "writer/writer.h"
 #include "mem/mem.h"
@@ -373,7 +374,7 @@ static struct stack *stack_of(struct sd_attr *a, struct ann_thread **t)
 {
 	*t = self();
 	if (a->scope == SD_SCOPE_PROCESS) {
-		pthread_mutex_lock(&plock);
+		sd_real_pthread_mutex_lock(&plock);
 		return &pstack;
 	}
 	return *t ? &(*t)->st : NULL;
@@ -812,7 +813,7 @@ void sd_annotate_thread_exit(void)
 
 void sd_annotate_fork_prepare(void)
 {
-	pthread_mutex_lock(&plock);
+	sd_real_pthread_mutex_lock(&plock);
 	sd_ann_lock();
 }
 

@@ -18,6 +18,7 @@
 
 #include "annotate/annotate_int.h"
 #include "common/common.h"
+#include "common/real.h"
 #include "mem/mem.h"
 
 #define CHUNK 4096
@@ -127,7 +128,7 @@ struct sd_attr *sd_ann_attr_get(const char *name, int type, int scope)
 			    "docs/API.md, Limits)", name, SD_ATTR_NAME_MAX);
 		return NULL;
 	}
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	a = sd_ann_attr_find(name);
 	uint32_t n = atomic_load(&nattrs);
 	if (!a && n < SD_ATTR_MAX) {
@@ -189,7 +190,7 @@ static size_t seen_slot(uintptr_t ret, uintptr_t sp)
 
 static void site_of(struct sd_value *v)
 {
-	pthread_mutex_lock(&site_lock);
+	sd_real_pthread_mutex_lock(&site_lock);
 	size_t k = seen_slot(v->site, v->sp);
 	int have = seen[k].ret != 0;
 	if (have)
@@ -219,7 +220,7 @@ static void site_of(struct sd_value *v)
 		return;
 	memcpy(s, bt + from, (size_t)(n - from) * sizeof *s);
 	v->sites = s, v->nsites = (unsigned)(n - from);
-	pthread_mutex_lock(&site_lock);
+	sd_real_pthread_mutex_lock(&site_lock);
 	if (nseen >= 384) { /* 3/4 full: start over (the stacks stay: nodes share them) */
 		memset(seen, 0, sizeof seen);
 		nseen = 0;
@@ -321,7 +322,7 @@ uint32_t sd_ann_child(uint32_t parent, uint16_t attr, const struct sd_value *val
 	v->sites = NULL, v->nsites = 0;
 	if (v->site) /* a new node, most likely: where it is opened, before the lock */
 		site_of(v);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	uint32_t id;
 	if (atomic_load(&nnodes) < SD_NODES_MAX - CAP_RESERVE) {
 		id = find_or_create(parent, attr, v);
@@ -429,7 +430,7 @@ int sd_annotate_attr_get(uint32_t id, struct sd_attr_view *out)
 
 void sd_ann_lock(void)
 {
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 }
 
 void sd_ann_unlock(void)

@@ -34,6 +34,7 @@
 #include <x86intrin.h>
 
 #include "annotate/annotate_int.h"
+#include "common/real.h"
 #include "mem/mem.h"
 
 /* ---- the clock ---------------------------------------------------------------- */
@@ -163,7 +164,7 @@ struct sd_rtable *sd_rtable_new(unsigned ncounters, pid_t tid)
 	if (!t)
 		return NULL;
 	t->tid = tid;
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	t->next = tables;
 	t->prev = &tables;
 	if (tables)
@@ -319,7 +320,7 @@ void sd_annotate_rtable_free(struct sd_rtable *t)
 {
 	if (!t)
 		return;
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	if (t->prev) {
 		*t->prev = t->next;
 		if (t->next)
@@ -366,7 +367,7 @@ void sd_rtable_query(struct sd_rtable *own, int process, uint16_t attr, const st
 			query_table(own, attr, v, f, out);
 		return;
 	}
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_rtable *t = tables; t; t = t->next)
 		query_table(t, attr, v, f, out);
 	if (retired)

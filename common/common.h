@@ -5,7 +5,8 @@
  * Header only (static inline): every component compiles them in without a
  * library of its own, the runtime's hidden-visibility objects included.
  * Everything here is async-signal-safe (no allocation, no locks, no calls
- * but memcpy, memcmp and clock_gettime).
+ * but memcpy, memcmp, clock_gettime, and a failed assertion's write and
+ * abort).
  */
 #ifndef SONDE_COMMON_H
 #define SONDE_COMMON_H
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/sys.h"
 
 /* Internal consistency checks: SD_ASSERT(e) states an invariant a header
  * documents. Compiled in with SD_ASSERTS (CMake SONDE_ASSERTS=ON, and every
@@ -37,7 +40,7 @@ static inline void sd_assert_fail_sigsafe(const char *expr, const char *file, un
 	for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		const char *p = parts[i] ? parts[i] : num + n;
 		size_t len = parts[i] ? strlen(p) : sizeof num - n;
-		ssize_t w = write(STDERR_FILENO, p, len);
+		ssize_t w = sd_sys_write(STDERR_FILENO, p, len); /* not libsonde's wrapper */
 		(void)w;
 	}
 	abort();

@@ -10,19 +10,38 @@
  *
  *   sd_sys(NR, args...)      the kernel's raw result: >= 0, or -errno
  *   sd_syscall(NR, args...)  as libc's syscall(): -1 and errno on failure
+ *   sd_sys_close(fd), ...    as libc's close(), ...: below
  *
  * Arguments are cast to long (pointers included); at most six. The
  * instruction sequence is per architecture (common/arch/<arch>/sys_arch.h,
  * chosen by CMake). Header only; everything here is async-signal-safe and
  * needs no libc state (usable before any constructor has run).
+ *
+ * The libc functions the runtime needs that are not plain system calls
+ * (pthread_mutex_lock, sigaction, ...) and that libsonde wraps too are
+ * reached through sd_real_* (common/real.h). What stays on purpose on an
+ * interposed name (the writes and the syscall() that tests/fault's shim
+ * fails) is listed in tests/unit/sampler/no_self_interpose.sh, which
+ * checks the rest.
  */
 #ifndef SONDE_SYS_H
 #define SONDE_SYS_H
 
 #include <errno.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
 
-#include "sys_arch.h" /* sd_sys6_(nr, a, b, c, d, e, f): one trap, raw result */
+/* sd_sys6_(nr, a, b, c, d, e, f): one trap, raw result. CMake puts
+ * common/arch/<arch> on the include path; a compiler run by hand without it
+ * (tests/cli/libfuzz.sh builds the analyzer's sources so) gets the
+ * generic one, libc's syscall(). */
+#if __has_include("sys_arch.h")
+#include "sys_arch.h"
+#else
+#include "common/arch/generic/sys_arch.h"
+#endif
 
 /* async-signal-safe */
 static inline long sd_sys_ret(long r)
@@ -50,5 +69,61 @@ static inline long sd_sys_ret(long r)
 	SD_SYS_PICK_(__VA_ARGS__, sd_sys6c_, sd_sys5_, sd_sys4_, sd_sys3_, sd_sys2_,  \
 		     sd_sys1_, sd_sys0_, none)(__VA_ARGS__)
 #define sd_syscall(...) sd_sys_ret(sd_sys(__VA_ARGS__))
+
+/* The plain system calls the runtime makes for itself, with libc's
+ * conventions: the same arguments and result, -1 and errno on failure, errno
+ * untouched on success. None retries on EINTR (libc's do not either); unlike
+ * libc's, none is a cancellation point. All async-signal-safe. */
+
+/* close(2); EINTR: the descriptor is closed all the same (Linux). */
+static inline int sd_sys_close(int fd)
+{
+	return (int)sd_syscall(SYS_close, fd);
+}
+
+/* read(2). */
+static inline ssize_t sd_sys_read(int fd, void *buf, size_t n)
+{
+	return sd_syscall(SYS_read, fd, buf, n);
+}
+
+/* write(2). */
+static inline ssize_t sd_sys_write(int fd, const void *buf, size_t n)
+{
+	return sd_syscall(SYS_write, fd, buf, n);
+}
+
+/* openat(2); mode is read with O_CREAT or O_TMPFILE. On 64-bit Linux the
+ * kernel implies O_LARGEFILE, which libc's adds. */
+static inline int sd_sys_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return (int)sd_syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+/* nanosleep(2): CLOCK_REALTIME, relative; where the architecture has no
+ * nanosleep system call, clock_nanosleep on that clock (as libc does). */
+static inline int sd_sys_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+#ifdef SYS_nanosleep
+	return (int)sd_syscall(SYS_nanosleep, req, rem);
+#else
+	return (int)sd_syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, req, rem);
+#endif
+}
+
+/* sched_yield(2). */
+static inline int sd_sys_sched_yield(void)
+{
+	return (int)sd_syscall(SYS_sched_yield);
+}
+
+/* sigtimedwait(2): the signal taken, or -1 and errno (EAGAIN: none came in
+ * time). info->si_code as the kernel gives it (libc's turns SI_TKILL into
+ * SI_USER). */
+static inline int sd_sys_sigtimedwait(const sigset_t *set, siginfo_t *info,
+				      const struct timespec *timeout)
+{
+	return (int)sd_syscall(SYS_rt_sigtimedwait, set, info, timeout, _NSIG / 8);
+}
 
 #endif

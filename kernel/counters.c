@@ -25,6 +25,7 @@
 #include <papi.h>
 #include <perfmon/pfmlib_perf_event.h>
 
+#include "common/sys.h"
 #include "kernel/kernel.h"
 
 #define DEFAULT_COUNTERS "context-switches,page-faults"
@@ -64,14 +65,14 @@ static int probe_one(struct sd_counters *out, uint64_t config, int exclude_kerne
 	if (out->nprobe_fd < SD_MAX_COUNTERS)
 		out->probe_fd[out->nprobe_fd++] = fd;
 	else
-		close(fd);
+		sd_sys_close(fd);
 	return 0;
 }
 
 void sd_kernel_counters_probe_release(struct sd_counters *out)
 {
 	for (unsigned i = 0; i < out->nprobe_fd; i++)
-		close(out->probe_fd[i]);
+		sd_sys_close(out->probe_fd[i]);
 	out->nprobe_fd = 0;
 }
 
@@ -249,7 +250,7 @@ static void probe_papi(const char *tok, struct sd_counters *out, void (*say)(con
 			 fd == -ENOENT || fd == -EOPNOTSUPP ? " (no hardware PMU for it here)" : "");
 		goto unavailable;
 	}
-	close(fd);
+	sd_sys_close(fd);
 	char src[48];
 	snprintf(src, sizeof src, "perf_event:%.36s", native);
 	add(out, tok, tok, src, SD_CTR_PERF, attr.config, 1);
@@ -332,7 +333,7 @@ int sd_kernel_counters_open(const struct sd_counters *c, pid_t tid, int fd_floor
 		if (fcntl(fd, F_SETSIG, SD_KERNEL_MARK_SIG) < 0 ||
 		    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
 			err = -errno;
-			close(fd);
+			sd_sys_close(fd);
 			goto fail;
 		}
 		t->fds[i] = fd;
@@ -363,7 +364,7 @@ void sd_kernel_counters_close(struct sd_counters_thread *t)
 	 * program's now, or another thread's counter: forgotten, never closed. */
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++) {
 		if (sd_kernel_fd_marked_sigsafe(t->fds[i], SD_KERNEL_MARK_SIG, t->tid))
-			close(t->fds[i]);
+			sd_sys_close(t->fds[i]);
 		t->fds[i] = -1;
 	}
 	t->group_fd = -1;
@@ -380,7 +381,7 @@ int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd
 		if (!sd_kernel_fd_marked_sigsafe(t->group_fd, SD_KERNEL_MARK_SIG, t->tid))
 			return -1; /* closed behind our back: the program's or another thread's now */
 		ssize_t want = (ssize_t)((1 + c->nperf) * sizeof buf[0]);
-		if (read(t->group_fd, buf, (size_t)want) != want || buf[0] != c->nperf)
+		if (sd_sys_read(t->group_fd, buf, (size_t)want) != want || buf[0] != c->nperf)
 			return -1;
 	}
 	struct rusage own;

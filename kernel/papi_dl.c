@@ -22,7 +22,23 @@ static struct sd_papi_lib papi_lib;
 static struct sd_pfm_lib pfm_lib;
 static char papi_err[256], pfm_err[256];
 static int papi_state, pfm_state; /* 0 not tried, 1 loaded, -1 failed */
-static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Each library is loaded once, by its first caller; the others wait for
+ * it. pthread_once, not a mutex: libsonde wraps pthread_mutex_lock for the
+ * program (sampler/interpose.c), and these objects are the analyzer's too,
+ * which has no sd_real_pthread_mutex_lock (common/real.h). */
+static pthread_once_t papi_once = PTHREAD_ONCE_INIT, pfm_once = PTHREAD_ONCE_INIT;
+
+static const char *const papi_names[] = {
+#define X(f) #f,
+	SD_PAPI_FUNCTIONS(X)
+#undef X
+};
+
+static const char *const pfm_names[] = {
+#define X(f) #f,
+	SD_PFM_FUNCTIONS(X)
+#undef X
+};
 
 /* Resolves n names from handle into fns; the name that is missing, or NULL. */
 static const char *resolve(void *h, const char *const *names, void **fns, unsigned n)
@@ -33,47 +49,53 @@ static const char *resolve(void *h, const char *const *names, void **fns, unsign
 	return NULL;
 }
 
-/* Loads the library once (state: 0 not tried, 1 loaded, -1 failed, with err
- * saying why); the table, or NULL and *why. */
-static void *get(int *state, const char *soname, const char *const *names, void **fns,
-		 unsigned n, char *err, size_t errlen, const char **why)
+/* Loads the library (*state: 1 loaded, -1 failed, with err saying why).
+ * dlopen by name on purpose: inside libsonde that is its own wrapper, which
+ * records the new modules and has the handler's loader snapshot follow at
+ * once (samples in PAPI's code are unwound from then on); in the analyzer,
+ * libc's. */
+static void load(int *state, const char *soname, const char *const *names, void **fns,
+		 unsigned n, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&dl_lock);
-	if (!*state) {
-		void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-		const char *missing = h ? resolve(h, names, fns, n) : NULL;
-		if (!h) {
-			const char *e = dlerror();
-			snprintf(err, errlen, "%s", e ? e : soname);
-		} else if (missing) {
-			snprintf(err, errlen, "%s: no symbol %s", soname, missing);
-		}
-		*state = h && !missing ? 1 : -1;
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	const char *missing = h ? resolve(h, names, fns, n) : NULL;
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : soname);
+	} else if (missing) {
+		snprintf(err, errlen, "%s: no symbol %s", soname, missing);
 	}
-	pthread_mutex_unlock(&dl_lock);
-	if (*state < 0 && why)
+	*state = h && !missing ? 1 : -1;
+}
+
+static void load_papi(void)
+{
+	load(&papi_state, SD_PAPI_SONAME, papi_names, (void **)&papi_lib,
+	     sizeof papi_names / sizeof papi_names[0], papi_err, sizeof papi_err);
+}
+
+static void load_pfm(void)
+{
+	load(&pfm_state, SD_PFM_SONAME, pfm_names, (void **)&pfm_lib,
+	     sizeof pfm_names / sizeof pfm_names[0], pfm_err, sizeof pfm_err);
+}
+
+/* The table once loaded, or NULL and *why. */
+static void *result(int state, void *fns, const char *err, const char **why)
+{
+	if (state < 0 && why)
 		*why = err;
-	return *state > 0 ? fns : NULL;
+	return state > 0 ? fns : NULL;
 }
 
 const struct sd_papi_lib *sd_kernel_papi_lib(const char **why)
 {
-	static const char *const names[] = {
-#define X(f) #f,
-		SD_PAPI_FUNCTIONS(X)
-#undef X
-	};
-	return get(&papi_state, SD_PAPI_SONAME, names, (void **)&papi_lib,
-		   sizeof names / sizeof names[0], papi_err, sizeof papi_err, why);
+	pthread_once(&papi_once, load_papi);
+	return result(papi_state, &papi_lib, papi_err, why);
 }
 
 const struct sd_pfm_lib *sd_kernel_pfm_lib(const char **why)
 {
-	static const char *const names[] = {
-#define X(f) #f,
-		SD_PFM_FUNCTIONS(X)
-#undef X
-	};
-	return get(&pfm_state, SD_PFM_SONAME, names, (void **)&pfm_lib,
-		   sizeof names / sizeof names[0], pfm_err, sizeof pfm_err, why);
+	pthread_once(&pfm_once, load_pfm);
+	return result(pfm_state, &pfm_lib, pfm_err, why);
 }

@@ -98,7 +98,7 @@ int sd_kernel_clock_open_sigsafe(pid_t tid, uint64_t period_ns, int signo, int f
 	if (!err && ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0)
 		err = -errno;
 	if (err) {
-		close(fd);
+		sd_sys_close(fd);
 		return err;
 	}
 	*fd_out = fd;
@@ -150,8 +150,8 @@ int sd_kernel_thread_cpu_split(pid_t tid, uint64_t cpu_ns, uint64_t *user_ns, ui
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
+	ssize_t n = sd_sys_read(fd, buf, sizeof buf - 1);
+	sd_sys_close(fd);
 	if (n <= 0)
 		return n < 0 ? -errno : -ENODATA;
 	buf[n] = 0;

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 
 #include "common/common.h"
+#include "common/real.h"
 #include "mem/mem.h"
 
 /* Under AddressSanitizer, what no caller owns is poisoned: a block's bytes
@@ -61,7 +62,7 @@ static __thread int held_here __attribute__((tls_model("initial-exec")));
 
 static void lock_m(void)
 {
-	pthread_mutex_lock(&m.lock);
+	sd_real_pthread_mutex_lock(&m.lock);
 	held_here = 1;
 }
 

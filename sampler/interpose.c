@@ -712,8 +712,9 @@ SONDE_API void _Exit(int status)
 
 /* ---- timers --------------------------------------------------------------- */
 
-/* sonde's own timers (sources.c: its signal, a cookie value, one thread)
- * pass through the wrapper below untouched. */
+/* sonde's own timers (sources.c: its signal, a cookie value, one thread;
+ * made by name so that tests/fault can fail them) pass through the wrapper
+ * below untouched. */
 static int timer_is_sondes(const struct sigevent *sev)
 {
 	return sev && sev->sigev_notify == SIGEV_THREAD_ID && sd_rt.cfg.signo > 0 &&
@@ -1411,8 +1412,10 @@ SONDE_API sighandler_t signal(int sig, sighandler_t handler)
  * Locks are taken by the uncontended path first (pthread_mutex_trylock,
  * pthread_rwlock_tryrdlock, sem_trywait: the same outcome as the blocking
  * call whenever they succeed or fail for any reason but contention), so a
- * lock that is free costs no unwind. Calls from sonde's own code (its
- * internal locks reach these wrappers through the PLT) are passed through. */
+ * lock that is free costs no unwind. sonde's own locks, joins and sleeps do
+ * not come here (common/real.h, common/sys.h); those of its calls that do
+ * (its writes and its syscall(SYS_perf_event_open), made by name so that
+ * tests/fault can fail them) are passed through by their return address. */
 static uintptr_t self_lo, self_len; /* sonde's executable segment */
 
 static void blk_self_init(void)
@@ -1739,6 +1742,26 @@ BLK_WRAP(int, pthread_cond_clockwait,
 	 (c, m, k, ts))
 BLK_WRAP(int, pthread_barrier_wait, (pthread_barrier_t *b), (b))
 BLK_WRAP(int, sched_yield, (void), ())
+
+/* The runtime's own joins and locks (common/real.h): the real functions,
+ * never the wrappers above. */
+int sd_real_pthread_join(pthread_t th, void **ret)
+{
+	RESOLVE(pthread_join);
+	return REAL(pthread_join)(th, ret);
+}
+
+int sd_real_pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime)
+{
+	RESOLVE(pthread_timedjoin_np);
+	return REAL(pthread_timedjoin_np)(th, ret, abstime);
+}
+
+int sd_real_pthread_mutex_lock(pthread_mutex_t *m)
+{
+	RESOLVE(pthread_mutex_lock);
+	return REAL(pthread_mutex_lock)(m);
+}
 
 static void blk_resolve(void)
 {

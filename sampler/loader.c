@@ -22,6 +22,7 @@
 #include <libunwind.h>
 
 #include "common/dlns.h"
+#include "common/sys.h"
 #include "sampler/sampler.h"
 #include "mem/mem.h"
 
@@ -108,7 +109,7 @@ void sd_phdr_snapshot_rebuild(void)
 				sd_mem_unmap(old, old->map_bytes);
 				return;
 			}
-			sched_yield();
+			sd_sys_sched_yield();
 		}
 		return;
 	}

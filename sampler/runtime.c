@@ -158,7 +158,7 @@ static void drain_pending_samples(struct sd_thread *t)
 	sigaddset(&set, sd_rt.cfg.signo);
 	struct timespec zero = {0, 0};
 	siginfo_t si;
-	for (int i = 0; i < 1000000 && sigtimedwait(&set, &si, &zero) > 0; i++) {
+	for (int i = 0; i < 1000000 && sd_sys_sigtimedwait(&set, &si, &zero) > 0; i++) {
 		int ours = si.si_code == SI_TIMER
 				   ? (unsigned)(si.si_value.sival_int - SD_TIMER_COOKIE) < SD_MAX_SOURCES
 				   : si.si_code > 0;
@@ -177,7 +177,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* both pools */
 
 static void thread_free(struct sd_thread *t)
 {
-	pthread_mutex_lock(&pool_lock);
+	sd_real_pthread_mutex_lock(&pool_lock);
 	int kept = thread_pool_n < THREAD_POOL;
 	if (kept)
 		thread_pool[thread_pool_n++] = t;
@@ -205,7 +205,7 @@ static void thread_init(struct sd_thread *t, pid_t tid)
 
 static struct sd_thread *thread_new(pid_t tid, const char *name)
 {
-	pthread_mutex_lock(&pool_lock);
+	sd_real_pthread_mutex_lock(&pool_lock);
 	struct sd_thread *t = thread_pool_n ? thread_pool[--thread_pool_n] : NULL;
 	pthread_mutex_unlock(&pool_lock);
 	if (t) {
@@ -313,7 +313,7 @@ static unsigned alt_pool_n;
 
 static char *alt_pool_get(void)
 {
-	pthread_mutex_lock(&pool_lock);
+	sd_real_pthread_mutex_lock(&pool_lock);
 	char *m = alt_pool_n ? alt_pool[--alt_pool_n] : NULL;
 	pthread_mutex_unlock(&pool_lock);
 	return m;
@@ -321,7 +321,7 @@ static char *alt_pool_get(void)
 
 static int alt_pool_put(char *m)
 {
-	pthread_mutex_lock(&pool_lock);
+	sd_real_pthread_mutex_lock(&pool_lock);
 	int kept = alt_pool_n < ALT_POOL;
 	if (kept)
 		alt_pool[alt_pool_n++] = m;
@@ -514,7 +514,7 @@ struct sd_thread *sd_thread_begin(uintptr_t stack_lo, uintptr_t stack_hi)
 	static _Atomic int warmed;
 	if (sd_rt.cfg.unwind == SD_UNWIND_LIBUNWIND && !atomic_exchange(&warmed, 1))
 		sd_unwind_warmup(t);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	t->next = sd_rt.threads;
 	sd_rt.threads = t;
 	pthread_mutex_unlock(&lock);
@@ -679,7 +679,7 @@ void sd_thread_end(void)
 	struct sd_cpu_times cpu;
 	unsigned nfinal = thread_final(t, 1, final, &cpu);
 	sd_papi_thread_close(t);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
 	sd_tasks_thread_gone(t->tid); /* still listed in /proc while it exits */
@@ -815,7 +815,7 @@ static void adopt_existing_threads(pid_t self)
 		if (!t)
 			break;
 		t->adopted = 1;
-		pthread_mutex_lock(&lock);
+		sd_real_pthread_mutex_lock(&lock);
 		t->next = sd_rt.threads;
 		sd_rt.threads = t;
 		pthread_mutex_unlock(&lock);
@@ -847,7 +847,7 @@ int sd_runtime_timer_yield(void)
 		return 0;
 	sigset_t old;
 	sd_runtime_block_signals(&old);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	struct sd_thread *gave = NULL;
 	for (struct sd_thread *t = sd_rt.threads; t && !gave; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
@@ -1163,7 +1163,7 @@ void sd_runtime_stop(const char *reason, int signo)
 		sd_runtime_restore_signals(&old);
 		return;
 	}
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		sd_sources_disable_sigsafe(t);
 	pthread_mutex_unlock(&lock);
@@ -1203,7 +1203,7 @@ void sd_runtime_exec_failed(void)
 	sd_runtime_block_signals(&old);
 	sd_writer_resume();
 	sd_papi_exec_prepare(sd_tls_thread, 0);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 			if (t->src_fd[i] >= 0 && !t->paused)
@@ -1219,7 +1219,7 @@ void sd_runtime_fd_closed(int fd)
 {
 	sigset_t old;
 	sd_runtime_block_signals(&old);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 			if (t->src_fd[i] == fd) {
@@ -1238,7 +1238,7 @@ void sd_runtime_fd_reopen(void)
 		return;
 	sigset_t old;
 	sd_runtime_block_signals(&old);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 			const struct sd_source *s = &sd_rt.cfg.sources[i];
@@ -1277,7 +1277,7 @@ void sd_runtime_registry_add(struct sd_thread *t)
 {
 	sigset_t old;
 	sd_runtime_block_signals(&old);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	t->next = sd_rt.threads;
 	sd_rt.threads = t;
 	pthread_mutex_unlock(&lock);
@@ -1288,7 +1288,7 @@ void sd_runtime_registry_remove(struct sd_thread *t)
 {
 	sigset_t old;
 	sd_runtime_block_signals(&old);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
 	pthread_mutex_unlock(&lock);
@@ -1299,7 +1299,7 @@ void sd_runtime_threads_foreach(void (*fn)(struct sd_thread *, void *), void *ar
 {
 	sigset_t old;
 	sd_runtime_block_signals(&old);
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		fn(t, arg);
 	pthread_mutex_unlock(&lock);
@@ -1315,7 +1315,7 @@ void sd_runtime_fork_prepare(void)
 		return;
 	sd_runtime_block_signals(&fork_saved_mask);
 	sd_annotate_fork_prepare();
-	pthread_mutex_lock(&lock);
+	sd_real_pthread_mutex_lock(&lock);
 	sd_writer_fork_prepare();
 	sd_mem_fork_prepare(); /* last: a leaf lock, taken under the others */
 }

@@ -25,6 +25,7 @@
 #include <ucontext.h>
 #include <link.h>
 
+#include "common/real.h"
 #include "kernel/kernel.h"
 #include "writer/writer.h"
 
@@ -464,14 +465,7 @@ void sd_tasks_fork_child_open(void);
  * async-signal-safe; touches no TLS and no errno on the foreign path. */
 int sd_foreign_sample_sigsafe(const siginfo_t *si, void *uc);
 
-/* interpose.c */
+/* interpose.c (and the sd_real_* functions: common/real.h) */
 void sd_interpose_init(void);
-int sd_real_close(int fd);
-int sd_real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
-			   void *arg);
-int sd_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
-int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int sd_real_sigaltstack(const stack_t *ss, stack_t *old);
-int sd_real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 #endif

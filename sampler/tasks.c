@@ -459,8 +459,8 @@ static ssize_t read_task_file(const char *rel, char *buf, size_t len)
 	int fd = openat(task_dirfd, rel, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
+	ssize_t n = sd_sys_read(fd, buf, len - 1);
+	sd_sys_close(fd);
 	buf[n > 0 ? n : 0] = 0;
 	return n;
 }
@@ -510,7 +510,7 @@ static int known_collect(void)
 	int err = 0;
 	known_n = 0;
 	sd_runtime_threads_foreach(add_registered, &err);
-	pthread_mutex_lock(&ended_lock);
+	sd_real_pthread_mutex_lock(&ended_lock);
 	size_t keep = 0;
 	pid_t pid = getpid();
 	for (size_t i = 0; i < ended_n; i++) {
@@ -536,7 +536,7 @@ static int is_known(pid_t tid)
 
 void sd_tasks_thread_gone(pid_t tid)
 {
-	pthread_mutex_lock(&ended_lock);
+	sd_real_pthread_mutex_lock(&ended_lock);
 	if (tid_push(&ended, &ended_n, &ended_cap, tid) != 0)
 		atomic_store(&ended_lost, 1); /* no memory: the next scan adopts no thread */
 	pthread_mutex_unlock(&ended_lock);
@@ -674,7 +674,7 @@ static void find_stack(struct sd_foreign *f)
 	size_t have = 0;
 	int skip = 0, done = 0;
 	while (!done) {
-		ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+		ssize_t n = sd_sys_read(fd, buf + have, sizeof buf - 1 - have);
 		if (n <= 0)
 			break;
 		have += (size_t)n;
@@ -703,7 +703,7 @@ static void find_stack(struct sd_foreign *f)
 			skip = 1;
 		}
 	}
-	close(fd);
+	sd_sys_close(fd);
 }
 
 /* update: post the CPU times read (every CHILD_SCAN_TICKS ticks, and at a
@@ -785,8 +785,8 @@ static void scan_vm_children(void)
 			snprintf(path, sizeof path, "/proc/%ld/comm", pid);
 			int fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd >= 0) {
-				ssize_t n = read(fd, name, sizeof name - 1);
-				close(fd);
+				ssize_t n = sd_sys_read(fd, name, sizeof name - 1);
+				sd_sys_close(fd);
 				name[n > 0 ? n : 0] = 0;
 				name[strcspn(name, "\n")] = 0;
 			}

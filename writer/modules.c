@@ -16,6 +16,7 @@
 
 #include "common/common.h"
 #include "common/dlns.h"
+#include "common/real.h"
 #include "writer/writer_int.h"
 #include "mem/mem.h"
 
@@ -118,7 +119,7 @@ struct sd_scan *sd_modules_collect(void)
 	struct scan *s = sd_mem_calloc(1, sizeof *s);
 	if (s)
 		/* ordinary context: the loader's own lists, every namespace */
-		sd_dl_iterate_all(dl_iterate_phdr, scan_cb, s);
+		sd_dl_iterate_all(sd_real_dl_iterate_phdr, scan_cb, s);
 	return (struct sd_scan *)s;
 }
 

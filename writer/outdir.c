@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "writer/writer.h"
 
 #define WALK_FLAGS (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -142,12 +143,12 @@ static int open_component(int fd, const char *name, int last, int create, mode_t
 	struct stat st;
 	if (fstat(sub, &st) != 0) {
 		int e = errno;
-		close(sub);
+		sd_sys_close(sub);
 		tell(why, HINT_WRITABLE, "'%s': %s", shown, strerror(e));
 		return -e;
 	}
 	if ((created || last) && st.st_uid != me) {
-		close(sub);
+		sd_sys_close(sub);
 		tell(why, "sonde writes only into directories of the user it runs as: set %s to one "
 		     "of yours",
 		     "'%s' is owned by uid %u, not by you (uid %u)", shown, (unsigned)st.st_uid,
@@ -155,7 +156,7 @@ static int open_component(int fd, const char *name, int last, int create, mode_t
 		return -EPERM;
 	}
 	if (last && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		close(sub);
+		sd_sys_close(sub);
 		tell(why, "chmod o-w it, or set %s to another directory",
 		     "'%s' is writable by every user and has no sticky bit", shown);
 		return -EPERM;
@@ -196,7 +197,7 @@ static int walk(const char *path, int check, mode_t dir_mode, struct sd_outdir_w
 		size_t n = (size_t)(end - p);
 		char name[256];
 		if (n >= sizeof name) {
-			close(fd);
+			sd_sys_close(fd);
 			tell(why, "give %s shorter names", "'%s': %s", path, strerror(ENAMETOOLONG));
 			return -ENAMETOOLONG;
 		}
@@ -209,7 +210,7 @@ static int walk(const char *path, int check, mode_t dir_mode, struct sd_outdir_w
 		shown[end - path] = 0;
 		int sub = open_component(fd, name, check && !*rest, check, dir_mode, path, shown,
 					 why);
-		close(fd);
+		sd_sys_close(fd);
 		if (sub < 0)
 			return sub;
 		fd = sub;
@@ -217,19 +218,19 @@ static int walk(const char *path, int check, mode_t dir_mode, struct sd_outdir_w
 	}
 	if (!any) {
 		/* "/" or "./": the directory itself is the last component. */
-		close(fd);
+		sd_sys_close(fd);
 		fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) != 0) {
 			int e = errno;
 			if (fd >= 0)
-				close(fd);
+				sd_sys_close(fd);
 			tell(why, HINT_WRITABLE, "'%s': %s", path, strerror(e));
 			return -e;
 		}
 		if (check &&
 		    (st.st_uid != geteuid() || ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)))) {
-			close(fd);
+			sd_sys_close(fd);
 			tell(why, "sonde writes only into directories of the user it runs as, not "
 			     "writable by every user: set %s to one", "'%s' is owned by uid %u (you are uid %u), "
 			     "mode %04o", path, (unsigned)st.st_uid, (unsigned)geteuid(),

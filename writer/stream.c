@@ -19,6 +19,7 @@
 
 #include "annotate/annotate.h"
 #include "common/common.h"
+#include "common/sys.h"
 #include "include/sonde.h"
 #include "writer/writer_int.h"
 #include "mem/mem.h"
@@ -65,12 +66,12 @@ static size_t read_small_file(const char *path, char *buf, size_t len)
 		return 0;
 	size_t n = 0;
 	while (n < len) {
-		ssize_t k = read(fd, buf + n, len - n);
+		ssize_t k = sd_sys_read(fd, buf + n, len - n);
 		if (k <= 0)
 			break;
 		n += (size_t)k;
 	}
-	close(fd);
+	sd_sys_close(fd);
 	return n;
 }
 

@@ -64,6 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/real.h"
 #include "common/sys.h"
 #include "writer/writer_int.h"
 #include "annotate/annotate.h"
@@ -83,6 +84,8 @@ void sd_writer_vsay(const char *fmt, va_list ap)
 		n = (int)sizeof buf - 2;
 	sd_writer_note(buf);
 	buf[n] = '\n';
+	/* write by name, not sd_sys_write (common/sys.h): tests/fault's shim
+	 * fails sonde's messages here (libsonde's wrapper passes it on) */
 	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
 	(void)w;
 }
@@ -203,7 +206,7 @@ static void drop_fd(int close_it)
 	if (sd_w.cfg.fd_track)
 		sd_w.cfg.fd_track(fd, 0);
 	if (close_it)
-		close(fd);
+		sd_sys_close(fd);
 }
 
 void sd_writer_fd_closed(int fd)
@@ -288,7 +291,7 @@ static void drop_dir_fd(void)
 {
 	int fd = release_dir_fd();
 	if (fd >= 0)
-		close(fd);
+		sd_sys_close(fd);
 }
 
 /* Made by sd_writer_pin_output (below), which needs it. */
@@ -299,7 +302,7 @@ void sd_writer_pin_output(void)
 {
 	if (!atomic_load(&sd_w.inited))
 		return;
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	if (!sd_w.dir_pinned) {
 		if (!dir_fd_ours()) {
 			release_dir_fd();
@@ -365,7 +368,7 @@ static int create_file(void)
 		if (fd == -EMFILE && dirfd >= 0 && !pinned) {
 			/* Out of descriptors: the directory's number was the one kept
 			 * for the file. Same directory, by its absolute path. */
-			close(dirfd);
+			sd_sys_close(dirfd);
 			dirfd = -1;
 			fd = sd_outdir_create_file(AT_FDCWD, sd_w.path, fmode);
 		}
@@ -379,7 +382,7 @@ static int create_file(void)
 			break;
 		}
 		if (dirfd >= 0 && !pinned)
-			close(dirfd);
+			sd_sys_close(dirfd);
 		struct stat st;
 		fstat(fd, &st);
 		sd_w.dev = st.st_dev;
@@ -394,7 +397,7 @@ static int create_file(void)
 		return 0;
 	}
 	if (dirfd >= 0 && !pinned)
-		close(dirfd);
+		sd_sys_close(dirfd);
 	if (err == -EEXIST)
 		say("sonde: SONDE_OUTPUT: too many files for this process in '%s' "
 		    "(clean the directory)", sd_w.dir);
@@ -444,7 +447,7 @@ static int reopen_same_file(void)
 		return -1;
 	struct stat st;
 	if (!names_our_file(fd, &st)) {
-		close(fd);
+		sd_sys_close(fd);
 		errno = ESTALE;
 		return -1;
 	}
@@ -537,6 +540,7 @@ static void flush_file_at(int final)
 	const char *p = sd_w.sbuf.data;
 	size_t left = sd_w.sbuf.size;
 	while (left) {
+		/* by name, as the messages (sd_writer_vsay): tests/fault fails it */
 		ssize_t n = write(fd, p, left);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -653,7 +657,7 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 		sd_mem_free(r);
 		return NULL;
 	}
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	if (sd_w.nspare) { /* a finished thread's: same sizes, contents do not matter */
 		struct sd_ring_bufs b = sd_w.spare[--sd_w.nspare];
 		r->buf = b.buf, r->prev_pcs = b.prev_pcs, r->prev_nodes = b.prev_nodes;
@@ -665,7 +669,7 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 		r->prev_pcs = sd_mem_alloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_pcs);
 		r->prev_nodes = sd_mem_alloc((sd_w.cfg.max_depth + 1) * sizeof *r->prev_nodes);
 		if (r->buf == MAP_FAILED || !r->prev_pcs || !r->prev_nodes) {
-			pthread_mutex_lock(&sd_w.lock);
+			sd_real_pthread_mutex_lock(&sd_w.lock);
 			ring_free(r);
 			pthread_mutex_unlock(&sd_w.lock);
 			return NULL;
@@ -675,7 +679,7 @@ struct sd_ring *sd_writer_ring_new(pid_t tid, const char *name)
 	r->t_begin_ns = sd_now_ns_sigsafe();
 	r->begin_cpu_known = sd_kernel_thread_cpu_ns(tid, &r->begin_cpu_ns) == 0;
 	snprintf(r->name_begin, sizeof r->name_begin, "%s", name ? name : "");
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	if (!sd_w.rings_tail)
 		sd_w.rings_tail = &sd_w.rings;
 	*sd_w.rings_tail = r;
@@ -817,7 +821,7 @@ size_t sd_writer_leaf_pcs(struct sd_top_pc **out)
 	*out = NULL;
 	if (!drained())
 		return 0;
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	drain(0);
 	size_t n = sd_stream_leaf_copy(out);
 	pthread_mutex_unlock(&sd_w.lock);
@@ -828,7 +832,7 @@ int sd_writer_flush_now(void)
 {
 	if (!drained())
 		return -EAGAIN;
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	for (struct sd_ring *r = sd_w.rings; r; r = r->next)
 		r->regions_written_ns = 0; /* due now */
 	drain(0);
@@ -911,8 +915,8 @@ static void drain(int final)
 				}
 				if (fd >= 0) {
 					char name[sizeof r->name_end];
-					ssize_t n = read(fd, name, sizeof name - 1);
-					close(fd);
+					ssize_t n = sd_sys_read(fd, name, sizeof name - 1);
+					sd_sys_close(fd);
 					if (n > 0) {
 						name[n] = 0;
 						name[strcspn(name, "\n")] = 0;
@@ -1009,7 +1013,7 @@ static int group_says_first(void)
 			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno != EEXIST;
-	close(fd);
+	sd_sys_close(fd);
 	return 1;
 }
 
@@ -1054,7 +1058,7 @@ static void *writer_main(void *unused)
 	for (;;) {
 		sleep_ms(tick);
 		if (atomic_load(&sd_w.final_req)) {
-			pthread_mutex_lock(&sd_w.lock);
+			sd_real_pthread_mutex_lock(&sd_w.lock);
 			finish(final_reason, atomic_load(&sd_w.final_signo));
 			pthread_mutex_unlock(&sd_w.lock);
 			atomic_store(&sd_w.final_done, 1);
@@ -1077,7 +1081,7 @@ static void *writer_main(void *unused)
 				 * pthread_create bumps create_seq, then looks at deferred
 				 * (sd_writer_thread_wanted); here deferred is set, then
 				 * create_seq read: one of the two sees the other. */
-				pthread_mutex_lock(&sd_w.lock);
+				sd_real_pthread_mutex_lock(&sd_w.lock);
 				atomic_store(&sd_w.writerless, 1);
 				atomic_store(&sd_w.deferred, 1);
 				rest = atomic_load(&sd_w.create_seq) == seq;
@@ -1101,21 +1105,21 @@ static void *writer_main(void *unused)
 			/* Our descriptor gone behind our back means the program closed
 			 * descriptors with a raw system call: the sampler checks its own
 			 * before anything is read or written through them. */
-			pthread_mutex_lock(&sd_w.lock);
+			sd_real_pthread_mutex_lock(&sd_w.lock);
 			int lost = out_fd_lost();
 			dir_fd_check();
 			pthread_mutex_unlock(&sd_w.lock);
 			tasks = sd_w.cfg.tick(lost);
 			atomic_store(&sd_w.last_tasks, tasks);
 		}
-		pthread_mutex_lock(&sd_w.lock);
+		sd_real_pthread_mutex_lock(&sd_w.lock);
 		drain(0);
 		if (sd_now_ns_sigsafe() - sd_w.last_flush_ns >= sd_w.cfg.flush_ms * 1000000ull)
 			flush_file();
 		pthread_mutex_unlock(&sd_w.lock);
 	}
 	if (rest) { /* deferred and writerless set: joined by whoever starts it again */
-		pthread_mutex_lock(&sd_w.lock);
+		sd_real_pthread_mutex_lock(&sd_w.lock);
 		drain(0);
 		flush_file();
 		atomic_store(&sd_w.thread_running, 0);
@@ -1125,7 +1129,7 @@ static void *writer_main(void *unused)
 	}
 	/* a final flush asked of it as it left: done here */
 	if (atomic_load(&sd_w.final_req) && !atomic_load(&sd_w.final_done)) {
-		pthread_mutex_lock(&sd_w.lock);
+		sd_real_pthread_mutex_lock(&sd_w.lock);
 		finish(final_reason, atomic_load(&sd_w.final_signo));
 		pthread_mutex_unlock(&sd_w.lock);
 		atomic_store(&sd_w.final_done, 1);
@@ -1210,19 +1214,19 @@ void sd_writer_thread_wanted(void)
 		return;
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_mutex_lock(&sd_w.lock); /* no drain under way; none begins */
+	sd_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+	sd_real_pthread_mutex_lock(&sd_w.lock); /* no drain under way; none begins */
 	int go = atomic_exchange(&sd_w.deferred, 0) && !atomic_load(&sd_w.ended);
 	if (go)
 		drain(0);
 	pthread_mutex_unlock(&sd_w.lock);
 	if (go && sd_w.joinable) { /* one that left (slots.c): gone by now */
-		pthread_join(sd_w.thread, NULL);
+		sd_real_pthread_join(sd_w.thread, NULL);
 		sd_w.joinable = 0;
 	}
 	if (go)
 		start_thread_now();
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sd_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void sd_writer_rest_if_single(void)
@@ -1238,7 +1242,7 @@ void sd_writer_rest_if_single(void)
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
-	int joined = pthread_timedjoin_np(sd_w.thread, NULL, &until) == 0;
+	int joined = sd_real_pthread_timedjoin_np(sd_w.thread, NULL, &until) == 0;
 	atomic_store(&sd_w.rest_req, 0);
 	if (!joined)
 		return; /* still there: it goes on (rest_req cleared before its tick
@@ -1308,7 +1312,7 @@ static int start_thread_now(void)
 	}
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	sd_real_pthread_sigmask(SIG_BLOCK, &all, &old);
 	atomic_store(&sd_w.stop_req, 0);
 	atomic_store(&sd_w.thread_running, 1);
 	/* A small stack of its own (glibc's default is RLIMIT_STACK, 8 MiB),
@@ -1330,7 +1334,7 @@ static int start_thread_now(void)
 	int err = sd_w.cfg.create_thread(&sd_w.thread, have_attr ? &attr : NULL, writer_main, NULL);
 	if (have_attr)
 		pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sd_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		atomic_store(&sd_w.thread_running, 0);
 		go_writerless("cannot start", NULL, err);
@@ -1436,7 +1440,7 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 		return err;
 	sd_slots_init();
 	sd_w.file_pending = 1;
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);
 	atomic_store(&sd_w.inited, 1);
@@ -1458,11 +1462,11 @@ void sd_writer_stop(const char *reason, int signo)
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 5;
-		if (pthread_timedjoin_np(sd_w.thread, NULL, &until) != 0)
+		if (sd_real_pthread_timedjoin_np(sd_w.thread, NULL, &until) != 0)
 			return; /* the writer is stuck: leave the valid prefix as it is */
 		sd_w.joinable = 0;
 	}
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	finish(reason, signo);
 	pthread_mutex_unlock(&sd_w.lock);
 }
@@ -1484,7 +1488,7 @@ void sd_writer_modules_changed(uint64_t t_ns)
 		return;
 	}
 	struct sd_scan *scan = sd_modules_collect(); /* before our lock: lock order */
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	sd_w.loader_suspect = 0; /* the program's own dlopen/dlclose returned */
 	sd_modules_apply(scan, t_ns, sd_now_ns_sigsafe());
 	pthread_mutex_unlock(&sd_w.lock);
@@ -1515,7 +1519,7 @@ int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeou
 		if (atomic_load(&sd_w.final_done))
 			return 1;
 		struct timespec ts = {0, 1000000};
-		nanosleep(&ts, NULL);
+		sd_sys_nanosleep(&ts, NULL);
 	}
 	return 0;
 }
@@ -1524,7 +1528,7 @@ int sd_writer_final_flush_sigsafe(const char *reason, int signo, unsigned timeou
 
 void sd_writer_fork_prepare(void)
 {
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	if (atomic_load(&sd_w.inited))
 		sd_slots_fork_prepare();
 }
@@ -1611,7 +1615,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	/* The parent's directory descriptor, if it kept one, is ours too; else the
 	 * directory is opened again (sd_w.dir, absolute) when the file is made:
 	 * a child that only execs never walks the path. */
-	pthread_mutex_lock(&sd_w.lock);
+	sd_real_pthread_mutex_lock(&sd_w.lock);
 	begin_stream();
 	pthread_mutex_unlock(&sd_w.lock);
 	return start_thread();

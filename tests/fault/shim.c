@@ -54,9 +54,14 @@
  * What is NOT intercepted:
  *
  *   - what libsonde calls through pointers it resolved with
- *     dlsym(RTLD_NEXT) (close, read, pipe2, sigaction, sigaltstack,
- *     pthread_create, dlopen, ...: its REAL() pointers skip every object
- *     loaded before it, this shim too; none of them is a function above);
+ *     dlsym(RTLD_NEXT) (its wrappers' REAL() and its sd_real_* functions,
+ *     common/real.h: pthread_mutex_lock, sigaction, sigaltstack,
+ *     pthread_create, ...: they skip every object loaded before it, this
+ *     shim too; none of them is a function above), and the system calls it
+ *     makes itself (common/sys.h: close, read, nanosleep, ...): the
+ *     functions above are the ones it calls by name so that this shim sees
+ *     them (tests/unit/sampler/no_self_interpose.sh lists those it wraps
+ *     too);
  *   - calls libc makes inside the functions libsonde calls: the open inside
  *     fopen and opendir, the malloc inside strdup, opendir and
  *     pthread_create, the mmap of a new thread's stack, the write inside

@@ -8,8 +8,10 @@
  * the blackboard read as the signal handler reads it
  * (sd_annotate_thread_ctx_sigsafe). api.c prints through sd_writer_vsay
  * (writer/writer.c: the line on stderr and a NOTE record); this test supplies
- * it and keeps the lines. Each case runs in its own process: the tree only
- * grows.
+ * it and keeps the lines. The files under test take their locks through
+ * sd_real_pthread_mutex_lock (common/real.h, sampler/interpose.c in
+ * libsonde): supplied as libc's pthread_mutex_lock. Each case runs in its
+ * own process: the tree only grows.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,10 +21,16 @@
 #include <string.h>
 
 #include "annotate/annotate_int.h"
+#include "common/real.h"
 #include "include/sonde.h"
 #include "tests/unit/unit.h"
 
 /* ---- what api.c calls from other files ----------------------------------- */
+
+int sd_real_pthread_mutex_lock(pthread_mutex_t *m)
+{
+	return pthread_mutex_lock(m);
+}
 
 #define MAX_MSGS 64
 static char msgs[MAX_MSGS][600];
