@@ -93,13 +93,6 @@ static inline ssize_t sd_sys_write(int fd, const void *buf, size_t n)
 	return sd_syscall(SYS_write, fd, buf, n);
 }
 
-/* openat(2); mode is read with O_CREAT or O_TMPFILE. On 64-bit Linux the
- * kernel implies O_LARGEFILE, which libc's adds. */
-static inline int sd_sys_openat(int dirfd, const char *path, int flags, mode_t mode)
-{
-	return (int)sd_syscall(SYS_openat, dirfd, path, flags, mode);
-}
-
 /* nanosleep(2): CLOCK_REALTIME, relative; where the architecture has no
  * nanosleep system call, clock_nanosleep on that clock (as libc does). */
 static inline int sd_sys_nanosleep(const struct timespec *req, struct timespec *rem)
