@@ -275,49 +275,123 @@ static void help_tables(void)
 							  : "");
 }
 
+/* An option of the table that no case of set_opt sets: a bug of sonde's, said. */
+static int not_handled(const struct sd_cli *c, const struct opt *o)
+{
+	return sd_error(SD_EXIT_USAGE, "%s: %s: not handled (a bug of sonde's option table)",
+			c->cmd, o->name);
+}
+
+/* --format NAME: of every format for report, of those that compare two profiles for diff. */
+static int set_format(struct sd_cli *c, const struct opt *o, const char *val)
+{
+	const struct sd_format_def *f = NULL;
+	if (c->cmd_bit == SD_CLI_DIFF) {
+		for (size_t k = 0; k < sd_nformat_defs && !f; k++)
+			if (sd_format_defs[k].diff && !strcmp(sd_format_defs[k].name, val))
+				f = &sd_format_defs[k];
+		if (!f) {
+			char list[256] = "";
+			for (size_t k = 0, m = 0; k < sd_nformat_defs; k++)
+				if (sd_format_defs[k].diff)
+					snprintf(list + strlen(list), sizeof list - strlen(list),
+						 "%s%s", m++ ? ", " : "", sd_format_defs[k].name);
+			return sd_error(SD_EXIT_USAGE, "diff: --format: unknown value '%s' (%s)",
+					val, list);
+		}
+	} else if (!(f = parse_row(c, o->name, val, sd_format_defs, sd_nformat_defs,
+				   sizeof *sd_format_defs))) {
+		return SD_SAID(SD_EXIT_USAGE);
+	}
+	c->o.format = f->id;
+	return 0;
+}
+
+/* --view NAME, and the function name after it for the views of one function (*i
+ * advances past it). */
+static int set_view(struct sd_cli *c, const struct opt *o, const char *val, int argc,
+		    char **argv, int *i)
+{
+	const struct sd_view_def *d = parse_row(c, o->name, val, sd_view_defs, sd_nview_defs,
+						sizeof *sd_view_defs);
+	if (!d)
+		return SD_SAID(SD_EXIT_USAGE);
+	c->o.view = d->id;
+	if (d->func) {
+		if (*i + 1 >= argc)
+			return sd_error(SD_EXIT_USAGE, "%s: --view %s needs a function name "
+					"(e.g. --view %s main)", c->cmd, val, val);
+		c->o.func = argv[++*i];
+	}
+	return 0;
+}
+
+/* The options whose value is a number: --top, --min-percent and --jobs (val NULL: -j or
+ * --jobs last on the line, said here). */
+static int set_number(struct sd_cli *c, const struct opt *o, const char *val)
+{
+	char *end;
+	switch (o->id) {
+	case O_TOP: {
+		unsigned long long n = strtoull(val, &end, 10);
+		if (!*val || *end || val[0] == '-')
+			return sd_error(SD_EXIT_USAGE, "%s: --top: '%s' is not a count (%s)", c->cmd,
+					val, c->see);
+		c->o.top = (size_t)n;
+		return 0;
+	}
+	case O_MIN_PERCENT:
+		c->o.min_percent = strtod(val, &end);
+		c->o.min_percent_given = 1;
+		if (!*val || *end || c->o.min_percent < 0)
+			return sd_error(SD_EXIT_USAGE, "%s: --min-percent: '%s' is not a percentage "
+					"(%s)", c->cmd, val, c->see);
+		return 0;
+	case O_JOBS: {
+		long jn = val ? strtol(val, &end, 10) : 0;
+		if (!val || !*val || *end || jn < 1 || jn > 256)
+			return sd_error(SD_EXIT_USAGE, "%s: --jobs: '%s' is not a number of threads "
+					"from 1 to 256 (%s)", c->cmd, val ? val : "", c->see);
+		c->jobs = (int)jn;
+		return 0;
+	}
+	default:
+		return not_handled(c, o);
+	}
+}
+
+/* A flag (an option without a value): it sets or clears one setting. */
+static int set_flag(struct sd_cli *c, const struct opt *o)
+{
+	switch (o->id) {
+	case O_ADDRESSES: c->sym |= SD_SYM_ADDRESSES; return 0;
+	case O_STRICT: c->strict = 1; return 0;
+	case O_BY_THREAD: c->o.by_thread = 1; return 0;
+	case O_CONTEXT_ABOVE: c->o.context_above = 1; return 0;
+	case O_INLINE: c->sym &= ~SD_SYM_NO_INLINE; return 0;
+	case O_NO_INLINE: c->sym |= SD_SYM_NO_INLINE; return 0;
+	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;
+	case O_NO_DEMANGLE: c->sym |= SD_SYM_NO_DEMANGLE; return 0;
+	case O_LINES: c->sym |= SD_SYM_LINES; return 0;
+	case O_SHORT: c->sym |= SD_SYM_SHORT; return 0;
+	case O_ABSOLUTE: c->absolute = 1; return 0;
+	default:
+		return not_handled(c, o);
+	}
+}
+
 /* One option with its value (NULL for a flag); *i may advance (--view callers NAME). */
 static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int argc,
 		   char **argv, int *i)
 {
-	char *end;
 	int v, r;
 	switch (o->id) {
-	case O_FORMAT: {
-		const struct sd_format_def *f = NULL;
-		if (c->cmd_bit == SD_CLI_DIFF) {
-			for (size_t k = 0; k < sd_nformat_defs && !f; k++)
-				if (sd_format_defs[k].diff && !strcmp(sd_format_defs[k].name, val))
-					f = &sd_format_defs[k];
-			if (!f) {
-				char list[256] = "";
-				for (size_t k = 0, m = 0; k < sd_nformat_defs; k++)
-					if (sd_format_defs[k].diff)
-						snprintf(list + strlen(list), sizeof list - strlen(list),
-							 "%s%s", m++ ? ", " : "", sd_format_defs[k].name);
-				return sd_error(SD_EXIT_USAGE, "diff: --format: unknown value '%s' (%s)",
-						val, list);
-			}
-		} else if (!(f = parse_row(c, o->name, val, sd_format_defs, sd_nformat_defs,
-					   sizeof *sd_format_defs))) {
-			return SD_SAID(SD_EXIT_USAGE);
-		}
-		c->o.format = f->id;
-		return 0;
-	}
-	case O_VIEW: {
-		const struct sd_view_def *d = parse_row(c, o->name, val, sd_view_defs,
-							sd_nview_defs, sizeof *sd_view_defs);
-		if (!d)
-			return SD_SAID(SD_EXIT_USAGE);
-		c->o.view = d->id;
-		if (d->func) {
-			if (*i + 1 >= argc)
-				return sd_error(SD_EXIT_USAGE, "%s: --view %s needs a function name "
-						"(e.g. --view %s main)", c->cmd, val, val);
-			c->o.func = argv[++*i];
-		}
-		return 0;
-	}
+	case O_FORMAT:
+		return set_format(c, o, val);
+	case O_VIEW:
+		return set_view(c, o, val, argc, argv, i);
+	case O_TOP: case O_MIN_PERCENT: case O_JOBS:
+		return set_number(c, o, val);
 	case O_METRIC:
 		if (!*val)
 			return sd_error(SD_EXIT_USAGE, "%s: --metric: empty (give periods, samples, "
@@ -328,14 +402,6 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		c->o.samples = !strcmp(val, "samples");
 		c->o.counter = c->o.weight || c->o.samples || !strcmp(val, "periods") ? NULL : val;
 		return 0;
-	case O_TOP: {
-		unsigned long long n = strtoull(val, &end, 10);
-		if (!*val || *end || val[0] == '-')
-			return sd_error(SD_EXIT_USAGE, "%s: --top: '%s' is not a count (%s)", c->cmd,
-					val, c->see);
-		c->o.top = (size_t)n;
-		return 0;
-	}
 	case O_SOURCE:
 		c->source = val;
 		return 0;
@@ -366,40 +432,17 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 	case O_WHERE:
 		c->wheres[c->nwheres++] = val;
 		return 0;
-	case O_MIN_PERCENT:
-		c->o.min_percent = strtod(val, &end);
-		c->o.min_percent_given = 1;
-		if (!*val || *end || c->o.min_percent < 0)
-			return sd_error(SD_EXIT_USAGE, "%s: --min-percent: '%s' is not a percentage "
-					"(%s)", c->cmd, val, c->see);
-		return 0;
 	case O_STATS:
 		if ((r = parse_enum(c, o->name, val, sd_stats_names + 1, &v)))
 			return r;
 		c->o.stats = v + 1; /* enum sd_stats_key */
 		return 0;
-	case O_JOBS: {
-		long jn = val ? strtol(val, &end, 10) : 0;
-		if (!val || !*val || *end || jn < 1 || jn > 256)
-			return sd_error(SD_EXIT_USAGE, "%s: --jobs: '%s' is not a number of threads "
-					"from 1 to 256 (%s)", c->cmd, val ? val : "", c->see);
-		c->jobs = (int)jn;
-		return 0;
+	case O_ADDRESSES: case O_STRICT: case O_BY_THREAD: case O_CONTEXT_ABOVE: case O_INLINE:
+	case O_NO_INLINE: case O_DEMANGLE: case O_NO_DEMANGLE: case O_LINES: case O_SHORT:
+	case O_ABSOLUTE:
+		return set_flag(c, o);
 	}
-	case O_ADDRESSES: c->sym |= SD_SYM_ADDRESSES; return 0;
-	case O_STRICT: c->strict = 1; return 0;
-	case O_BY_THREAD: c->o.by_thread = 1; return 0;
-	case O_CONTEXT_ABOVE: c->o.context_above = 1; return 0;
-	case O_INLINE: c->sym &= ~SD_SYM_NO_INLINE; return 0;
-	case O_NO_INLINE: c->sym |= SD_SYM_NO_INLINE; return 0;
-	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;
-	case O_NO_DEMANGLE: c->sym |= SD_SYM_NO_DEMANGLE; return 0;
-	case O_LINES: c->sym |= SD_SYM_LINES; return 0;
-	case O_SHORT: c->sym |= SD_SYM_SHORT; return 0;
-	case O_ABSOLUTE: c->absolute = 1; return 0;
-	}
-	return sd_error(SD_EXIT_USAGE, "%s: %s: not handled (a bug of sonde's option table)",
-			c->cmd, o->name);
+	return not_handled(c, o);
 }
 
 int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv)

@@ -58,6 +58,18 @@ struct loader {
 	pthread_cond_t cond;
 };
 
+/* What the merging (calling) thread keeps from one file to the next. */
+struct merging {
+	struct sd_profile *p;
+	char **files;
+	int strict;
+	size_t *used;          /* streams merged (the caller's count) */
+	int code;              /* SD_EXIT_OK, or what stops the load (said, or -ENOMEM) */
+	int shown;             /* a progress line is on stderr (erased before a message) */
+	struct seen *seen;     /* the streams merged, to know duplicates by */
+	size_t nseen, capseen;
+};
+
 static void parse_one(struct loader *ld, size_t i)
 {
 	struct slot *sl = &ld->slots[i];
@@ -106,8 +118,7 @@ static void progress(struct loader *ld, size_t done, double t0, int *shown)
 
 /* Is slot i (opened and read) a stream merged already? 1 (said), 0 (now remembered), or
  * -ENOMEM. Runs in the merging thread, in file order. */
-static int duplicate(struct seen **seen, size_t *n, size_t *cap, char **files, size_t i,
-		     const struct slot *sl)
+static int duplicate(struct merging *m, size_t i, const struct slot *sl)
 {
 	struct seen me = { .file = i, .size = sl->s.len_bytes, .head_hash = sl->head_hash };
 	struct stat st;
@@ -116,39 +127,129 @@ static int duplicate(struct seen **seen, size_t *n, size_t *cap, char **files, s
 	if (fstat(sl->s.fd, &st) == 0)
 		me.dev = st.st_dev, me.ino = st.st_ino, me.has_ino = 1;
 	int ident = sd_load_ident(sl->l, &me.pid, &host, &me.origin_ns) == 0;
-	for (size_t k = 0; k < *n; k++) {
-		const struct seen *o = &(*seen)[k];
+	for (size_t k = 0; k < m->nseen; k++) {
+		const struct seen *o = &m->seen[k];
 		if (me.has_ino && o->has_ino && me.dev == o->dev && me.ino == o->ino) {
 			fprintf(stderr, "sonde: %s: the same file as %s, read already (counted "
-				"once)\n", files[i], files[o->file]);
+				"once)\n", m->files[i], m->files[o->file]);
 			return 1;
 		}
 		if (ident && o->host && me.pid == o->pid && me.origin_ns == o->origin_ns &&
 		    !strcmp(host, o->host) && me.size == o->size && me.head_hash &&
 		    me.head_hash == o->head_hash) {
 			fprintf(stderr, "sonde: %s: the same stream as %s (pid %" PRIu64 " on %s, "
-				"started at the same time; counted once)\n", files[i],
-				files[o->file], me.pid, host);
+				"started at the same time; counted once)\n", m->files[i],
+				m->files[o->file], me.pid, host);
 			return 1;
 		}
 	}
 	if (ident && !(me.host = strdup(host)))
 		return -ENOMEM;
-	if (sd_grow(seen, cap, *n + 1, sizeof(**seen))) {
+	if (sd_grow(&m->seen, &m->capseen, m->nseen + 1, sizeof(*m->seen))) {
 		free(me.host);
 		return -ENOMEM;
 	}
-	(*seen)[(*n)++] = me;
+	m->seen[m->nseen++] = me;
 	return 0;
+}
+
+/* Start up to jobs workers (no more than files): how many started, in *threads (the
+ * caller frees it). None started: the calling thread parses each file itself. */
+static size_t start_workers(struct loader *ld, int jobs, pthread_t **threads)
+{
+	size_t nthreads = 0;
+	*threads = calloc((size_t)jobs, sizeof(**threads));
+	for (int j = 0; *threads && j < jobs && (size_t)j < ld->n; j++)
+		if (pthread_create(&(*threads)[nthreads], NULL, worker, ld) == 0)
+			nthreads++;
+	return nthreads;
+}
+
+/* Wait until the workers have read file i, redrawing the progress line every 200 ms. */
+static void wait_ready(struct loader *ld, size_t i, double t0, int *shown)
+{
+	struct slot *sl = &ld->slots[i];
+	pthread_mutex_lock(&ld->lock);
+	while (!atomic_load(&sl->ready)) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 200000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&ld->cond, &ld->lock, &until);
+		pthread_mutex_unlock(&ld->lock);
+		progress(ld, i, t0, shown);
+		pthread_mutex_lock(&ld->lock);
+	}
+	pthread_mutex_unlock(&ld->lock);
+}
+
+/* Merge file i, read into sl, into m->p (or skip it as a duplicate, or say why it could
+ * not be read), and close its stream; m->code records what stops the load. */
+static void merge_slot(struct merging *m, size_t i, struct slot *sl)
+{
+	struct sd_profile *p = m->p;
+	if (m->code != SD_EXIT_OK) { /* --strict stopped: just release the rest */
+		if (sl->l) {
+			size_t off;
+			sl->l = (sd_profile_merge(p, sl->l, &off), NULL);
+		}
+		sd_stream_close(&sl->s);
+		return;
+	}
+	size_t off = 0;
+	int r = sl->open_r;
+	if (r == 0 && sl->l) {
+		int d = duplicate(m, i, sl);
+		if (d < 0) {
+			m->code = d;
+		} else if (d) {
+			sd_load_free(sl->l);
+			sl->l = NULL;
+			sd_stream_close(&sl->s);
+			return;
+		}
+	}
+	if (r == 0)
+		r = sl->l ? sd_profile_merge(p, sl->l, &off) : -ENOMEM;
+	sl->l = NULL;
+	if (r == -ENOMEM) {
+		sd_stream_close(&sl->s);
+		m->code = -ENOMEM;
+		return;
+	}
+	if (r == 1)
+		fprintf(stderr, "%ssonde: %s: truncated at byte %zu (using the valid prefix)\n",
+			m->shown ? "\r\033[K" : "", m->files[i], off);
+	if (r >= 0) {
+		(*m->used)++;
+		/* --strict: a stream without END (killed, still running) is fatal too */
+		if (m->strict && p->nsinfo && !p->sinfo[p->nsinfo - 1].end) {
+			if (m->shown)
+				fputs("\r\033[K", stderr);
+			m->code = sd_error(SD_EXIT_BADINPUT, "%s: incomplete stream: no END "
+					   "record (the process ended without an exit sonde saw, "
+					   "such as SIGKILL or a raw exit_group system call, or "
+					   "is still running; --strict refuses it)", m->files[i]);
+		}
+	} else {
+		if (m->shown)
+			fprintf(stderr, "\r\033[K");
+		int c = sd_stream_perror(&sl->s, m->files[i], r);
+		if (m->strict)
+			m->code = c;
+	}
+	sd_stream_close(&sl->s);
 }
 
 int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int strict,
 		  size_t *used)
 {
-	struct seen *seen = NULL;
-	size_t nseen = 0, capseen = 0;
+	struct merging m = { .p = p, .files = files, .strict = strict, .used = used,
+			     .code = SD_EXIT_OK };
 	struct loader ld = { .p = p, .files = files, .n = n };
-	int code = SD_EXIT_OK, shown = 0;
 	double t0 = now_s();
 	size_t nthreads = 0;
 	pthread_t *threads = NULL;
@@ -158,98 +259,29 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		return -ENOMEM;
 	pthread_mutex_init(&ld.lock, NULL);
 	pthread_cond_init(&ld.cond, NULL);
-	if (jobs > 1 && n > 1) {
-		threads = calloc((size_t)jobs, sizeof(*threads));
-		for (int j = 0; threads && j < jobs && (size_t)j < n; j++)
-			if (pthread_create(&threads[nthreads], NULL, worker, &ld) == 0)
-				nthreads++;
-	}
+	if (jobs > 1 && n > 1)
+		nthreads = start_workers(&ld, jobs, &threads);
 	for (size_t i = 0; i < n; i++) {
-		struct slot *sl = &ld.slots[i];
 		if (!nthreads) {
 			atomic_store(&ld.next, i + 1);
 			parse_one(&ld, i);
 		} else {
-			pthread_mutex_lock(&ld.lock);
-			while (!atomic_load(&sl->ready)) {
-				struct timespec until;
-				clock_gettime(CLOCK_REALTIME, &until);
-				until.tv_nsec += 200000000;
-				if (until.tv_nsec >= 1000000000) {
-					until.tv_sec++;
-					until.tv_nsec -= 1000000000;
-				}
-				pthread_cond_timedwait(&ld.cond, &ld.lock, &until);
-				pthread_mutex_unlock(&ld.lock);
-				progress(&ld, i, t0, &shown);
-				pthread_mutex_lock(&ld.lock);
-			}
-			pthread_mutex_unlock(&ld.lock);
+			wait_ready(&ld, i, t0, &m.shown);
 		}
-		progress(&ld, i, t0, &shown);
-		if (code != SD_EXIT_OK) { /* --strict stopped: just release the rest */
-			if (sl->l) {
-				size_t off;
-				sl->l = (sd_profile_merge(p, sl->l, &off), NULL);
-			}
-			sd_stream_close(&sl->s);
-			continue;
-		}
-		size_t off = 0;
-		int r = sl->open_r;
-		if (r == 0 && sl->l) {
-			int d = duplicate(&seen, &nseen, &capseen, files, i, sl);
-			if (d < 0) {
-				code = d;
-			} else if (d) {
-				sd_load_free(sl->l);
-				sl->l = NULL;
-				sd_stream_close(&sl->s);
-				continue;
-			}
-		}
-		if (r == 0)
-			r = sl->l ? sd_profile_merge(p, sl->l, &off) : -ENOMEM;
-		sl->l = NULL;
-		if (r == -ENOMEM) {
-			sd_stream_close(&sl->s);
-			code = -ENOMEM;
-			continue;
-		}
-		if (r == 1)
-			fprintf(stderr, "%ssonde: %s: truncated at byte %zu (using the valid prefix)\n",
-				shown ? "\r\033[K" : "", files[i], off);
-		if (r >= 0) {
-			(*used)++;
-			/* --strict: a stream without END (killed, still running) is fatal too */
-			if (strict && p->nsinfo && !p->sinfo[p->nsinfo - 1].end) {
-				if (shown)
-					fputs("\r\033[K", stderr);
-				code = sd_error(SD_EXIT_BADINPUT, "%s: incomplete stream: no END "
-						"record (the process ended without an exit sonde saw, "
-						"such as SIGKILL or a raw exit_group system call, or "
-						"is still running; --strict refuses it)", files[i]);
-			}
-		} else {
-			if (shown)
-				fprintf(stderr, "\r\033[K");
-			int c = sd_stream_perror(&sl->s, files[i], r);
-			if (strict)
-				code = c;
-		}
-		sd_stream_close(&sl->s);
+		progress(&ld, i, t0, &m.shown);
+		merge_slot(&m, i, &ld.slots[i]);
 	}
 	sd_profile_children(p);
 	for (size_t j = 0; j < nthreads; j++)
 		pthread_join(threads[j], NULL);
-	if (shown)
+	if (m.shown)
 		fprintf(stderr, "\r\033[K");
 	free(threads);
-	for (size_t k = 0; k < nseen; k++)
-		free(seen[k].host);
-	free(seen);
+	for (size_t k = 0; k < m.nseen; k++)
+		free(m.seen[k].host);
+	free(m.seen);
 	free(ld.slots);
 	pthread_cond_destroy(&ld.cond);
 	pthread_mutex_destroy(&ld.lock);
-	return code;
+	return m.code;
 }

@@ -80,10 +80,10 @@ static int make_tmp(struct sd_outfile *of, mode_t mode)
 	return -EEXIST;
 }
 
-int sd_outfile_open(struct sd_outfile *of, const char *path)
+/* FILE's last component into of->name, its directory into dir (size dsize): 0, or said
+ * (no name, ".", "..", or too long). */
+static int split_path(struct sd_outfile *of, const char *path, char *dir, size_t dsize)
 {
-	uid_t me = geteuid();
-	*of = (struct sd_outfile){ .path = path, .dirfd = -1 };
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || strlen(base) >= sizeof of->name) {
@@ -91,97 +91,130 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 										: EISDIR);
 	}
 	snprintf(of->name, sizeof of->name, "%s", base);
-	char dir[4096];
 	if (!slash)
-		snprintf(dir, sizeof dir, ".");
+		snprintf(dir, dsize, ".");
 	else if (slash == path)
-		snprintf(dir, sizeof dir, "/");
-	else if ((size_t)(slash - path) < sizeof dir)
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+		snprintf(dir, dsize, "/");
+	else if ((size_t)(slash - path) < dsize)
+		snprintf(dir, dsize, "%.*s", (int)(slash - path), path);
 	else
 		return said_errno(path, ENAMETOOLONG);
+	return 0;
+}
+
+/* FILE's directory, opened as the output directory's parents are: its fd, or said. */
+static int open_dir(const char *path, const char *dir)
+{
 	struct sd_outdir_why why = { .knob = "-o" };
 	int dfd = sd_outdir_open_dir(dir, &why);
 	if (dfd == -ELOOP)
 		return sd_error(SD_EXIT_IO, "%s: cannot write: %s (%s)", path, why.what, why.hint);
 	if (dfd < 0)
 		return said_errno(path, -dfd);
-	of->dirfd = dfd;
-	mode_t mode = file_mode();
-	struct stat st, ds;
+	return dfd;
+}
+
+/* A new temporary file beside of->name, renamed into place when complete: its fd, or
+ * said. */
+static int open_tmp(struct sd_outfile *of, const char *path, mode_t mode)
+{
+	int fd = make_tmp(of, mode);
+	return fd >= 0 ? fd : said_errno(path, -fd);
+}
+
+/* Existing FILE (st, of the name itself) that is neither another user's nor the user's
+ * regular file nor a directory: a link of root's or the user's, followed only in a
+ * directory only they can change, or a device, fifo or socket. Opened to be written in
+ * place, then checked to be what was looked at and not another user's regular file: its
+ * fd, or said. */
+static int open_in_place(struct sd_outfile *of, const char *path, const struct stat *st,
+			 mode_t mode, uid_t me)
+{
+	struct stat ds, fs;
 	int fd;
-	if (fstatat(dfd, of->name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno != ENOENT)
-			goto fail_errno;
-		fd = make_tmp(of, mode); /* a new name */
-		if (fd < 0) {
-			errno = -fd;
-			goto fail_errno;
-		}
-		return fd;
-	}
-	if (st.st_uid != me && (S_ISREG(st.st_mode) || st.st_uid != 0)) {
-		sd_error(SD_EXIT_IO, "%s: cannot write: it is %sowned by uid %u, not by you (uid %u) "
-			"(" HINT_OWNER ")", path, S_ISLNK(st.st_mode) ? "a symbolic link " : "",
-			(unsigned)st.st_uid, (unsigned)me);
-		goto fail;
-	}
-	if (S_ISREG(st.st_mode)) { /* the user's own: replaced when the new one is whole */
-		of->replace = 1;
-		fd = make_tmp(of, mode);
-		if (fd < 0) {
-			errno = -fd;
-			goto fail_errno;
-		}
-		return fd;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		goto fail_errno;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		if (fstat(dfd, &ds) != 0)
-			goto fail_errno;
-		if (!private_dir(&ds, me)) {
-			sd_error(SD_EXIT_IO, "%s: cannot write: it is a symbolic link in a directory "
-				"other users can change (sonde follows no link another user could have "
-				"planted there: give -o the file's real path)", path);
-			goto fail;
-		}
-		fd = openat(dfd, of->name, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
+	if (S_ISLNK(st->st_mode)) {
+		if (fstat(of->dirfd, &ds) != 0)
+			return said_errno(path, errno);
+		if (!private_dir(&ds, me))
+			return sd_error(SD_EXIT_IO, "%s: cannot write: it is a symbolic link in a "
+					"directory other users can change (sonde follows no link "
+					"another user could have planted there: give -o the file's "
+					"real path)", path);
+		fd = openat(of->dirfd, of->name, O_WRONLY | O_CREAT | O_CLOEXEC, mode);
 	} else { /* a device, fifo or socket: written as it is */
-		fd = openat(dfd, of->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(of->dirfd, of->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0)
-		goto fail_errno;
-	struct stat fs;
+		return said_errno(path, errno);
 	if (fstat(fd, &fs) != 0) {
 		close(fd);
-		goto fail_errno;
+		return said_errno(path, errno);
 	}
-	if (!S_ISLNK(st.st_mode) && (fs.st_dev != st.st_dev || fs.st_ino != st.st_ino)) {
+	if (!S_ISLNK(st->st_mode) && (fs.st_dev != st->st_dev || fs.st_ino != st->st_ino)) {
 		close(fd);
-		sd_error(SD_EXIT_IO, "%s: cannot write: it was replaced while sonde opened it (run "
-			"again, or give -o another path)", path);
-		goto fail;
+		return sd_error(SD_EXIT_IO, "%s: cannot write: it was replaced while sonde opened "
+				"it (run again, or give -o another path)", path);
 	}
 	if (S_ISREG(fs.st_mode) && fs.st_uid != me) { /* where the user's link leads */
 		close(fd);
-		sd_error(SD_EXIT_IO, "%s: cannot write: it is a link to a file owned by uid %u, not "
-			"by you (uid %u) (" HINT_OWNER ")", path, (unsigned)fs.st_uid, (unsigned)me);
-		goto fail;
+		return sd_error(SD_EXIT_IO, "%s: cannot write: it is a link to a file owned by uid "
+				"%u, not by you (uid %u) (" HINT_OWNER ")", path,
+				(unsigned)fs.st_uid, (unsigned)me);
 	}
 	if (S_ISREG(fs.st_mode) && ftruncate(fd, 0) != 0) {
 		close(fd);
-		goto fail_errno;
+		return said_errno(path, errno);
 	}
 	return fd; /* in place: of->tmp empty */
-fail_errno:
-	said_errno(path, errno);
-fail:
-	close(dfd);
-	of->dirfd = -1;
-	return SD_SAID(SD_EXIT_IO);
+}
+
+/* Existing FILE (st, of the name itself): refused when another user's (a file, a link, a
+ * fifo) or a directory; the user's regular file is replaced through a temporary file;
+ * anything else is written in place. Its fd, or said. */
+static int open_existing(struct sd_outfile *of, const char *path, const struct stat *st,
+			 mode_t mode, uid_t me)
+{
+	if (st->st_uid != me && (S_ISREG(st->st_mode) || st->st_uid != 0))
+		return sd_error(SD_EXIT_IO, "%s: cannot write: it is %sowned by uid %u, not by you "
+				"(uid %u) (" HINT_OWNER ")", path,
+				S_ISLNK(st->st_mode) ? "a symbolic link " : "",
+				(unsigned)st->st_uid, (unsigned)me);
+	if (S_ISREG(st->st_mode)) { /* the user's own: replaced when the new one is whole */
+		of->replace = 1;
+		return open_tmp(of, path, mode);
+	}
+	if (S_ISDIR(st->st_mode))
+		return said_errno(path, EISDIR);
+	return open_in_place(of, path, st, mode, me);
+}
+
+int sd_outfile_open(struct sd_outfile *of, const char *path)
+{
+	uid_t me = geteuid();
+	*of = (struct sd_outfile){ .path = path, .dirfd = -1 };
+	char dir[4096];
+	int r = split_path(of, path, dir, sizeof dir);
+	if (r)
+		return r;
+	int dfd = open_dir(path, dir);
+	if (dfd < 0)
+		return dfd;
+	of->dirfd = dfd;
+	mode_t mode = file_mode();
+	struct stat st;
+	int fd;
+	if (fstatat(dfd, of->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = open_existing(of, path, &st, mode, me);
+	else if (errno == ENOENT)
+		fd = open_tmp(of, path, mode); /* a new name */
+	else
+		fd = said_errno(path, errno);
+	if (fd < 0) { /* said */
+		close(dfd);
+		of->dirfd = -1;
+		return SD_SAID(SD_EXIT_IO);
+	}
+	return fd;
 }
 
 int sd_outfile_done(struct sd_outfile *of, int ok)

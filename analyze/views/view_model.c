@@ -111,33 +111,23 @@ static int say_why_not(const struct sd_report_opts *o, uint64_t found, uint64_t 
 			n, n == 1 ? "" : "s", found - left_out, found);
 }
 
-int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
-{
-	struct point *pts = NULL;
-	size_t n = 0, np = o->nparams;
-	uint64_t left_out, found;
+/* The model fitted to a region's points, and what its printing says about them. */
+struct fitted {
 	struct sd_model m;
-	int err = collect(p, o, &pts, &n, &left_out, &found);
-	if (err)
-		return err;
-	double *x = malloc((n + 1) * np * sizeof(*x)), *y = malloc((n + 1) * sizeof(*y));
-	if (!x || !y) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		memcpy(x + i * np, pts[i].x, np * sizeof(*x));
-		y[i] = o->fit_min ? pts[i].min : pts[i].incl / (double)pts[i].calls;
-	}
-	if (n < 3 || sd_model_fit(x, y, n, np, &m) != 0) {
-		err = say_why_not(o, found, left_out, n);
-		goto out;
-	}
-	err = -ENOMEM;
+	size_t n;                 /* points: distinct combinations of values */
+	uint64_t found, left_out; /* calls of the region; those without every parameter */
+	char formula[512];
+	const char *fit;          /* good, fair or poor */
+};
+
+/* The table's columns: the parameters, then calls, times and the model's error (the
+ * caller frees them), or NULL. */
+static struct sd_col *model_cols(const struct sd_report_opts *o)
+{
+	size_t np = o->nparams;
 	struct sd_col *cols = calloc(np + 6, sizeof(*cols));
-	struct sd_table *t = NULL;
 	if (!cols)
-		goto out;
+		return NULL;
 	for (size_t d = 0; d < np; d++)
 		cols[d] = (struct sd_col){ .name = o->params[d], .width = 8, .group = "params" };
 	cols[np] = (struct sd_col){ .name = "calls", .width = 8 };
@@ -146,14 +136,20 @@ int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 	cols[np + 3] = (struct sd_col){ .name = "min_ms", .width = 12 };
 	cols[np + 4] = (struct sd_col){ .name = "model_ms", .width = 12 };
 	cols[np + 5] = (struct sd_col){ .name = "error_pct", .width = 9 };
-	if (!(t = sd_table_new(o, cols, np + 6))) {
-		free(cols);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
+	return cols;
+}
+
+/* A row per point: its values, calls and times, the model's prediction for its values
+ * (x) and the error against what was fitted (y). */
+static void add_rows(struct sd_table *t, const struct sd_report_opts *o,
+		     const struct point *pts, const double *x, const double *y,
+		     const struct fitted *f)
+{
+	size_t np = o->nparams;
+	for (size_t i = 0; i < f->n; i++) {
 		const struct point *q = &pts[i];
 		double mean = q->incl / (double)q->calls;
-		double pred = sd_model_eval(&m, x + i * np);
+		double pred = sd_model_eval(&f->m, x + i * np);
 		for (size_t d = 0; d < np; d++)
 			sd_table_num(t, "%.15g", q->x[d]);
 		sd_table_u64(t, q->calls);
@@ -163,40 +159,85 @@ int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		sd_table_num(t, "%.6f", pred / 1e6);
 		sd_table_num(t, "%.2f", y[i] > 0 ? 100 * (pred - y[i]) / y[i] : 0);
 	}
-	char formula[512];
-	sd_model_text(formula, sizeof(formula), &m, o->params, "ms", 1e-6);
-	/* good: explains the points and predicts each from the others within 10 % */
-	const char *fit = m.r2 >= 0.95 && m.cv_smape <= 10 ? "good"
-			: m.r2 >= 0.8 && m.cv_smape <= 25 ? "fair" : "poor";
+}
+
+/* Before the rows: in text, a line of what is modelled over what; in JSON, the model's
+ * keys. */
+static void print_head(FILE *out, const struct sd_report_opts *o, const struct fitted *f)
+{
 	if (o->format == SD_FMT_TEXT) {
 		fprintf(out, "model of %s%s over %s", strchr(o->region, '=') ? "" : "region=",
 			o->region, o->params[0]);
-		for (size_t d = 1; d < np; d++)
+		for (size_t d = 1; d < o->nparams; d++)
 			fprintf(out, ", %s", o->params[d]);
 		fprintf(out, " (%zu values, %" PRIu64 " calls; the model is of the %s time per call)\n",
-			n, found - left_out, o->fit_min ? "shortest" : "mean");
+			f->n, f->found - f->left_out, o->fit_min ? "shortest" : "mean");
 	} else if (o->format == SD_FMT_JSON) {
 		sd_json_open(out, o);
 		fputs("\"region\":", out);
 		sd_json_str(out, o->region, strlen(o->region));
 		fputs(",\"model\":", out);
-		sd_json_str(out, formula, strlen(formula));
+		sd_json_str(out, f->formula, strlen(f->formula));
 		fprintf(out, ",\"of\":\"%s\",\"r2\":%.6f,\"cv_smape_pct\":%.3f,\"fit\":\"%s\","
-			"\"left_out_calls\":%" PRIu64 ",", o->fit_min ? "min" : "mean", m.r2, m.cv_smape,
-			fit, left_out);
+			"\"left_out_calls\":%" PRIu64 ",", o->fit_min ? "min" : "mean", f->m.r2,
+			f->m.cv_smape, f->fit, f->left_out);
 	}
-	err = sd_table_print_view(out, t, "values", 1);
+}
+
+/* After the rows: in text, the model and how well it fits; the calls left out (on
+ * stderr but in text). */
+static void print_tail(FILE *out, const struct sd_report_opts *o, const struct fitted *f)
+{
 	if (o->format == SD_FMT_TEXT) {
-		fprintf(out, "model: t = %s\n", formula);
-		fprintf(out, "fit: R^2 %.4f, leave-one-out error %.2f %% (%s)%s\n", m.r2, m.cv_smape,
-			fit, strcmp(fit, "good") ? ": the means do not follow one model of the normal "
-			"form closely (noise: see stddev_ms; or too few sizes); do not extrapolate"
-			: "");
+		fprintf(out, "model: t = %s\n", f->formula);
+		fprintf(out, "fit: R^2 %.4f, leave-one-out error %.2f %% (%s)%s\n", f->m.r2,
+			f->m.cv_smape, f->fit, strcmp(f->fit, "good") ? ": the means do not follow "
+			"one model of the normal form closely (noise: see stddev_ms; or too few "
+			"sizes); do not extrapolate" : "");
 	}
-	if (left_out)
+	if (f->left_out)
 		fprintf(o->format == SD_FMT_TEXT ? out : stderr, "%s%" PRIu64 " calls of %s left out: "
 			"a parameter was not set above them, or not a number\n",
-			o->format == SD_FMT_TEXT ? "" : "sonde: ", left_out, o->region);
+			o->format == SD_FMT_TEXT ? "" : "sonde: ", f->left_out, o->region);
+}
+
+int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct point *pts = NULL;
+	size_t np = o->nparams;
+	struct fitted f = { .n = 0 };
+	int err = collect(p, o, &pts, &f.n, &f.left_out, &f.found);
+	if (err)
+		return err;
+	size_t n = f.n;
+	double *x = malloc((n + 1) * np * sizeof(*x)), *y = malloc((n + 1) * sizeof(*y));
+	if (!x || !y) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(x + i * np, pts[i].x, np * sizeof(*x));
+		y[i] = o->fit_min ? pts[i].min : pts[i].incl / (double)pts[i].calls;
+	}
+	if (n < 3 || sd_model_fit(x, y, n, np, &f.m) != 0) {
+		err = say_why_not(o, f.found, f.left_out, n);
+		goto out;
+	}
+	err = -ENOMEM;
+	struct sd_col *cols = model_cols(o);
+	struct sd_table *t = cols ? sd_table_new(o, cols, np + 6) : NULL;
+	if (!t) {
+		free(cols);
+		goto out;
+	}
+	add_rows(t, o, pts, x, y, &f);
+	sd_model_text(f.formula, sizeof(f.formula), &f.m, o->params, "ms", 1e-6);
+	/* good: explains the points and predicts each from the others within 10 % */
+	f.fit = f.m.r2 >= 0.95 && f.m.cv_smape <= 10 ? "good"
+	      : f.m.r2 >= 0.8 && f.m.cv_smape <= 25 ? "fair" : "poor";
+	print_head(out, o, &f);
+	err = sd_table_print_view(out, t, "values", 1);
+	print_tail(out, o, &f);
 	sd_table_free(t);
 	free(cols);
 out:

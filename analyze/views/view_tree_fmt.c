@@ -42,6 +42,40 @@ static int reserve(char **b, size_t *cap, size_t need)
 	return 0;
 }
 
+/* The path a csv/json row shows for a line at depth (path: its names joined, at[d]: the
+ * length of its first d + 1 names): path itself, or past 2 * SD_TREE_KEEP names its
+ * first and last SD_TREE_KEEP names around "..." in *cut; NULL when out of memory. */
+static const char *shown_path(const char *path, const size_t *at, uint32_t depth, char **cut,
+			      size_t *ccap)
+{
+	if (depth < 2 * SD_TREE_KEEP)
+		return path;
+	/* names 0 .. KEEP - 1, "...", names depth - KEEP + 1 .. depth */
+	size_t head = at[SD_TREE_KEEP - 1];
+	const char *tail = path + at[depth - SD_TREE_KEEP] + 1;
+	size_t tl = strlen(tail);
+	if (reserve(cut, ccap, head + tl + 6))
+		return NULL;
+	memcpy(*cut, path, head);
+	memcpy(*cut + head, ";...;", 5);
+	memcpy(*cut + head + 5, tail, tl + 1);
+	return *cut;
+}
+
+/* The note of a tree (maxd: its deepest line's depth) too deep for its rows to show whole:
+ * text's indentation (on out), or csv/json's paths (on stderr). */
+static void note_deep(FILE *out, const struct sd_report_opts *o, uint32_t maxd)
+{
+	if (maxd >= SD_TREE_DEEP && o->format == SD_FMT_TEXT)
+		fprintf(out, "sonde: note: the tree is %" PRIu32 " levels deep (past level %d "
+			"names are not indented further and show their depth as [depth N])\n",
+			maxd + 1, SD_TREE_DEEP);
+	else if (maxd >= 2 * SD_TREE_KEEP && o->format != SD_FMT_TEXT)
+		fprintf(stderr, "sonde: note: the tree is %" PRIu32 " levels deep (paths of more "
+			"than %d names keep their first and last %d around \"...\"; depth gives "
+			"the level)\n", maxd + 1, 2 * SD_TREE_KEEP, SD_TREE_KEEP);
+}
+
 int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 		     const struct sd_tree_line *lines, size_t n)
 {
@@ -90,19 +124,10 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		memset(ind, ' ', 2 * lvl);
 		memcpy(ind + 2 * lvl, tag, tlen);
 		memcpy(ind + 2 * lvl + tlen, l->name, len + 1);
-		const char *shown = o->format == SD_FMT_TEXT ? "" : path; /* text: not shown */
-		if (l->depth >= 2 * SD_TREE_KEEP && o->format != SD_FMT_TEXT) {
-			/* names 0 .. KEEP - 1, "...", names depth - KEEP + 1 .. depth */
-			size_t head = at[SD_TREE_KEEP - 1];
-			const char *tail = path + at[l->depth - SD_TREE_KEEP] + 1;
-			size_t tl = strlen(tail);
-			if (reserve(&cut, &ccap, head + tl + 6))
-				goto out;
-			memcpy(cut, path, head);
-			memcpy(cut + head, ";...;", 5);
-			memcpy(cut + head + 5, tail, tl + 1);
-			shown = cut;
-		}
+		const char *shown = o->format == SD_FMT_TEXT ? "" /* text: not shown */
+				  : shown_path(path, at, l->depth, &cut, &ccap);
+		if (!shown)
+			goto out;
 		sd_table_u64(t, l->depth);
 		sd_table_str(t, shown);
 		sd_table_str(t, l->name);
@@ -112,14 +137,7 @@ int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_repo
 		sd_table_pct(t, sd_pct(l->self, all));
 		sd_table_str(t, ind);
 	}
-	if (maxd >= SD_TREE_DEEP && o->format == SD_FMT_TEXT)
-		fprintf(out, "sonde: note: the tree is %" PRIu32 " levels deep (past level %d "
-			"names are not indented further and show their depth as [depth N])\n",
-			maxd + 1, SD_TREE_DEEP);
-	else if (maxd >= 2 * SD_TREE_KEEP && o->format != SD_FMT_TEXT)
-		fprintf(stderr, "sonde: note: the tree is %" PRIu32 " levels deep (paths of more "
-			"than %d names keep their first and last %d around \"...\"; depth gives "
-			"the level)\n", maxd + 1, 2 * SD_TREE_KEEP, SD_TREE_KEEP);
+	note_deep(out, o, maxd);
 	if (o->format == SD_FMT_JSON) {
 		sd_json_head(out, p, o, sd_metric_name(o));
 		fprintf(out, ",\"min_percent\":%g,", o->min_percent);
