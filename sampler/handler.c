@@ -624,19 +624,16 @@ static int drain_room_sigsafe(const struct sd_thread *t)
  * handler's own estimate is capped for a sample's work, not a drain's), as the
  * sampling clock counts it. */
 /* The thread's time as its cpu-time source counts it: the perf_event task clock
- * (user mode only) where it has one, else its CPU clock. 0 when unreadable. */
-static uint64_t source_clock_sigsafe(const struct sd_thread *t)
+ * (user mode only) where it has one, else cpu_ns, its CPU clock (0: unread). */
+static uint64_t source_clock_sigsafe(const struct sd_thread *t, uint64_t cpu_ns)
 {
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		uint64_t v;
 		if (sd_rt.cfg.sources[i].kind == SD_SRC_CPU && t->src_fd[i] >= 0 &&
-		    sd_syscall(SYS_read, t->src_fd[i], &v, sizeof v) == (long)sizeof v)
+		    sd_sys_read(t->src_fd[i], &v, sizeof v) == (ssize_t)sizeof v)
 			return v;
 	}
-	struct timespec ts;
-	if (sd_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return cpu_ns;
 }
 
 static void drain_sigsafe(struct sd_thread *t)
@@ -645,15 +642,17 @@ static void drain_sigsafe(struct sd_thread *t)
 		return;
 	/* the drain's time as the sampling clock saw it (its system calls are not
 	 * in a user-mode clock, nor in the samples that stand for it) */
-	uint64_t a = source_clock_sigsafe(t), c0 = 0, c1 = 0;
+	uint64_t c0 = 0, c1 = 0;
 	int cpu = sd_own_cpu_ns_sigsafe(&c0) == 0;
+	uint64_t a = source_clock_sigsafe(t, c0);
 	sd_writer_drain_sigsafe(t->ring);
-	uint64_t b = source_clock_sigsafe(t);
+	cpu = cpu && sd_own_cpu_ns_sigsafe(&c1) == 0;
+	uint64_t b = source_clock_sigsafe(t, cpu ? c1 : 0);
 	if (a && b >= a)
 		t->self_ns += b - a;
 	/* nor is it the samples' cost the throttle weighs per window (on the
 	 * thread's whole CPU clock) */
-	if (cpu && sd_own_cpu_ns_sigsafe(&c1) == 0 && c1 >= c0)
+	if (cpu && c1 >= c0)
 		for (unsigned i = 0; i < SD_MAX_SOURCES; i++)
 			if (t->win_cpu_ns[i])
 				t->win_cpu_ns[i] += c1 - c0;

@@ -78,7 +78,7 @@ static int check_takes(struct sd_report_opts *o)
 
 /* -o goes with the file formats; --color-by goes with svg and html only, and names an attribute (or module,
  * the default). */
-static int check_svg(struct sd_report_opts *o)
+static int check_output(struct sd_report_opts *o)
 {
 	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
 					       "line", "rank", "host", NULL };
@@ -116,7 +116,7 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 	/* a format that is a whole file of its own says what it takes */
 	if (fd->own && (options_given(o) & ~fd->takes))
 		return sd_error(SD_EXIT_USAGE, "report: %s", fd->only);
-	if ((err = check_svg(o)))
+	if ((err = check_output(o)))
 		return err;
 	/* a view in a format it is not shown in: the format says what it shows */
 	if ((!sd_view_shows(o->view, o->format) && !(o->ngroup && o->view == SD_VIEW_FLAT)) ||

@@ -361,9 +361,7 @@ const char *sd_table_cell(const struct sd_table *t, size_t r, size_t c, int *str
 
 int sd_table_print_view(FILE *out, const struct sd_table *t, const char *json_key, int opened)
 {
-	if (t->o->table_sink)
-		return t->err ? t->err : t->o->table_sink(t->o->table_sink_arg, t);
-	int json = t->fmt == SD_FMT_JSON;
+	int json = t->fmt == SD_FMT_JSON && !t->o->table_sink;
 	if (json && !opened)
 		sd_json_open(out, t->o);
 	int err = sd_table_print(out, t, 0, json_key);
