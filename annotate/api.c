@@ -21,9 +21,10 @@
 #include <x86intrin.h>
 
 #include "annotate/annotate_int.h"
+#include "common/common.h"
+#include "common/log.h"
 #include "common/real.h"
 #include "include/sonde.h"
-#include "writer/writer.h"
 #include "mem/mem.h"
 
 struct entry {
@@ -77,14 +78,6 @@ static struct sd_attr *region_attr;
 
 /* ---- warnings: once per distinct text ------------------------------------- */
 
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	sd_writer_vsay(fmt, ap);
-	va_end(ap);
-}
-
 void sd_ann_warn(const char *fmt, ...)
 {
 	static _Atomic uint64_t said[64];
@@ -108,7 +101,7 @@ void sd_ann_warn(const char *fmt, ...)
 		atomic_store(&said[slot], h);
 	else if (slot > 64)
 		return; /* too many distinct warnings: stay quiet */
-	say("%s", buf);
+	sd_msg("%s", buf);
 }
 
 /* ---- start/stop and the handler's view ------------------------------------ */

@@ -91,14 +91,6 @@ int sd_runtime_fd_next(int fd)
 	return -1;
 }
 
-void sd_msg(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	sd_writer_vsay(fmt, ap);
-	va_end(ap);
-}
-
 void sd_runtime_block_signals(sigset_t *old)
 {
 	sigset_t all;
@@ -1030,6 +1022,7 @@ static void probes_release(void)
 __attribute__((constructor)) static void sd_runtime_init(void)
 {
 	sd_interpose_init();
+	sd_log_set(sd_writer_log, 0); /* sonde's lines: stderr and a NOTE each */
 	sd_rt.wall_src = -1;
 	sd_rt.primary_src = sd_rt.derived_src = -1;
 	if (getauxval(AT_SECURE))

@@ -25,6 +25,7 @@
 #include <ucontext.h>
 #include <link.h>
 
+#include "common/log.h"
 #include "common/real.h"
 #include "kernel/kernel.h"
 #include "writer/writer.h"
@@ -267,7 +268,6 @@ int sd_config_parse(struct sd_config *cfg);
 int sd_config_parse_period(const char *s, uint64_t *period_ns);
 
 /* runtime.c */
-void sd_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Sets up the calling thread: ring, unwinder warm-up, sources. stack_lo,
  * stack_hi: its stack as pthread_getattr_np gives it, read by its creator
  * (interpose.c); 0, 0: unknown, read here (the main thread's is found

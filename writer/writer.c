@@ -64,6 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/real.h"
 #include "common/sys.h"
 #include "writer/writer_int.h"
@@ -74,28 +75,19 @@ struct sd_writer sd_w = {.lock = PTHREAD_MUTEX_INITIALIZER, .out_fd = -1, .dir_f
 
 static const char *final_reason = "exit";
 
-void sd_writer_vsay(const char *fmt, va_list ap)
+void sd_writer_log(const char *line, size_t len)
 {
-	char buf[600];
-	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	if (n <= 0)
-		return;
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;
+	char buf[SD_LOG_LINE_MAX + 1];
+	if (len > SD_LOG_LINE_MAX)
+		len = SD_LOG_LINE_MAX;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
 	sd_writer_note(buf);
-	buf[n] = '\n';
+	buf[len] = '\n';
 	/* write by name, not sd_sys_write (common/sys.h): tests/fault's shim
 	 * fails sonde's messages here (libsonde's wrapper passes it on) */
-	ssize_t w = write(STDERR_FILENO, buf, (size_t)n + 1);
+	ssize_t w = write(STDERR_FILENO, buf, len + 1);
 	(void)w;
-}
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	sd_writer_vsay(fmt, ap);
-	va_end(ap);
 }
 
 /* ---- notes: from any thread, no lock ------------------------------------ */
@@ -158,7 +150,7 @@ static void emit_children(void)
 	}
 	uint64_t lost = atomic_load(&sd_w.child_lost);
 	if (lost != sd_w.child_lost_said && !sd_w.child_lost_said)
-		say("sonde: child processes: %llu fork, spawn or wait events were not recorded "
+		sd_msg("sonde: child processes: %llu fork, spawn or wait events were not recorded "
 		    "(more than %d between two writer ticks; the report may not know every child)",
 		    (unsigned long long)lost, SD_CHILD_SLOTS);
 	sd_w.child_lost_said = lost;
@@ -234,7 +226,7 @@ static int prepare_dir(void)
 	struct sd_outdir_why why = {.knob = "SONDE_OUTPUT"};
 	int dirfd = sd_outdir_open(sd_w.dir, dmode, &why);
 	if (dirfd < 0) {
-		say("sonde: SONDE_OUTPUT: %s (%s; this run is not profiled)", why.what, why.hint);
+		sd_msg("sonde: SONDE_OUTPUT: %s (%s; this run is not profiled)", why.what, why.hint);
 		return dirfd;
 	}
 	char abs[sizeof sd_w.dir];
@@ -342,7 +334,7 @@ static int create_file(void)
 	int dirfd = !pinned ? take_dir_fd() : dir_fd_ours() ? sd_w.dir_fd : -1;
 	if (dirfd < 0) {
 		if (pinned)
-			say("sonde: SONDE_OUTPUT: '%s': the output directory's descriptor was closed "
+			sd_msg("sonde: SONDE_OUTPUT: '%s': the output directory's descriptor was closed "
 			    "after the process changed its root or mount namespace (chroot, unshare, "
 			    "setns): no stream for this process (its path would name another "
 			    "directory now)", sd_w.dir);
@@ -358,7 +350,7 @@ static int create_file(void)
 		int len = snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%d%s.sonde", sd_w.dir,
 				   base_name(sd_w.exe), host, (int)getpid(), suffix);
 		if (len < 0 || len >= (int)sizeof sd_w.path) {
-			say("sonde: SONDE_OUTPUT: '%s': path too long (use a shorter directory)",
+			sd_msg("sonde: SONDE_OUTPUT: '%s': path too long (use a shorter directory)",
 			    sd_w.dir);
 			err = -ENAMETOOLONG;
 			break;
@@ -376,7 +368,7 @@ static int create_file(void)
 			continue;
 		if (fd < 0) {
 			err = fd;
-			say("sonde: SONDE_OUTPUT: cannot create a file in '%s': %s "
+			sd_msg("sonde: SONDE_OUTPUT: cannot create a file in '%s': %s "
 			    "(set SONDE_OUTPUT to a writable directory; this run is not profiled)",
 			    sd_w.dir, strerror(-err));
 			break;
@@ -393,13 +385,13 @@ static int create_file(void)
 		atomic_store(&sd_w.out_fd, adopt_fd(fd));
 		sd_w.file_ok = 1;
 		if (sd_w.cfg.verbose)
-			say("sonde: profiling to %s", sd_w.path);
+			sd_msg("sonde: profiling to %s", sd_w.path);
 		return 0;
 	}
 	if (dirfd >= 0 && !pinned)
 		sd_sys_close(dirfd);
 	if (err == -EEXIST)
-		say("sonde: SONDE_OUTPUT: too many files for this process in '%s' "
+		sd_msg("sonde: SONDE_OUTPUT: too many files for this process in '%s' "
 		    "(clean the directory)", sd_w.dir);
 	return err;
 }
@@ -474,7 +466,7 @@ static int output_fd(void)
 		atomic_store(&sd_w.out_fd, fd);
 		if (sd_w.lost_pending && !sd_w.reopened) {
 			sd_w.reopened = 1;
-			say("sonde: %s: the stream's descriptor was closed behind sonde's back (a raw "
+			sd_msg("sonde: %s: the stream's descriptor was closed behind sonde's back (a raw "
 			    "close_range or close system call): the same file was opened again and "
 			    "profiling goes on (the unsampled CPU time is counted in the stream)",
 			    sd_w.path);
@@ -531,7 +523,7 @@ static void flush_file_at(int final)
 	if (fd < 0) {
 		stream_lost();
 		int e = errno;
-		say("sonde: %s: stream file vanished or was replaced (%s; profiling data from now "
+		sd_msg("sonde: %s: stream file vanished or was replaced (%s; profiling data from now "
 		    "on is discarded; keep SONDE_OUTPUT out of the program's way)", sd_w.path,
 		    e == ESTALE ? "the path names another file now" : strerror(e));
 		msgpack_sbuffer_clear(&sd_w.sbuf);
@@ -555,7 +547,7 @@ static void flush_file_at(int final)
 			if (ftruncate(fd, (off_t)sd_w.out_bytes) != 0)
 				(void)0;
 			stream_lost();
-			say("sonde: %s: write failed: %s (profiling data from now on is discarded; "
+			sd_msg("sonde: %s: write failed: %s (profiling data from now on is discarded; "
 			    "check free space)", sd_w.path, strerror(e));
 			break;
 		}
@@ -633,7 +625,7 @@ static uint64_t ring_bytes_for(pid_t tid, const char *name)
 	while (cap > SD_RING_MIN_BYTES && (cap > part || cap > left / 4))
 		cap >>= 1;
 	if (cap < sd_w.cfg.ring_bytes && !atomic_exchange(&sd_w.ring_cut_said, 1))
-		say("sonde: SONDE_BUFFER_KB: %u KiB per thread does not fit in sonde's share of "
+		sd_msg("sonde: SONDE_BUFFER_KB: %u KiB per thread does not fit in sonde's share of "
 		    "RLIMIT_AS (1/%u of %llu MiB: %zu MiB): thread %d (%s) and later ones get rings "
 		    "of %llu KiB at most (raise RLIMIT_AS or lower SONDE_BUFFER_KB)",
 		    sd_w.cfg.ring_bytes / 1024, SD_MEM_SHARE,
@@ -1041,7 +1033,7 @@ static void go_writerless(const char *what, const struct sd_slots_why *why, int 
 			 "tasks on this machine%s (" WRITERLESS_HINT "; raise ulimit -u above %llu)",
 			 what, why->tasks, lim, (unsigned long long)why->tasks + SD_NPROC_MARGIN);
 	if (sd_slots_say_first() && group_says_first())
-		say("%s", buf);
+		sd_msg("%s", buf);
 	else
 		sd_writer_note(buf);
 }
@@ -1390,7 +1382,7 @@ static int sbuf_write(void *data, const char *buf, size_t len)
 	}
 	sd_w.pack_oom = 1;
 	sd_w.sbuf.size = sd_w.rec_start;
-	say("sonde: stream: out of memory for its buffer: %s (profiling data from now on is "
+	sd_msg("sonde: stream: out of memory for its buffer: %s (profiling data from now on is "
 	    "discarded; lower SONDE_FLUSH_MS)", strerror(ENOMEM));
 	return -1;
 }
@@ -1432,7 +1424,7 @@ int sd_writer_init(const struct sd_writer_config *cfg)
 	sd_w.tmp_pcs = sd_mem_alloc((cfg->max_depth + 1) * sizeof *sd_w.tmp_pcs);
 	if (!sd_w.tmp_nodes || !sd_w.tmp_pcs) {
 		drop_dir_fd();
-		say("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));
+		sd_msg("sonde: writer: cannot start: %s (this run is not profiled)", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	int err = sd_w.dir_fd >= 0 ? 0 : prepare_dir();

@@ -481,9 +481,10 @@ void sd_writer_modules_changed(uint64_t t_ns);
  * sonde's: if it is the output file, the writer stops using that number and
  * opens the file again before its next write. Any thread. */
 void sd_writer_fd_closed(int fd);
-/* A `sonde: ...` line: printed on stderr (one write) and kept as a NOTE
- * record. Ordinary context, any thread. */
-void sd_writer_vsay(const char *fmt, va_list ap);
+/* libsonde's log sink (common/log.h, set at start): the `sonde: ...` line
+ * is printed on stderr (one write) and kept as a NOTE record. Ordinary
+ * context, any thread. */
+void sd_writer_log(const char *line, size_t len);
 /* One diagnostic line into the stream (NOTE record); also what was printed.
  * Lock-free: async-signal-safe, any thread. */
 void sd_writer_note(const char *text);

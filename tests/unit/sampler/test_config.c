@@ -4,10 +4,10 @@
  * normative: every accepted form parses to the documented value, every
  * refused one gives the documented line and keeps the documented default.
  *
- * config.c prints through sd_msg() (sampler/runtime.c: one line to
- * sd_writer_vsay, which writes it to stderr and keeps it as a NOTE). This
- * test supplies sd_msg itself and keeps each line, so that lines are compared
- * whole; it also supplies sd_real_sigaction (the interposed sigaction's way to
+ * config.c prints through sd_msg() (common/log.h: in libsonde the writer's
+ * sink writes each line to stderr and keeps it as a NOTE). This test sets
+ * its own sink and keeps each line, so that lines are compared whole; it
+ * also supplies sd_real_sigaction (the interposed sigaction's way to
  * libc's, sampler/interpose.c) as libc's sigaction. The counters probe takes
  * its `say` function as an argument: the same capture is given.
  */
@@ -31,13 +31,16 @@
 static char msgs[MAX_MSGS][1024];
 static unsigned nmsgs;
 
-void sd_msg(const char *fmt, ...)
+/* the log sink (common/log.h) of this test: every line kept */
+static void keep(const char *line, size_t len)
 {
-	va_list ap;
-	va_start(ap, fmt);
 	CHECK(nmsgs < MAX_MSGS);
-	vsnprintf(msgs[nmsgs++], sizeof msgs[0], fmt, ap);
-	va_end(ap);
+	snprintf(msgs[nmsgs++], sizeof msgs[0], "%.*s", (int)len, line);
+}
+
+__attribute__((constructor)) static void capture_lines(void)
+{
+	sd_log_set(keep, 0);
 }
 
 int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
