@@ -18,6 +18,9 @@ int sd_cmd_run(int argc, char **argv);
  * user named it, abs_out its absolute path) moved to DIR.old when they are over, or
  * kept; either said in one line on stderr. 0 or -ENOMEM. */
 int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t dmode);
+/* run_mpi.c: whether CMD is an MPI program (linked with an MPI library) or an MPI
+ * launcher, or SONDE_MPI=on says so: 1 with a short reason in why, else 0. */
+int sd_run_is_mpi(const char *cmd, char *why, size_t len);
 int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);

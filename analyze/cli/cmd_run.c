@@ -223,13 +223,34 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 	return SD_EXIT_OK;
 }
 
+/* CMD is an MPI program or launcher: libsonde_mpi.so (from next to libsonde.so) joins
+ * *preload after it, and exact region times are on (SONDE_REGIONS, unless set), since
+ * MPI calls are timed as regions. Without the library, one line says so. 0 or -ENOMEM. */
+static int add_mpi(const char *lib, const char *cmd, char **preload)
+{
+	char why[PATH_MAX + 64], mpi[PATH_MAX];
+	if (!sd_run_is_mpi(cmd, why, sizeof why))
+		return 0;
+	const char *slash = strrchr(lib, '/');
+	snprintf(mpi, sizeof mpi, "%.*s/libsonde_mpi.so", (int)(slash ? slash - lib : 1),
+		 slash ? lib : ".");
+	if (access(mpi, R_OK)) {
+		fprintf(stderr, "sonde: run: %s, but %s is missing (MPI time is not measured; "
+			"build sonde with MPI's headers: libopenmpi-dev)\n", why, mpi);
+		return 0;
+	}
+	if (!getenv("SONDE_REGIONS") && setenv("SONDE_REGIONS", "on", 1))
+		return -ENOMEM;
+	return append(preload, ":", mpi);
+}
+
 /* The output directory checked by the runtime's own rule (writer/outdir.c) before the
  * command starts, an earlier run's streams in it moved aside unless keep_old
  * (run_old.c), and the command's environment: LD_PRELOAD, SONDE_OUTPUT (absolute: its
- * children may run elsewhere, make -C), SONDE_SAMPLE. *dirfd: the directory. */
-static int prepare(const char *lib, const char *out, const char *sample, int keep_old,
-		   char **preload,
-		   int *dirfd)
+ * children may run elsewhere, make -C), SONDE_SAMPLE; for an MPI program or launcher
+ * (run_mpi.c), libsonde_mpi.so and SONDE_REGIONS. *dirfd: the directory. */
+static int prepare(const char *lib, const char *cmd, const char *out, const char *sample,
+		   int keep_old, char **preload, int *dirfd)
 {
 	mode_t fmode, dmode;
 	if (sd_outdir_mode_parse(getenv("SONDE_MODE"), &fmode, &dmode) != 0)
@@ -247,7 +268,8 @@ static int prepare(const char *lib, const char *out, const char *sample, int kee
 			return -ENOMEM;
 	}
 	const char *old = getenv("LD_PRELOAD");
-	if (append(preload, "", lib) || (old && *old && append(preload, ":", old)))
+	if (append(preload, "", lib) || add_mpi(lib, cmd, preload) ||
+	    (old && *old && append(preload, ":", old)))
 		return -ENOMEM;
 	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", env_out, 1) ||
 	    setenv("LD_PRELOAD", *preload, 1))
@@ -332,7 +354,7 @@ int sd_cmd_run(int argc, char **argv)
 			goto out;
 		out = outdir;
 	}
-	if ((code = prepare(lib, out, sample, keep_old, &preload, &dirfd)) != SD_EXIT_OK)
+	if ((code = prepare(lib, argv[cmd], out, sample, keep_old, &preload, &dirfd)) != SD_EXIT_OK)
 		goto out;
 	int before = count_streams(dirfd), failed = spawn_wait(argv + cmd, &code);
 	if (failed) {
