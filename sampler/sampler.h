@@ -402,7 +402,7 @@ struct phdr_snapshot *sd_phdr_snapshot_swap_sigsafe(struct phdr_snapshot *s);
 int sd_phdr_snapshot_readers_sigsafe(void);
 void sd_phdr_snapshot_rebuild(void);
 /* Records act's handler as sd_rt.handler_entry[sig] (nothing for SIG_DFL,
- * SIG_IGN or no act). Ordinary context. */
+ * SIG_IGN or no act; interpose/signals.c). Ordinary context. */
 void sd_handler_entry_note(int sig, const struct sigaction *act);
 
 /* The sampler's tracking of the loader (loader.c), ordinary context:
@@ -426,7 +426,7 @@ void sd_loader_fork_child(void);
  * vgpreload_core-<arch>-<os>.so, is loaded), else 0. Ordinary context. */
 int sd_loader_under_valgrind(void);
 /* Whether process_vm_readv reads this process (libunwind's pipe then needs
- * no descriptors: interpose.c). */
+ * no descriptors: interpose/fds.c). */
 int sd_interpose_vpipe_probe(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
@@ -465,7 +465,10 @@ void sd_tasks_fork_child_open(void);
  * async-signal-safe; touches no TLS and no errno on the foreign path. */
 int sd_foreign_sample_sigsafe(const siginfo_t *si, void *uc);
 
-/* interpose.c (and the sd_real_* functions: common/real.h) */
+/* interpose/ (the wrappers of libc and loader functions; the real ones are
+ * common/real.c's): at start, in the constructor, before the program's
+ * threads, resolves every real function and finds sonde's own code
+ * (interpose/blocking.c). Ordinary context. */
 void sd_interpose_init(void);
 
 #endif
