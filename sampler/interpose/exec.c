@@ -4,8 +4,8 @@
  * that change what paths name (chroot, unshare, setns)
  * (sampler/interpose/interpose.h has the index of every wrapper).
  *
- * Ordinary context of the program's threads; the wait wrappers and fork
- * run in its signal handlers too, and stay async-signal-safe there.
+ * Ordinary context of the program's threads; the wait wrappers run in its
+ * SIGCHLD handlers too, and stay async-signal-safe there.
  */
 #define _GNU_SOURCE
 #include <sched.h>

@@ -5,9 +5,11 @@
  * program's descriptors from libunwind inside sonde's handler
  * (sampler/interpose/interpose.h has the index of every wrapper).
  *
- * Ordinary context of the program's threads, and sonde's signal handler
- * (libunwind's pipe: the *_sigsafe helpers and the paths of read, write,
- * close, pipe2 and syscall taken there).
+ * Ordinary context of the program's threads; close may also be called from
+ * the program's own signal handlers (its wrapper stays async-signal-safe on
+ * the path the program takes), and libunwind calls read, write, close,
+ * pipe2 and syscall inside sonde's signal handler (the *_sigsafe helpers
+ * and the paths taken there).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

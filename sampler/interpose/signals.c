@@ -5,9 +5,9 @@
  * program's stay as it set them (sampler/interpose/interpose.h has the
  * index of every wrapper).
  *
- * Ordinary context of the program's threads; sigaction and the masks are
- * also called from the program's own signal handlers: async-signal-safe on
- * the path the program takes.
+ * Ordinary context of the program's threads; sigaction may also be called
+ * from the program's own signal handlers: its wrapper stays
+ * async-signal-safe on the path the program takes.
  */
 #define _GNU_SOURCE
 #include <signal.h>
