@@ -24,7 +24,7 @@ With --runtime, the folders are the runtime's components at the top of SOURCE_DI
 (common, mem, kernel, annotate, writer, sampler: libsonde.so is linked from their object
 files, given per folder separated by ';' or ':').
 A folder's header is FOLDER/FOLDER.h, but every header of common/ is public (its small
-layers: common.h, sys.h, real.h, log.h, dlns.h), and folders not listed (include/, the
+layers: common.h, sys.h, real.h, real_table.h, log.h, dlns.h), and folders not listed (include/, the
 public API; format/, the stream's constants) are not components. A call by a libc name
 that libsonde also wraps for the program (write, syscall, dlopen: --libc gives the C
 library whose exported names these are) is a call to whichever comes first in the

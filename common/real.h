@@ -2,16 +2,16 @@
  * libsonde exports a wrapper of the same name for the program.
  *
  * Inside libsonde a call of pthread_mutex_lock, pthread_join, sigaction, ...
- * binds to libsonde's own wrapper (sampler/interpose.c): the wrappers exist
+ * binds to libsonde's own wrapper (sampler/interpose/): the wrappers exist
  * for the program, and sonde's own calls would only pay for them (and make
  * every component call the sampler's wrappers back). The runtime calls
  * these instead, which reach the real function (dlsym(RTLD_NEXT), resolved
- * once: sd_interpose_init, or the first call before it); the plain system
+ * once: sd_real_init, or the first call before it); the plain system
  * calls go straight to the kernel (common/sys.h). Same arguments, result
  * and errno as libc's; each is as async-signal-safe as libc's once
- * resolved. Defined in sampler/interpose.c, in libsonde only: a test
- * program that compiles a runtime file supplies those the file calls
- * (tests/unit).
+ * resolved. Defined in common/real.c, with the table of every real
+ * function the wrappers call (common/real_table.h); a test program links
+ * real.c as it is (from an executable, RTLD_NEXT finds libc's).
  */
 #ifndef SONDE_REAL_H
 #define SONDE_REAL_H
@@ -20,6 +20,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+
+/* Resolves every real function (common/real_table.h) at once: at start,
+ * before the program's threads (sd_interpose_init). Ordinary context. */
+void sd_real_init(void);
 
 /* close, also of a descriptor sonde spares from the program's close */
 int sd_real_close(int fd);

@@ -1,7 +1,7 @@
 /* sys.h - the runtime's own system calls, straight to the kernel.
  *
  * libsonde exports wrappers for libc names the program calls (close,
- * syscall, read, ...; sampler/interpose.c). Inside libsonde those names
+ * syscall, read, ...; sampler/interpose/). Inside libsonde those names
  * bind to the wrappers too, so sonde calling syscall(SYS_close) would enter
  * its own syscall wrapper, then its close wrapper, and so on: before sonde's
  * constructor has resolved the real functions that recursed until the stack

@@ -24,7 +24,7 @@ static char papi_err[256], pfm_err[256];
 static int papi_state, pfm_state; /* 0 not tried, 1 loaded, -1 failed */
 /* Each library is loaded once, by its first caller; the others wait for
  * it. pthread_once, not a mutex: libsonde wraps pthread_mutex_lock for the
- * program (sampler/interpose.c), and these objects are the analyzer's too,
+ * program (sampler/interpose/blocking.c), and these objects are the analyzer's too,
  * which has no sd_real_pthread_mutex_lock (common/real.h). */
 static pthread_once_t papi_once = PTHREAD_ONCE_INIT, pfm_once = PTHREAD_ONCE_INIT;
 

@@ -659,7 +659,7 @@ static void drain_sigsafe(struct sd_thread *t)
 }
 
 /* Once the program uses alternate stacks, its SA_ONSTACK handlers are
- * installed with the flag (interpose.c): in a thread that has sonde's stack
+ * installed with the flag (interpose/signals.c): in a thread that has sonde's stack
  * and none of the program's, they would run on sonde's. Such a thread
  * switches sonde's off at its next sample, through the context sigreturn
  * restores (uc_stack: sonde's stack is SS_AUTODISARM, without which a

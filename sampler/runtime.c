@@ -324,7 +324,7 @@ static int alt_pool_put(char *m)
 /* Gives the calling thread sonde's alternate signal stack (guard page
  * below), unless the program already set one: samples then never run on a
  * small thread stack. The program's own sigaltstack calls are honoured
- * (interpose.c). */
+ * (interpose/signals.c). */
 static void altstack_open(struct sd_thread *t)
 {
 	stack_t cur = {.ss_flags = SS_DISABLE};
@@ -865,7 +865,7 @@ int sd_runtime_timer_yield(void)
  * "Descriptors"): of a soft RLIMIT_NOFILE L, the stream's one and up to
  * (L - 3) / 16 more (the clocks, counters, /proc/self/task), a thread that
  * finds the share used up samples on a POSIX timer; libunwind's pipe takes
- * none (interpose.c, pipe2). They live in the top numbers of a small limit
+ * none (interpose/fds.c, pipe2). They live in the top numbers of a small limit
  * (the program's lowest numbers stay free), from 1024 up under a large one. */
 static void pick_fd_floor(void)
 {
@@ -1090,7 +1090,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 				      .fd_track = sd_runtime_fd_track_sigsafe};
 	if (sd_writer_open_dir(&dc) != 0)
 		return; /* said why; the program runs on unprofiled */
-	/* Before libunwind's first use: its address checks (interpose.c). */
+	/* Before libunwind's first use: its address checks (interpose/fds.c). */
 	sd_rt.under_valgrind = sd_loader_under_valgrind();
 	sd_rt.vpipe = sd_interpose_vpipe_probe();
 	if (sd_rt.under_valgrind && sd_rt.cfg.verbose)

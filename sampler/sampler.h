@@ -132,7 +132,7 @@ struct sd_thread {
 	size_t alt_bytes;              /* its usable size (a guard page lies below) */
 	int prog_alt;                  /* the program set its own sigaltstack */
 	volatile sig_atomic_t alt_off; /* sonde's stack was switched off (the program
-					* uses alternate stacks; interpose.c) */
+					* uses alternate stacks; interpose/signals.c) */
 	uintptr_t prog_alt_lo, prog_alt_hi;
 	uint32_t mult[SD_MAX_SOURCES]; /* throttling: effective period = period x mult */
 	uint16_t win_n[SD_MAX_SOURCES], win_bad[SD_MAX_SOURCES];
@@ -243,7 +243,7 @@ struct sd_runtime {
 	/* SA_ONSTACK: until the program sets an alternate stack in any thread,
 	 * its handlers are installed without SA_ONSTACK (they would run on the
 	 * thread's stack, never on sonde's); onstack_held marks those, put back
-	 * with the flag when it first does (interpose.c). */
+	 * with the flag when it first does (interpose/signals.c). */
 	_Atomic int prog_alt_any;
 	_Atomic uint64_t self_min_ns;  /* the least time a sample handler took (handler.c) */
 	_Atomic int onstack_held[65];
@@ -270,7 +270,7 @@ int sd_config_parse_period(const char *s, uint64_t *period_ns);
 /* runtime.c */
 /* Sets up the calling thread: ring, unwinder warm-up, sources. stack_lo,
  * stack_hi: its stack as pthread_getattr_np gives it, read by its creator
- * (interpose.c); 0, 0: unknown, read here (the main thread's is found
+ * (interpose/threads.c); 0, 0: unknown, read here (the main thread's is found
  * without). */
 struct sd_thread *sd_thread_begin(uintptr_t stack_lo, uintptr_t stack_hi);
 /* Tears down the calling thread's state; idempotent. */
@@ -297,7 +297,7 @@ int sd_runtime_fd_room_sigsafe(int n);
 int sd_runtime_timer_yield(void);
 /* sonde's POSIX timers: at most sd_rt.timer_share (-EDQUOT beyond), each
  * counted (timer_create's wrapper knows them by their signal and cookie and
- * never gives its own up for them: interpose.c). */
+ * never gives its own up for them: interpose/signals.c). */
 int sd_sources_timer_create(clockid_t clock, struct sigevent *sev, timer_t *id);
 void sd_sources_timer_delete(timer_t id);
 void sd_runtime_fd_closed(int fd);
@@ -402,7 +402,7 @@ struct phdr_snapshot *sd_phdr_snapshot_swap_sigsafe(struct phdr_snapshot *s);
 int sd_phdr_snapshot_readers_sigsafe(void);
 void sd_phdr_snapshot_rebuild(void);
 /* Records act's handler as sd_rt.handler_entry[sig] (nothing for SIG_DFL,
- * SIG_IGN or no act). Ordinary context. */
+ * SIG_IGN or no act; interpose/signals.c). Ordinary context. */
 void sd_handler_entry_note(int sig, const struct sigaction *act);
 
 /* The sampler's tracking of the loader (loader.c), ordinary context:
@@ -426,7 +426,7 @@ void sd_loader_fork_child(void);
  * vgpreload_core-<arch>-<os>.so, is loaded), else 0. Ordinary context. */
 int sd_loader_under_valgrind(void);
 /* Whether process_vm_readv reads this process (libunwind's pipe then needs
- * no descriptors: interpose.c). */
+ * no descriptors: interpose/fds.c). */
 int sd_interpose_vpipe_probe(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
@@ -465,7 +465,10 @@ void sd_tasks_fork_child_open(void);
  * async-signal-safe; touches no TLS and no errno on the foreign path. */
 int sd_foreign_sample_sigsafe(const siginfo_t *si, void *uc);
 
-/* interpose.c (and the sd_real_* functions: common/real.h) */
+/* interpose/ (the wrappers of libc and loader functions; the real ones are
+ * common/real.c's): at start, in the constructor, before the program's
+ * threads, resolves every real function and finds sonde's own code
+ * (interpose/blocking.c). Ordinary context. */
 void sd_interpose_init(void);
 
 #endif

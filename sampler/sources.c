@@ -118,7 +118,7 @@ int sd_sources_timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 		return -EDQUOT; /* sonde's share of the signal quota used up */
 	}
 	/* by name: tests/fault's shim fails it (the wrapper passes sonde's on,
-	 * interpose.c) */
+	 * interpose/signals.c) */
 	if (timer_create(clock, sev, id) != 0) {
 		int err = -errno;
 		atomic_fetch_sub(&sd_rt.timers, 1);

@@ -17,7 +17,7 @@
  *
  * Each is carried over in an accumulator and written as accounted samples
  * (flag SD_FLAG_ACCOUNTED) of whole periods. The interposed calls that wait
- * (sampler/interpose.c) add up the elapsed time the thread spends inside
+ * (sampler/interpose/blocking.c) add up the elapsed time the thread spends inside
  * them and keep the stack of the last one (seqcount-checked). Off-CPU time,
  * up to that time in calls, is charged under [blocked] to that stack; kernel
  * time, up to what is left of it, under [kernel] to the same stack (the

@@ -17,7 +17,7 @@
  *     followed by its changes (sysinfo: no descriptor taken while the
  *     program runs): the writer leaves.
  *  3. the program was refused a task (fork, posix_spawn or pthread_create
- *     failed with EAGAIN; sampler/interpose.c): every writer of its process
+ *     failed with EAGAIN; sampler/interpose/): every writer of its process
  *     tree leaves, the caller waits until their threads are gone, and the
  *     call is made once more (sd_writer_slots_retry_sigsafe). So a writer
  *     started while slots were plenty never holds the one the program is

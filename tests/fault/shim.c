@@ -44,7 +44,7 @@
  *     none: run.sh, case nomalloc), timer_create: the slot binds to the
  *     first definition in the global scope, this shim's.
  *   - write and syscall: libsonde defines and exports wrappers of its own
- *     (sampler/interpose.c), but its own calls of them still go through its
+ *     (sampler/interpose/fds.c), but its own calls of them still go through its
  *     PLT, so they reach this shim first; the shim passes every call on to
  *     the next definition (dlsym(RTLD_NEXT)): libsonde's wrapper, which
  *     calls libc. perf_event_open has no libc wrapper: libsonde calls

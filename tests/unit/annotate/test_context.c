@@ -9,8 +9,8 @@
  * (sd_annotate_thread_ctx_sigsafe). api.c prints through sd_writer_vsay
  * (writer/writer.c: the line on stderr and a NOTE record); this test supplies
  * it and keeps the lines. The files under test take their locks through
- * sd_real_pthread_mutex_lock (common/real.h, sampler/interpose.c in
- * libsonde): supplied as libc's pthread_mutex_lock. Each case runs in its
+ * sd_real_pthread_mutex_lock (common/real.h): the test links common/real.c
+ * as libsonde does (from an executable, RTLD_NEXT finds libc's). Each case runs in its
  * own process: the tree only grows.
  */
 #define _GNU_SOURCE
@@ -27,11 +27,6 @@
 #include "tests/unit/unit.h"
 
 /* ---- what api.c calls from other files ----------------------------------- */
-
-int sd_real_pthread_mutex_lock(pthread_mutex_t *m)
-{
-	return pthread_mutex_lock(m);
-}
 
 #define MAX_MSGS 64
 static char msgs[MAX_MSGS][600];

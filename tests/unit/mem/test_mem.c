@@ -15,9 +15,9 @@
  *   concurrent  4 threads allocating, writing, checking and freeing blocks
  *               of every kind at once
  *
- * mem.c takes its lock through sd_real_pthread_mutex_lock (common/real.h,
- * sampler/interpose.c in libsonde): this test supplies it as libc's
- * pthread_mutex_lock.
+ * mem.c takes its lock through sd_real_pthread_mutex_lock (common/real.h):
+ * this test links common/real.c as libsonde does (from an executable,
+ * RTLD_NEXT finds libc's pthread_mutex_lock).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,11 +30,6 @@
 #include "common/real.h"
 #include "mem/mem.h"
 #include "tests/unit/unit.h"
-
-int sd_real_pthread_mutex_lock(pthread_mutex_t *m)
-{
-	return pthread_mutex_lock(m);
-}
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {

@@ -8,7 +8,7 @@
 #        $<TARGET_OBJECTS:...> gives them)
 #
 # libsonde exports wrappers of libc functions (close, read, write, syscall,
-# nanosleep, pthread_mutex_lock, ...: sampler/interpose.c) for the program.
+# nanosleep, pthread_mutex_lock, ...: sampler/interpose/) for the program.
 # A call of one of those names inside libsonde binds to libsonde's own wrapper
 # (it is linked without -Bsymbolic), which then passes it on: a cost, and a
 # circle between the runtime's objects. The runtime makes its system calls
@@ -17,13 +17,14 @@
 #
 #   - the interposed names are the functions libsonde.so exports (nm -D),
 #     its public sonde_* API aside;
-#   - no runtime object but sampler/interpose.c may refer to one (nm -u:
-#     every reference, calls and addresses taken), except those KEPT below,
-#     which the runtime makes by name on purpose;
-#   - in interpose.c a reference to one (objdump -dr) may only be in a
-#     wrapper itself, made on the program's behalf (execl calls execv,
-#     signal calls sigaction, syscall(SYS_close) calls close), and none in
-#     its data;
+#   - no runtime object but those of sampler/interpose/ (the wrappers, one
+#     file per thing they guard: every object in a folder named interpose)
+#     may refer to one (nm -u: every reference, calls and addresses taken),
+#     except those KEPT below, which the runtime makes by name on purpose;
+#   - in each object of sampler/interpose/ a reference to one (objdump -dr)
+#     may only be in a wrapper itself, made on the program's behalf (execl
+#     calls execv, signal calls sigaction, syscall(SYS_close) calls close),
+#     and none in its data;
 #   - libsonde.so's own dynamic relocations against interposed names
 #     (readelf -r: its PLT and GOT) are all accounted for by the objects
 #     checked, so that the list of objects cannot be short.
@@ -91,12 +92,12 @@ done
 
 used=() # the interposed names some object refers to, allowed
 kept_seen=()
-interpose=""
+interpose=() # the wrappers' objects: sampler/interpose/*.c
 for o in "${objs[@]}"; do
 	[ -f "$o" ] || { fail "no object $o"; continue; }
 	base=$(basename "$o")
-	if [ "$base" = interpose.c.o ]; then
-		interpose=$o
+	if [ "$(basename "$(dirname "$o")")" = interpose ]; then
+		interpose+=("$o")
 		continue
 	fi
 	while read -r sym; do
@@ -110,26 +111,27 @@ for o in "${objs[@]}"; do
 	done < <("$NM" -u "$o" | awk '{ print $NF }' | sed 's/@.*//' | sort -u)
 done
 
-if [ -z "$interpose" ]; then
-	fail "sampler/interpose.c's object is not among the objects given"
-else
+[ "${#interpose[@]}" -gt 0 ] ||
+	fail "no object of sampler/interpose/ (the wrappers) is among the objects given"
+for o in "${interpose[@]}"; do
+	src=$(basename "$o" .o)
 	# code: each relocation against an interposed name, with the function it is in
 	while read -r fn sym; do
 		is_name "$sym" || continue
 		used+=("$sym")
 		is_name "${fn%%.*}" || # else a wrapper, on the program's behalf
-			fail "interpose.c: $fn refers to $sym (its own wrapper): use REAL($sym) or an sd_real_* function"
-	done < <("$OBJDUMP" -dr "$interpose" | awk '
+			fail "interpose/$src: $fn refers to $sym (its own wrapper): use REAL($sym) or an sd_real_* function"
+	done < <("$OBJDUMP" -dr "$o" | awk '
 		/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); next }
 		/R_[A-Z0-9_]+[ \t]/ { for (i = 1; i < NF; i++) if ($i ~ /^R_[A-Z0-9_]+$/) {
 			s = $(i + 1); sub(/[-+]0x[0-9a-f]+$/, "", s); print fn, s } }')
 	# data: no table of interposed functions (debug and unwind tables aside)
 	while read -r sec sym; do
-		is_name "$sym" && fail "interpose.c: section $sec refers to $sym"
-	done < <("$READELF" -rW "$interpose" | awk '
+		is_name "$sym" && fail "interpose/$src: section $sec refers to $sym"
+	done < <("$READELF" -rW "$o" | awk '
 		/^Relocation section/ { sec = $3; gsub(/\047/, "", sec); next }
 		sec !~ /^\.rela?\.(text|debug|eh_frame)/ && NF >= 5 && $1 ~ /^[0-9a-f]+$/ { s = $5; sub(/@.*/, "", s); print sec, s }')
-fi
+done
 
 # libsonde.so: every interposed name it binds through its PLT or GOT is one
 # the objects above refer to (else an object is missing from the list).
@@ -147,4 +149,4 @@ for k in "${KEPT[@]}"; do
 done
 
 [ "$bad" = 0 ] || exit 1
-echo "ok: ${#objs[@]} objects, ${#names[@]} interposed names; referred to by name only in interpose.c's wrappers and on purpose (${KEPT[*]})"
+echo "ok: ${#objs[@]} objects, ${#names[@]} interposed names; referred to by name only in the wrappers of ${#interpose[@]} sampler/interpose/ objects and on purpose (${KEPT[*]})"

@@ -6,10 +6,11 @@
  *
  * config.c prints through sd_msg() (common/log.h: in libsonde the writer's
  * sink writes each line to stderr and keeps it as a NOTE). This test sets
- * its own sink and keeps each line, so that lines are compared whole; it
- * also supplies sd_real_sigaction (the interposed sigaction's way to
- * libc's, sampler/interpose.c) as libc's sigaction. The counters probe takes
- * its `say` function as an argument: the same capture is given.
+ * its own sink and keeps each line, so that lines are compared whole. Its
+ * sd_real_sigaction (common/real.h) is common/real.c's, linked as in
+ * libsonde (from an executable, RTLD_NEXT finds libc's sigaction). The
+ * counters probe takes its `say` function as an argument: the same capture
+ * is given.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,11 +42,6 @@ static void keep(const char *line, size_t len)
 __attribute__((constructor)) static void capture_lines(void)
 {
 	sd_log_set(keep, 0);
-}
-
-int sd_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	return sigaction(sig, act, old);
 }
 
 /* ---- helpers --------------------------------------------------------------- */
