@@ -610,7 +610,7 @@ void sd_xml_put(FILE *out, const char *str, size_t n, size_t max)
 
 static void said_write(const char *path, int e)
 {
-	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n", path,
+	sd_msg("sonde: %s: cannot write: %s (check the path and its directory)", path,
 		strerror(e));
 }
 
