@@ -575,6 +575,28 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 	return SD_EXIT_OK;
 }
 
+/* Says that NAME of OPT is no attribute of the streams, with near (NULL: none) and the
+ * attributes in use (used[a]): the line is made first, then said once (not at all
+ * without memory, as check_name). */
+static void say_no_attr(const struct sd_cli *c, const struct sd_profile *p, const char *opt,
+			const char *name, const char *near, const uint8_t *used)
+{
+	char *list = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&list, &len);
+	if (!m)
+		return;
+	int n = 0;
+	for (size_t a = 0; a < p->nattr_names; a++)
+		if (used[a])
+			fprintf(m, "%s %s", n++ ? "," : "", p->attr_names[a]);
+	if (fclose(m) == 0)
+		sd_msg("sonde: %s: %s %s: no attribute of that name in the streams (%s%s%s"
+		       "attributes:%s)", c->cmd, opt, name, near ? "did you mean '" : "",
+		       near ? near : "", near ? "'? " : "", n ? list : " none");
+	free(list);
+}
+
 /* A name that is neither a built-in key nor an attribute of the loaded streams: said,
  * with the nearest attribute when one is close, and the ones that exist. */
 static void check_name(const struct sd_cli *c, const struct sd_profile *p, const char *opt,
@@ -612,16 +634,7 @@ static void check_name(const struct sd_cli *c, const struct sd_profile *p, const
 		if (d < best)
 			best = d, near = p->attr_names[a];
 	}
-	fprintf(stderr, "sonde: %s: %s %s: no attribute of that name in the streams (", c->cmd, opt,
-		buf);
-	if (near)
-		fprintf(stderr, "did you mean '%s'? ", near);
-	fputs("attributes:", stderr);
-	int n = 0;
-	for (size_t a = 0; a < p->nattr_names; a++)
-		if (used[a])
-			fprintf(stderr, "%s %s", n++ ? "," : "", p->attr_names[a]);
-	fputs(n ? ")\n" : " none)\n", stderr);
+	say_no_attr(c, p, opt, buf, near, used);
 	free(used);
 }
 

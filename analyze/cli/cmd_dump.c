@@ -86,8 +86,8 @@ int sd_cmd_dump(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout)) {
 		code = sd_error(SD_EXIT_IO, "dump: stdout: %s", strerror(errno));
 	} else if (r == SD_ERR_TRUNC) {
-		fprintf(stderr, "sonde: %s: truncated at byte %zu (valid prefix of %llu records "
-			"used)\n", path, s.err_off, (unsigned long long)s.nrecords);
+		sd_msg("sonde: %s: truncated at byte %zu (valid prefix of %llu records "
+			"used)", path, s.err_off, (unsigned long long)s.nrecords);
 	} else if (r < 0) {
 		code = sd_stream_perror(&s, path, r);
 	}

@@ -21,7 +21,6 @@
 #include "sampler/sampler.h"
 #include "writer/writer.h"
 
-#include <stdarg.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -108,19 +107,17 @@ static void forward_signal(int sig)
 }
 
 /* The runtime's configuration messages, when the CLI runs the runtime's own parser
- * (sampler/config.c) to check -e before starting anything: kept here, and printed by
- * check_sample. The CLI's only caller of sd_msg. */
+ * (sampler/config.c) to check -e before starting anything: check_sample sets this log
+ * sink (common/log.h) for the parse, keeps them here, prints them, then sets the CLI's
+ * sink back (util's sd_stderr_sink, as main.c does). */
 static char cfg_msg[8][512];
 static int ncfg_msg;
 
-void sd_msg(const char *fmt, ...)
+static void keep_cfg_msg(const char *line, size_t len)
 {
-	if (ncfg_msg == 8)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cfg_msg[ncfg_msg++], sizeof cfg_msg[0], fmt, ap);
-	va_end(ap);
+	(void)len;
+	if (ncfg_msg < 8)
+		snprintf(cfg_msg[ncfg_msg++], sizeof cfg_msg[0], "%s", line);
 }
 
 /* The parser asks which signals are free: in the CLI, the libc's sigaction is the real one. */
@@ -142,7 +139,9 @@ static int check_sample(const char *sample)
 		return -ENOMEM;
 	}
 	ncfg_msg = 0;
+	sd_log_set(keep_cfg_msg, 0);
 	sd_config_parse(&cfg);
+	sd_log_set(sd_stderr_sink, 1);
 	for (int i = 0; i < ncfg_msg; i++)
 		if (!strncmp(cfg_msg[i], "sonde: SONDE_SAMPLE: ", 21) &&
 		    !strstr(cfg_msg[i], "no valid source left")) {
@@ -362,10 +361,10 @@ int sd_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (count_streams(dirfd) > before)
-		fprintf(stderr, "sonde: profile written to %s (sonde report %s)\n", out, out);
+		sd_msg("sonde: profile written to %s (sonde report %s)", out, out);
 	else
-		fprintf(stderr, "sonde: %s: no profile was written (is %s static, setuid or "
-			"setgid, or does it clear LD_PRELOAD?)\n", out, argv[cmd]);
+		sd_msg("sonde: %s: no profile was written (is %s static, setuid or "
+			"setgid, or does it clear LD_PRELOAD?)", out, argv[cmd]);
 out:
 	if (dirfd >= 0)
 		close(dirfd);

@@ -1,7 +1,8 @@
 /*
  * main.c: the `sonde` command line: a table of subcommands, each in its own cmd_*.c.
  * Exit codes are the named enum sd_exit (util/util.h), listed by `sonde --help`; a
- * command's result becomes one through sd_exit_code, here only.
+ * command's result becomes one through sd_exit_code, here only. Messages go through
+ * sonde's one log sink (common/log.h), set here: util's sd_stderr_sink.
  */
 #include "analyze/cli/cli.h"
 
@@ -45,6 +46,7 @@ static void help(FILE *out)
 
 int main(int argc, char **argv)
 {
+	sd_log_set(sd_stderr_sink, 1); /* every message on stdio's stderr, however long */
 	if (argc < 2) {
 		help(stderr);
 		return SD_EXIT_USAGE;

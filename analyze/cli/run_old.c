@@ -203,9 +203,9 @@ static void move_old(int dirfd, const char *out, const char *abs_out, mode_t dmo
 	const char *name = strrchr(path, '/');
 	int ofd = old_dir(dirfd, name ? name + 1 : path, dmode, shown, &why);
 	if (ofd < 0) {
-		fprintf(stderr, "sonde: run: %s holds an earlier run (%zu stream%s), and %s cannot "
+		sd_msg("sonde: run: %s holds an earlier run (%zu stream%s), and %s cannot "
 			"be used: %s (nothing was moved: this run's report will merge them; give "
-			"another -o, or remove %s)\n", out, s->nended, s->nended == 1 ? "" : "s",
+			"another -o, or remove %s)", out, s->nended, s->nended == 1 ? "" : "s",
 			shown, why.what, shown);
 		return;
 	}
@@ -214,13 +214,13 @@ static void move_old(int dirfd, const char *out, const char *abs_out, mode_t dmo
 		moved += move_one(dirfd, ofd, s->ended[i]) == 0;
 	close(ofd);
 	if (moved == s->nended)
-		fprintf(stderr, "sonde: run: %s held an earlier run (%zu stream%s): moved to %s "
-			"(sonde diff %s %s compares the two)\n", out, moved, moved == 1 ? "" : "s",
+		sd_msg("sonde: run: %s held an earlier run (%zu stream%s): moved to %s "
+			"(sonde diff %s %s compares the two)", out, moved, moved == 1 ? "" : "s",
 			shown, shown, out);
 	else
-		fprintf(stderr, "sonde: run: %s held an earlier run (%zu stream%s): %zu moved to "
+		sd_msg("sonde: run: %s held an earlier run (%zu stream%s): %zu moved to "
 			"%s, %zu could not be (kept: this run's report will merge them; give another "
-			"-o)\n", out, s->nended, s->nended == 1 ? "" : "s", moved, shown,
+			"-o)", out, s->nended, s->nended == 1 ? "" : "s", moved, shown,
 			s->nended - moved);
 }
 
@@ -234,14 +234,14 @@ int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t d
 		;
 	else if (rank >= 0) {
 		if (rank == 0 && s.nended)
-			fprintf(stderr, "sonde: run: %s already holds %zu stream%s of ended "
+			sd_msg("sonde: run: %s already holds %zu stream%s of ended "
 				"processes (kept: ranks started by an MPI launcher move nothing, they "
 				"start together; if they are an earlier run, the report merges them: "
-				"give each run its own -o)\n", out, s.nended, s.nended == 1 ? "" : "s");
+				"give each run its own -o)", out, s.nended, s.nended == 1 ? "" : "s");
 	} else if (s.live || s.foreign) {
-		fprintf(stderr, "sonde: run: %s already holds streams of %zu running processes and "
+		sd_msg("sonde: run: %s already holds streams of %zu running processes and "
 			"%zu of other hosts (kept: this run's streams are added beside them and a "
-			"report merges them; give another -o for a profile of its own)\n", out,
+			"report merges them; give another -o for a profile of its own)", out,
 			s.live, s.foreign);
 	} else {
 		move_old(dirfd, out, abs_out, dmode, &s);

@@ -222,7 +222,7 @@ static int gzip_write(const char *path, const struct pb *b)
 	int ok = b->n == 0 || gzwrite(f, b->p, (unsigned)b->n) == (int)b->n;
 	ok &= gzclose(f) == Z_OK;
 	if (!ok)
-		fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n",
+		sd_msg("sonde: %s: cannot write: %s (check the path and its directory)",
 			path, strerror(errno ? errno : EIO));
 	return sd_outfile_done(&of, ok) || !ok ? SD_SAID(SD_EXIT_IO) : 0;
 }

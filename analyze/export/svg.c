@@ -419,7 +419,7 @@ int sd_out_svg(FILE *out, const struct sd_tree_src *src, const struct sd_report_
 		return SD_SAID(SD_EXIT_IO);
 	int err = svg_print(f, src, o);
 	if (!err)
-		sd_nocounters_warning(stderr, src->p);
+		sd_nocounters_warning(NULL, src->p);
 	return out_close(f, &of, err);
 }
 

@@ -107,6 +107,10 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The progress line, and its erasing before a message ("\r\033[K"), are terminal drawing,
+ * not messages: written on stdio's stderr directly, not through the log sink (common/log.h
+ * makes whole lines), and in order with the messages because the CLI's sink writes to
+ * stdio's stderr too (util's sd_stderr_sink). */
 static void progress(struct loader *ld, size_t done, double t0, int *shown)
 {
 	if (!isatty(STDERR_FILENO) || now_s() - t0 < 1.0)
@@ -130,15 +134,15 @@ static int duplicate(struct merging *m, size_t i, const struct slot *sl)
 	for (size_t k = 0; k < m->nseen; k++) {
 		const struct seen *o = &m->seen[k];
 		if (me.has_ino && o->has_ino && me.dev == o->dev && me.ino == o->ino) {
-			fprintf(stderr, "sonde: %s: the same file as %s, read already (counted "
-				"once)\n", m->files[i], m->files[o->file]);
+			sd_msg("sonde: %s: the same file as %s, read already (counted "
+				"once)", m->files[i], m->files[o->file]);
 			return 1;
 		}
 		if (ident && o->host && me.pid == o->pid && me.origin_ns == o->origin_ns &&
 		    !strcmp(host, o->host) && me.size == o->size && me.head_hash &&
 		    me.head_hash == o->head_hash) {
-			fprintf(stderr, "sonde: %s: the same stream as %s (pid %" PRIu64 " on %s, "
-				"started at the same time; counted once)\n", m->files[i],
+			sd_msg("sonde: %s: the same stream as %s (pid %" PRIu64 " on %s, "
+				"started at the same time; counted once)", m->files[i],
 				m->files[o->file], me.pid, host);
 			return 1;
 		}
@@ -220,9 +224,12 @@ static void merge_slot(struct merging *m, size_t i, struct slot *sl)
 		m->code = -ENOMEM;
 		return;
 	}
-	if (r == 1)
-		fprintf(stderr, "%ssonde: %s: truncated at byte %zu (using the valid prefix)\n",
-			m->shown ? "\r\033[K" : "", m->files[i], off);
+	if (r == 1) {
+		if (m->shown)
+			fputs("\r\033[K", stderr);
+		sd_msg("sonde: %s: truncated at byte %zu (using the valid prefix)", m->files[i],
+		       off);
+	}
 	if (r >= 0) {
 		(*m->used)++;
 		/* --strict: a stream without END (killed, still running) is fatal too */

@@ -152,7 +152,7 @@ static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
 }
 
 /* The notes under the account: what it leaves out and how it counts. */
-/* pre: "" in a text report's header, "sonde: " on stderr (csv, json). */
+/* pre: "" in a text report's header, "sonde: " in the lines said (csv). */
 static void cov_notes(FILE *out, const char *pre, const struct sd_profile *p,
 		      const struct cov_sum *s)
 {
@@ -480,8 +480,33 @@ static int cov_cells(struct sd_table *t, const struct sd_cov_row *c, int total, 
 	return name_gaps_cell(t, c, total, known);
 }
 
+/* Why the account is not computed, or its notes: on out, each line starting with pre. */
+static void cov_footer(FILE *out, const char *pre, const struct sd_profile *p,
+		       const struct cov_sum *s)
+{
+	const char *why = not_computed(p, s);
+	if (why)
+		fprintf(out, "%scoverage: not computed: %s\n", pre, why);
+	else
+		cov_notes(out, pre, p, s);
+}
+
+/* The same lines said through the log sink (csv; stderr in the CLI), "sonde: " first. */
+static void cov_say(const struct sd_profile *p, const struct cov_sum *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (m) {
+		cov_footer(m, "sonde: ", p, s);
+		fclose(m);
+	}
+	sd_say_lines(buf);
+	free(buf);
+}
+
 /* Text: the account's notes, the rows by pid and tid, the total; csv: the rows, the notes
- * on stderr; json: the coverage object with every thread (sd_output adds it). */
+ * said through the log sink (stderr in the CLI); json: the coverage object with every thread (sd_output adds it). */
 int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct sd_col cols[NCOLS];
@@ -490,7 +515,6 @@ int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_repor
 	struct sd_cov_row *rows = NULL;
 	struct sd_table *t = NULL;
 	struct cov_sum s;
-	const char *why;
 
 	if (o->format == SD_FMT_JSON) {
 		sd_json_open(out, o);
@@ -514,11 +538,10 @@ int sd_out_coverage(FILE *out, const struct sd_profile *p, const struct sd_repor
 			goto out;
 	if (cov_cells(t, &s.tot, 1, text))
 		goto out;
-	if ((why = not_computed(p, &s)))
-		fprintf(text ? out : stderr, "%scoverage: not computed: %s\n", text ? "" : "sonde: ",
-			why);
+	if (text)
+		cov_footer(out, "", p, &s);
 	else
-		cov_notes(text ? out : stderr, text ? "" : "sonde: ", p, &s);
+		cov_say(p, &s);
 	err = sd_table_print(out, t, 0, NULL);
 	if (text && s.flush_threads)
 		fputs("*: up to the last flush (no THREAD_END)\n", out);

@@ -424,10 +424,13 @@ const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, ch
 
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p)
 {
-	if (p->nocounters)
-		fprintf(out, "sonde: warning: %" PRIu64 " samples carry no counter values (their "
-			"thread's counters could not be read, flag 8; counted as samples, not as "
-			"zero deltas)\n", p->nocounters);
+#define NOCOUNTERS "sonde: warning: %" PRIu64 " samples carry no counter values (their " \
+	"thread's counters could not be read, flag 8; counted as samples, not as zero deltas)"
+	if (p->nocounters && out)
+		fprintf(out, NOCOUNTERS "\n", p->nocounters);
+	else if (p->nocounters)
+		sd_msg(NOCOUNTERS, p->nocounters);
+#undef NOCOUNTERS
 }
 
 /* The metric of each merged call node's own samples (index: node). NULL on ENOMEM. */
@@ -610,7 +613,7 @@ void sd_xml_put(FILE *out, const char *str, size_t n, size_t max)
 
 static void said_write(const char *path, int e)
 {
-	fprintf(stderr, "sonde: %s: cannot write: %s (check the path and its directory)\n", path,
+	sd_msg("sonde: %s: cannot write: %s (check the path and its directory)", path,
 		strerror(e));
 }
 

@@ -189,25 +189,17 @@ static void notes_lines(FILE *out, const struct sd_profile *p, const struct sd_r
 		mixed_periods_line(out, p);
 }
 
-void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+void sd_say_lines(const char *text)
 {
-	enum sd_format fmt = o->format;
-	if (fmt == SD_FMT_TEXT) {
-		notes_lines(out, p, o);
-		return;
-	}
-	notes_lines(stderr, p, o);
-	if (fmt != SD_FMT_JSON)
-		return;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	if (m) {
-		notes_lines(m, p, o);
-		fclose(m);
-	}
+	for (const char *q = text, *nl; q && (nl = strchr(q, '\n')); q = nl + 1)
+		sd_msg("%.*s", (int)(nl - q), q);
+}
+
+/* json: the notes (buf, lines) as `"warnings":[...]` and the keys around it, on out. */
+static void notes_json(FILE *out, const struct sd_profile *p, const char *buf)
+{
 	fprintf(out, "\"incomplete_streams\":%zu,\"warnings\":[", sd_incomplete(p));
-	for (char *q = buf, *nl; q && *q; q = nl + 1) {
+	for (const char *q = buf, *nl; q && *q; q = nl + 1) {
 		nl = strchr(q, '\n');
 		if (!nl)
 			break;
@@ -232,5 +224,24 @@ void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts
 		sd_json_str(out, p->picked_source, strlen(p->picked_source));
 		putc(',', out);
 	}
+}
+
+void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	if (o->format == SD_FMT_TEXT) {
+		notes_lines(out, p, o);
+		return;
+	}
+	/* the lines made once: said through the log sink, and in json kept in the object */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (m) {
+		notes_lines(m, p, o);
+		fclose(m);
+	}
+	sd_say_lines(buf);
+	if (o->format == SD_FMT_JSON)
+		notes_json(out, p, buf);
 	free(buf);
 }

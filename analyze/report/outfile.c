@@ -59,8 +59,8 @@ static mode_t file_mode(void)
 	const char *v = getenv("SONDE_MODE");
 	if (sd_outdir_mode_parse(v, &f, &d) == 0)
 		return f;
-	fprintf(stderr, "sonde: SONDE_MODE: '%s' is not private, group or world (keeping private: "
-		"files 0600)\n", v);
+	sd_msg("sonde: SONDE_MODE: '%s' is not private, group or world (keeping private: "
+		"files 0600)", v);
 	return 0600;
 }
 

@@ -102,7 +102,8 @@ const char *sd_metric_name(const struct sd_report_opts *o);
 /* Column name of the metric with prefix (e.g. "self" -> "self", "self_ms", "self_events"). */
 const char *sd_metric_col(const struct sd_report_opts *o, const char *prefix, char *buf,
 			  size_t len);
-/* The footer warning about samples without counter values (nothing if there are none). */
+/* The footer warning about samples without counter values (nothing if there are none):
+ * on out, or said through the log sink (common/log.h: stderr in the CLI) if out is NULL. */
 void sd_nocounters_warning(FILE *out, const struct sd_profile *p);
 /* outfile.c: -o FILE made safely (docs/REPORT.md, "Output files"): a new file or the
  * user's own regular file is written into a temporary file beside it (0600 by
@@ -137,9 +138,12 @@ void sd_xml_put(FILE *out, const char *s, size_t n, size_t max);
 /* What every view states before its rows (docs/REPORT.md, "Notes"): incomplete streams,
  * streams ended by a signal, dropped samples and region events, sources of different
  * periods counted together (views counting samples). text: the lines on out;
- * csv, folded: the lines on stderr; json: the lines on stderr and `"warnings":[...],`
- * on out (a key of the view's object, so the caller prints it after the `{`). */
+ * csv, folded: the lines said through the log sink (common/log.h: stderr in the CLI);
+ * json: the lines said and `"warnings":[...],` on out (a key of the view's object, so the
+ * caller prints it after the `{`). */
 void sd_notes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
+/* Says each line of text (lines ending in '\n'; NULL: none) through the log sink. */
+void sd_say_lines(const char *text);
 /* Number of incomplete streams (no END record). */
 size_t sd_incomplete(const struct sd_profile *p);
 

@@ -369,8 +369,8 @@ static int func_named(struct sd_symbolizer *sy, const char *modpath, const char 
 	}
 	r = func_id(sy, modpath, name);
 	if (dm < 0 && sy->nfuncs > had && !sy->nundemangled++) /* a new function: said once */
-		fprintf(stderr, "sonde: %s: %.60s...: not demangled: its %s form is longer than "
-			"%d bytes (shown mangled)\n", basename_of(modpath), mangled,
+		sd_msg("sonde: %s: %.60s...: not demangled: its %s form is longer than "
+			"%d bytes (shown mangled)", basename_of(modpath), mangled,
 			dm == -E2BIG ? "demangled" : "mangled",
 			dm == -E2BIG ? DM_MAX_OUT : DM_MAX_IN);
 out:
@@ -540,8 +540,8 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 
 	sd_sym_save_caches(sy);
 	if (sy->nundemangled > 1)
-		fprintf(stderr, "sonde: %zu more C++ names not demangled: past the same bounds "
-			"(shown mangled)\n", sy->nundemangled - 1);
+		sd_msg("sonde: %zu more C++ names not demangled: past the same bounds "
+			"(shown mangled)", sy->nundemangled - 1);
 	sy->nundemangled = 0;
 
 	/* Functions are unique per (module, name): a name seen twice is in two modules. */

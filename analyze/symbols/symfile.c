@@ -144,8 +144,8 @@ static int cache_dir(struct sd_symbolizer *sy)
 	 * daemon's user); a place that is there but unsafe, or one asked for, is said */
 	if (sy->cachefd < 0 && (env && env[0] ? 1 : errno != ENOENT && errno != EACCES &&
 				errno != EROFS && errno != ENOTDIR))
-		fprintf(stderr, "sonde: %s: symbol cache not used: %s (set SONDE_CACHE to "
-			"another directory, or to off)\n", sy->cachedir, why);
+		sd_msg("sonde: %s: symbol cache not used: %s (set SONDE_CACHE to "
+			"another directory, or to off)", sy->cachedir, why);
 	return sy->cachefd;
 }
 
@@ -275,22 +275,22 @@ void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *ba
 	if (f->dwfl)
 		dwfl_report_end(f->dwfl, NULL, NULL);
 	if (!f->mod) {
-		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", f->path,
+		sd_msg("sonde: %s: %s (cannot symbolize; showing %s+0xADDR)", f->path,
 			dwfl_errmsg(-1), base);
 		return;
 	}
 	if (f->id.bid_len) {
 		int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
 		if (n != (int)f->id.bid_len || memcmp(bits, f->id.bid, f->id.bid_len)) {
-			fprintf(stderr, "sonde: %s: build-id differs from the profiled file (it "
-				"was rebuilt or replaced since the run; showing %s+0xADDR)\n",
+			sd_msg("sonde: %s: build-id differs from the profiled file (it "
+				"was rebuilt or replaced since the run; showing %s+0xADDR)",
 				f->path, base);
 			return;
 		}
 	}
 	int r = load_symtab(f);
 	if (r == 0)
-		fprintf(stderr, "sonde: %s: no symbols (stripped?; showing %s+0xADDR)\n", f->path,
+		sd_msg("sonde: %s: no symbols (stripped?; showing %s+0xADDR)", f->path,
 			base);
 	f->ok = r > 0;
 }
@@ -334,8 +334,8 @@ static long file_of(struct sd_symbolizer *sy, struct symmod *m, int fd, const st
 		cache_name(&nf, name, sizeof(name));
 		int r = sd_symcache_load(cfd, name, &id, &c, &same);
 		if (r == -EINVAL)
-			fprintf(stderr, "sonde: %s/%s: not a valid symbol cache file (ignored; it "
-				"will be rewritten)\n", sy->cachedir, name);
+			sd_msg("sonde: %s/%s: not a valid symbol cache file (ignored; it "
+				"will be rewritten)", sy->cachedir, name);
 		if (!(nf.cache_name = strdup(name)))
 			goto nomem;
 		if (!id.bid_len && c && !same) { /* identity is all a file without build-id has */
@@ -363,8 +363,8 @@ static long file_of(struct sd_symbolizer *sy, struct symmod *m, int fd, const st
 	sy->sfiles[sy->nsfiles] = nf;
 	return (long)sy->nsfiles++;
 differs:
-	fprintf(stderr, "sonde: %s: build-id differs from the profiled file (it was rebuilt or "
-		"replaced since the run; showing %s+0xADDR)\n", m->path, m->base);
+	sd_msg("sonde: %s: build-id differs from the profiled file (it was rebuilt or "
+		"replaced since the run; showing %s+0xADDR)", m->path, m->base);
 	close(fd);
 	return -1;
 nomem:
@@ -432,14 +432,14 @@ void sd_symmod_open(struct sd_symbolizer *sy, struct symmod *m)
 	if (sy->addresses || sd_sym_pseudo_path(m->path))
 		return;
 	if (m->rel_nocwd) {
-		fprintf(stderr, "sonde: %s: relative module path and no working directory in the "
-			"stream (the runtime that wrote it did not record `cwd`; showing %s+0xADDR)\n",
+		sd_msg("sonde: %s: relative module path and no working directory in the "
+			"stream (the runtime that wrote it did not record `cwd`; showing %s+0xADDR)",
 			m->path, m->base);
 		return;
 	}
 	int fd = open_elf(m->path, &st, &why);
 	if (fd < 0) {
-		fprintf(stderr, "sonde: %s: %s (cannot symbolize; showing %s+0xADDR)\n", m->path,
+		sd_msg("sonde: %s: %s (cannot symbolize; showing %s+0xADDR)", m->path,
 			why, m->base);
 		return;
 	}
@@ -461,8 +461,8 @@ void sd_sym_save_caches(struct sd_symbolizer *sy)
 			continue;
 		int r = sd_symcache_save(sy->cachefd, f->cache_name, f->cache, &f->id);
 		if (r && !warned++)
-			fprintf(stderr, "sonde: %s/%s: cannot write the symbol cache: %s (set "
-				"SONDE_CACHE to another directory, or to off)\n", sy->cachedir,
+			sd_msg("sonde: %s/%s: cannot write the symbol cache: %s (set "
+				"SONDE_CACHE to another directory, or to off)", sy->cachedir,
 				f->cache_name, strerror(-r));
 	}
 }

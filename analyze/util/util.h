@@ -1,7 +1,9 @@
 /*
- * analyze/util/util.h: the bottom of the analyzer: the CLI's exit codes, growing arrays
- * and two small hash maps (hash.c), and the performance models' fitting (model.c). Depends
- * on nothing else of the analyzer; every folder above may include it.
+ * analyze/util/util.h: the bottom of the analyzer: the CLI's exit codes and errors, said
+ * through sonde's one log sink (common/log.c, compiled into this layer: every folder says
+ * its messages with sd_msg), growing arrays and two small hash maps (hash.c), and the
+ * performance models' fitting (model.c). Depends on nothing else of the analyzer; every
+ * folder above may include it.
  */
 #ifndef SONDE_ANALYZE_UTIL_H
 #define SONDE_ANALYZE_UTIL_H
@@ -9,6 +11,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/log.h"
 
 /* Exit codes of the CLI (listed in `sonde --help`). `sonde run` returns the child's. */
 enum sd_exit {
@@ -20,16 +24,21 @@ enum sd_exit {
 
 /* ---- error.c: the analyzer's one error shape ----------------------------------------
  * An error is said once, where it is found, as one line `sonde: <what>: <why> (<hint>)`
- * on stderr: sd_error() prints it and returns a "said" code that carries the exit code
+ * on stderr: sd_error() says it and returns a "said" code that carries the exit code
  * the command ends with. Functions return 0, a said code, or a -errno not yet said
  * (-ENOMEM above all); callers pass codes up unchanged, and each command's result goes
  * through sd_exit_code() once, which says what was not said. */
 #define SD_SAID_BASE 4096
 #define SD_SAID(exit) (-(SD_SAID_BASE + (int)(exit))) /* said; ends with exit code `exit` */
 static inline int sd_said(int err) { return err <= -SD_SAID_BASE; }
-/* Prints "sonde: " and the formatted rest of the line (no newline in fmt) on stderr;
- * returns SD_SAID(exit). */
+/* Says "sonde: " and the formatted rest of the line (no newline in fmt), of any length,
+ * through the log sink (common/log.h: sd_msg; stderr in the CLI); returns SD_SAID(exit). */
 int sd_error(enum sd_exit exit, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The CLI's log sink (common/log.h; cli/main.c sets it, long lines allowed): the line and
+ * its newline on stdio's stderr in one call, so that messages keep their order with what
+ * else the CLI writes there (profile/load.c's progress line). Messages that are not errors
+ * are said with sd_msg("sonde: ...") directly. */
+void sd_stderr_sink(const char *line, size_t len);
 /* The exit code of a result: an exit code (>= 0) as it is; a said code its exit code;
  * -ENOMEM said as "sonde: CMD: out of memory (...)" and any other -errno as
  * "sonde: CMD: <strerror>", both SD_EXIT_IO. */

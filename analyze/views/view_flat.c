@@ -218,7 +218,7 @@ static int flat_print(FILE *out, const struct sd_profile *p, const struct sd_rep
 	else if (o->format == SD_FMT_JSON)
 		flat_head_json(out, p, o, f);
 	err = sd_table_print_view(out, t, "rows", 1);
-	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
+	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : NULL, p);
 	sd_table_free(t);
 	return err;
 }
@@ -278,7 +278,7 @@ int sd_out_folded(FILE *out, const struct sd_profile *p, const struct sd_report_
 				    node_value };
 	int err = sd_folded_print(out, &t);
 	if (!err)
-		sd_nocounters_warning(stderr, p);
+		sd_nocounters_warning(NULL, p);
 	free(nv);
 	return err;
 }

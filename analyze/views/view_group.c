@@ -143,7 +143,7 @@ int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 		 ? sd_metric_col(o, "weight", g.mbuf, sizeof(g.mbuf)) : sd_metric_name(o);
 	err = print_group(out, &g, p, o);
 	if (!err && o->counter)
-		sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
+		sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : NULL, p);
 out:
 	for (size_t i = 0; i < g.ngroups; i++)
 		free(g.groups[i].key);

@@ -164,7 +164,7 @@ int sd_out_counters(FILE *out, const struct sd_profile *p, const struct sd_repor
 		c ? sd_table_null(t) : sd_table_str(t, u->reason);
 	}
 	int err = t ? print_table(out, t, "counters", 0) : -ENOMEM;
-	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : stderr, p);
+	sd_nocounters_warning(o->format == SD_FMT_TEXT ? out : NULL, p);
 	return err;
 }
 

@@ -195,10 +195,13 @@ static void print_tail(FILE *out, const struct sd_report_opts *o, const struct f
 			"one model of the normal form closely (noise: see stddev_ms; or too few "
 			"sizes); do not extrapolate" : "");
 	}
-	if (f->left_out)
-		fprintf(o->format == SD_FMT_TEXT ? out : stderr, "%s%" PRIu64 " calls of %s left out: "
-			"a parameter was not set above them, or not a number\n",
-			o->format == SD_FMT_TEXT ? "" : "sonde: ", f->left_out, o->region);
+#define LEFT_OUT "%" PRIu64 " calls of %s left out: a parameter was not set above them, or " \
+	"not a number"
+	if (f->left_out && o->format == SD_FMT_TEXT)
+		fprintf(out, LEFT_OUT "\n", f->left_out, o->region);
+	else if (f->left_out)
+		sd_msg("sonde: " LEFT_OUT, f->left_out, o->region);
+#undef LEFT_OUT
 }
 
 int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)

@@ -39,6 +39,27 @@ static int rrow_cmp(const void *a, const void *b)
 /* What --group-by keeps: kept[attr] for each attribute id (all when none is given). */
 struct levels { unsigned char *kept; char **path; /* per merged context node, lazily */ };
 
+/* Says that --group-by NAME is no attribute of the streams, listing those there are: the
+ * line is made first, then said once. 0 or -ENOMEM. */
+static int no_such_attr(const struct sd_profile *p, const char *name)
+{
+	char *list = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&list, &len);
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nattr_names; i++)
+		fprintf(m, "%s %s", i ? "," : "", p->attr_names[i]);
+	if (fclose(m)) {
+		free(list);
+		return -ENOMEM;
+	}
+	sd_msg("sonde: report: --group-by %s: no such attribute in the streams (regions keep "
+	       "levels of annotation attributes:%s)", name, p->nattr_names ? list : " none");
+	free(list);
+	return 0;
+}
+
 static int levels_init(struct levels *lv, const struct sd_profile *p,
 		       const struct sd_report_opts *o)
 {
@@ -54,11 +75,8 @@ static int levels_init(struct levels *lv, const struct sd_profile *p,
 			lv->kept[a] = 1;
 			continue;
 		}
-		fprintf(stderr, "sonde: report: --group-by %s: no such attribute in the streams "
-			"(regions keep levels of annotation attributes:", o->group_by[k]);
-		for (size_t i = 0; i < p->nattr_names; i++)
-			fprintf(stderr, "%s %s", i ? "," : "", p->attr_names[i]);
-		fputs(p->nattr_names ? ")\n" : " none)\n", stderr);
+		if (no_such_attr(p, o->group_by[k]))
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -71,9 +71,9 @@ static void note_deep(FILE *out, const struct sd_report_opts *o, uint32_t maxd)
 			"names are not indented further and show their depth as [depth N])\n",
 			maxd + 1, SD_TREE_DEEP);
 	else if (maxd >= 2 * SD_TREE_KEEP && o->format != SD_FMT_TEXT)
-		fprintf(stderr, "sonde: note: the tree is %" PRIu32 " levels deep (paths of more "
+		sd_msg("sonde: note: the tree is %" PRIu32 " levels deep (paths of more "
 			"than %d names keep their first and last %d around \"...\"; depth gives "
-			"the level)\n", maxd + 1, 2 * SD_TREE_KEEP, SD_TREE_KEEP);
+			"the level)", maxd + 1, 2 * SD_TREE_KEEP, SD_TREE_KEEP);
 }
 
 int sd_out_tree_rows(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
