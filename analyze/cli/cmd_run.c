@@ -234,8 +234,8 @@ static int add_mpi(const char *lib, const char *cmd, char **preload)
 	snprintf(mpi, sizeof mpi, "%.*s/libsonde_mpi.so", (int)(slash ? slash - lib : 1),
 		 slash ? lib : ".");
 	if (access(mpi, R_OK)) {
-		fprintf(stderr, "sonde: run: %s, but %s is missing (MPI time is not measured; "
-			"build sonde with MPI's headers: libopenmpi-dev)\n", why, mpi);
+		sd_msg("sonde: run: %s, but %s is missing (MPI time is not measured; build sonde "
+		       "with MPI's headers: libopenmpi-dev)", why, mpi);
 		return 0;
 	}
 	if (!getenv("SONDE_REGIONS") && setenv("SONDE_REGIONS", "on", 1))
