@@ -33,10 +33,10 @@ static const char usage[] =
 	"                    [--no-inline] [--no-demangle] [--lines] [--short-names]\n"
 	"                    [--strict] [--jobs N] PATH...\n"
 	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
-	"     source\n"
+	"     source, rank, host (--view regions: attributes, and rank, host, process)\n"
 	"FILTER: attr=value, attr!=value, attr~REGEX, attr!~REGEX, attr (present), !attr\n"
 	"        (absent); attr may be an annotation attribute or function, module, thread,\n"
-	"        process, source\n"
+	"        process, source, rank, host\n"
 	"COUNTER: a counter of the streams' headers (context-switches.voluntary) or a group\n"
 	"         (context-switches: the sum of its parts); see --view counters";
 

@@ -332,8 +332,9 @@ static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostac
 				return -ENOMEM;
 			p->nodes[n->cnode].how |= k ? SD_CNODE_INLINED : SD_CNODE_CALLED;
 		}
-		n->file = fr[nf - 1].file;
-		n->line = fr[nf - 1].line;
+		/* no frame (sonde's MPI wrapper): its samples are its caller's */
+		n->file = nf ? fr[nf - 1].file : st->nodes[n->parent].file;
+		n->line = nf ? fr[nf - 1].line : st->nodes[n->parent].line;
 		p->nodes[n->cnode].samples += n->samples;
 		p->nodes[n->cnode].weight += n->weight;
 	}

@@ -23,13 +23,15 @@
  * between loading and printing.
  */
 #include "analyze/profile/profile_int.h"
+#include "common/log.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const builtin_names[] = { "function", "module", "thread", "process",
-					     "source", NULL };
+					     "source", "rank", "host", NULL };
+enum { B_FUNCTION, B_MODULE, B_THREAD, B_PROCESS, B_SOURCE, B_RANK, B_HOST };
 
 int sd_filters_add(struct sd_filters *f, const char *expr, char *err, size_t errlen)
 {
@@ -151,6 +153,20 @@ static int process_holds(const struct sd_profile *p, const struct sd_filter *w, 
 	return holds3(w, num, si ? si->name : NULL, si ? si->label : NULL);
 }
 
+/* rank=N and host=H: the MPI rank (none: "(none)", as --group-by shows it) and the host
+ * of the process, from its stream's header. */
+static int stream_key_holds(const struct sd_profile *p, const struct sd_filter *w,
+			    uint32_t stream)
+{
+	const struct sd_stream_info *si = stream < p->nsinfo ? &p->sinfo[stream] : NULL;
+	char num[32] = "(none)";
+	if (w->builtin == B_HOST)
+		return holds(w, si && si->host ? si->host : "?", NULL);
+	if (si && si->rank >= 0)
+		snprintf(num, sizeof num, "%" PRId64, si->rank);
+	return holds(w, num, NULL);
+}
+
 /* Does attribute filter w hold for contexts (ctx, pctx)? attr: id, or -1 if unknown. */
 static int attr_holds(const struct sd_profile *p, const struct sd_filter *w, long attr,
 		      uint32_t ctx, uint32_t pctx)
@@ -172,21 +188,25 @@ static int row_ok(const struct sd_profile *p, const struct sd_filters *f, const 
 		const struct sd_func *fn = sd_sym_func(p->sym, p->nodes[r->cnode].func);
 		int ok;
 		switch (w->builtin) {
-		case 0:
+		case B_FUNCTION:
 			ok = holds(w, fn->name, fn->display);
 			break;
-		case 1:
+		case B_MODULE:
 			ok = holds(w, fn->module, NULL);
 			break;
-		case 2:
+		case B_THREAD:
 			snprintf(num, sizeof(num), "%" PRIu64, r->tid);
 			ok = holds(w, num, r->tname);
 			break;
-		case 3:
+		case B_PROCESS:
 			ok = process_holds(p, w, r->pid, r->stream);
 			break;
-		case 4:
+		case B_SOURCE:
 			ok = holds(w, r->thread_end ? "(none)" : p->sources[r->source].name, NULL);
+			break;
+		case B_RANK:
+		case B_HOST:
+			ok = stream_key_holds(p, w, r->stream);
 			break;
 		default:
 			ok = attr_holds(p, w, attrs[i], r->ctx, r->pctx);
@@ -205,11 +225,13 @@ static int region_ok(const struct sd_profile *p, const struct sd_filters *f, con
 	for (size_t i = 0; i < f->n; i++) {
 		const struct sd_filter *w = &f->v[i];
 		int ok = 1;
-		if (w->builtin == 2) {
+		if (w->builtin == B_THREAD) {
 			snprintf(num, sizeof(num), "%" PRIu64, g->tid);
 			ok = holds(w, num, g->tname);
-		} else if (w->builtin == 3) {
+		} else if (w->builtin == B_PROCESS) {
 			ok = process_holds(p, w, g->pid, g->stream);
+		} else if (w->builtin == B_RANK || w->builtin == B_HOST) {
+			ok = stream_key_holds(p, w, g->stream);
 		} else if (w->builtin < 0) {
 			ok = attr_holds(p, w, attrs[i], g->ctx, 0);
 		}
@@ -241,6 +263,7 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 		return 0;
 	if (sd_sym_finish(p->sym) || !(attrs = calloc(f->n, sizeof(*attrs))))
 		return -ENOMEM;
+	size_t had = p->nrows + p->nregions;
 	for (size_t i = 0; i < f->n; i++) {
 		uint32_t id;
 		attrs[i] = f->v[i].builtin < 0 && sd_strmap_get(&p->attr_map, f->v[i].name,
@@ -304,6 +327,10 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 	}
 	p->nregions = n;
 	sd_obs_regions_kept(p, tl_region_ok, &(struct region_args){ f, attrs });
+	if (had && !p->nrows && !p->nregions)
+		sd_msg("sonde: report: --where: no sample or region of the streams matches (the "
+		       "report is empty; --group-by rank,host,process and --view streams show what "
+		       "the streams hold)");
 	err = 0;
 out:
 	free(attrs);

@@ -401,6 +401,10 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 	const char *name = NULL, *modpath = "";
 	int file = 0, line = 0, r, have = 0;
 
+	if (m && !strcmp(m->base, SD_SYM_MPI_WRAPPER)) {
+		*n = 0; /* sonde's own MPI wrappers: the MPI call they wrap is below */
+		return 0;
+	}
 	if (m && m->state == MOD_OPEN) {
 		struct symfile *f = &sy->sfiles[m->file];
 		have = sd_symcache_get(f->cache, addr, &l);
@@ -426,6 +430,10 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 			line = file ? (int)l.inl[i].line : 0;
 		}
 		name = l.sym ? l.sym : sy->inl ? l.outer : NULL;
+		/* MPI's profiling names are the calls the program made: PMPI_Send is MPI_Send
+		 * (MPI_Send is its weak alias, and the Fortran bindings call PMPI_Send) */
+		if (name && !strncmp(name, "PMPI_", 5) && name[5] >= 'A' && name[5] <= 'Z')
+			name++;
 	}
 	if (m) {
 		modpath = m->path;

@@ -45,11 +45,15 @@ void sd_sym_free(struct sd_symbolizer *sy);
  * may be NULL. */
 int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
 		  const uint8_t *build_id, size_t build_id_len);
+/* The module of sonde's MPI wrappers (mpi/wrap.c): its frames are left out, so that a
+ * program's call of MPI_Send is its caller's child, as without sonde. */
+#define SD_SYM_MPI_WRAPPER "libsonde_mpi.so"
 /* Frames of address `addr` in module handle `mod` (-1: no module, addr is raw; -2:
  * module id not defined in the stream), outermost first: the function containing the
- * address, then one per inlined call down to the innermost. Returns their number (>= 1)
- * and *frames (valid until the next sd_sym_* call that may add frames), or -ENOMEM /
- * -EINVAL. Cached per (mod, addr). */
+ * address, then one per inlined call down to the innermost. Returns their number (>= 1;
+ * 0 in SD_SYM_MPI_WRAPPER) and *frames (valid until the next sd_sym_* call that may add
+ * frames), or -ENOMEM / -EINVAL. Cached per (mod, addr). An MPI function's profiling
+ * name is its name: PMPI_Send is MPI_Send. */
 int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
 		  const struct sd_frame **frames);
 /* Path of a file id of struct sd_frame ("" for 0 and unknown ids). */

@@ -36,8 +36,17 @@ static int rrow_cmp(const void *a, const void *b)
 	return (x->r.tid > y->r.tid) - (x->r.tid < y->r.tid);
 }
 
-/* What --group-by keeps: kept[attr] for each attribute id (all when none is given). */
-struct levels { unsigned char *kept; char **path; /* per merged context node, lazily */ };
+/* What --group-by keeps: kept[attr] for each attribute id (all when no attribute is
+ * given), and the keys of the process each row is from (rank, host, process), in the
+ * order given: they lead the row's path (rank=2/mpi=MPI_Send). */
+enum skey { SK_RANK, SK_HOST, SK_PROCESS };
+static const char *const skey_names[] = { "rank", "host", "process", NULL };
+struct levels {
+	unsigned char *kept;
+	char **path; /* per merged context node, lazily */
+	int skeys[8];
+	size_t nskeys;
+};
 
 /* Says that --group-by NAME is no attribute of the streams, listing those there are: the
  * line is made first, then said once. 0 or -ENOMEM. */
@@ -67,10 +76,23 @@ static int levels_init(struct levels *lv, const struct sd_profile *p,
 	lv->path = calloc(p->nctx + 1, sizeof(*lv->path));
 	if (!lv->kept || !lv->path)
 		return -ENOMEM;
+	size_t nattrs = o->ngroup;
+	for (size_t k = 0; k < o->ngroup; k++)
+		for (int i = 0; skey_names[i]; i++)
+			if (!strcmp(o->group_by[k], skey_names[i]) &&
+			    lv->nskeys < sizeof lv->skeys / sizeof lv->skeys[0]) {
+				lv->skeys[lv->nskeys++] = i;
+				nattrs--;
+			}
 	for (size_t a = 0; a < p->nattr_names; a++)
-		lv->kept[a] = !o->ngroup;
+		lv->kept[a] = !nattrs;
 	for (size_t k = 0; k < o->ngroup; k++) {
 		uint32_t a;
+		int stream_key = 0;
+		for (int i = 0; skey_names[i]; i++)
+			stream_key |= !strcmp(o->group_by[k], skey_names[i]);
+		if (stream_key)
+			continue;
 		if (sd_strmap_get(&p->attr_map, o->group_by[k], strlen(o->group_by[k]), &a)) {
 			lv->kept[a] = 1;
 			continue;
@@ -165,12 +187,51 @@ static long row_of(struct sd_strmap *map, struct rrow *rows, size_t *n, const ch
 	return k;
 }
 
+/* path led by the keys of the process of stream `st` (lv->skeys) into *buf (grown):
+ * "rank=2/host=node1/PATH". The path itself when there are none; NULL on ENOMEM. */
+static const char *keyed_path(const struct sd_profile *p, const struct levels *lv,
+			      uint32_t st, const char *path, char **buf, size_t *cap)
+{
+	if (!lv->nskeys)
+		return path;
+	const struct sd_stream_info *si = st < p->nsinfo ? &p->sinfo[st] : NULL;
+	size_t need = strlen(path) + 1;
+	char num[32];
+	const char *val[8];
+	for (size_t k = 0; k < lv->nskeys; k++) {
+		val[k] = "(none)";
+		if (lv->skeys[k] == SK_RANK && si && si->rank >= 0) {
+			snprintf(num, sizeof num, "%" PRId64, si->rank);
+			val[k] = num; /* one rank key at most is useful; the last one wins */
+		} else if (lv->skeys[k] == SK_HOST && si && si->host) {
+			val[k] = si->host;
+		} else if (lv->skeys[k] == SK_PROCESS && si && si->label) {
+			val[k] = si->label;
+		}
+		need += strlen(skey_names[lv->skeys[k]]) + strlen(val[k]) + 2;
+	}
+	if (need > *cap) {
+		char *b = realloc(*buf, need);
+		if (!b)
+			return NULL;
+		*buf = b;
+		*cap = need;
+	}
+	size_t at = 0;
+	for (size_t k = 0; k < lv->nskeys; k++)
+		at += (size_t)sprintf(*buf + at, "%s=%s/", skey_names[lv->skeys[k]], val[k]);
+	strcpy(*buf + at, path);
+	return *buf;
+}
+
 /* The region rows of the profile summed into rows[0..*n) by kept path (and thread). */
 static int region_rows(const struct sd_profile *p, const struct sd_report_opts *o,
 		       struct levels *lv, size_t nc, struct rrow *rows, size_t *n)
 {
 	struct sd_strmap map = { 0 };
 	int err = -ENOMEM;
+	char *kbuf = NULL;
+	size_t kcap = 0;
 
 	*n = 0;
 	for (size_t i = 0; i < p->nregions; i++) {
@@ -181,6 +242,7 @@ static int region_rows(const struct sd_profile *p, const struct sd_report_opts *
 		if (!kc)
 			continue; /* above every kept level */
 		if (!(path = kept_path(p, lv, kc)) ||
+		    !(path = keyed_path(p, lv, g->stream, path, &kbuf, &kcap)) ||
 		    (k = row_of(&map, rows, n, path, g, o->by_thread, nc)) < 0)
 			goto out;
 		struct rrow *r = &rows[k];
@@ -202,6 +264,7 @@ static int region_rows(const struct sd_profile *p, const struct sd_report_opts *
 	}
 	err = 0;
 out:
+	free(kbuf);
 	sd_strmap_fini(&map);
 	return err;
 }

@@ -1,0 +1,101 @@
+# mpi.sh - MPI jobs under sonde (issue 21; docs/ENV.md "MPI programs"): the
+# imbalanced job (tests/fixtures/programs/mpi_imbalance.c and its Fortran twin)
+# at 4 ranks on this node, launched both ways: `sonde run -- mpirun ...`
+# (outer) and `mpirun ... sonde run -- ...` (inner). Every rank prints its own
+# MPI and compute times; sonde's must agree:
+#   - every rank's stream is there, with its rank; the outer launcher's stream
+#     has no rank;
+#   - each rank's calls of MPI_Sendrecv, MPI_Allreduce and MPI_Barrier (the
+#     regions view by rank and mpi) are counted exactly and their time is the
+#     program's around the calls, within 5 % + 1 ms;
+#   - each rank's share of the compute samples is its share of the compute
+#     CPU time the ranks measured (binomial tolerance, share_tol);
+#   - --where rank=2 keeps rank 2's rows only, and a rank no stream has is said;
+#   - the MPI calls are named MPI_* (not PMPI_*), sonde's wrapper frames are
+#     left out: in C, MPI_Sendrecv's caller is exchange().
+# Skipped with one line where MPI is not installed or the programs are not built.
+#
+# usage: mpi.sh BUILD_DIR CASE
+CASES="c_outer c_inner fortran_outer fortran_inner"
+. "$(dirname "$0")/lib.sh"
+case=${2:?usage: mpi.sh BUILD_DIR CASE}
+case $case in
+c_*) PROG=$B/mpi_imbalance ;;
+fortran_*) PROG=$B/mpi_imbalance_f ;;
+*) fail "unknown case $case (one of: $CASES)" ;;
+esac
+command -v mpirun >/dev/null || skip "mpirun not found (openmpi-bin: .ci/deps installs it)"
+[ -f "$B/libsonde_mpi.so" ] || skip "libsonde_mpi.so not built (MPI's headers: libopenmpi-dev)"
+[ -x "$PROG" ] || skip "$PROG not built (MPI's compiler wrappers: libopenmpi-dev, gfortran)"
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shared memory between the ranks, no network; ranks may outnumber the CPUs
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+STEPS=8 ITERS=1000000
+MPIRUN=(mpirun -n 4)
+if [ "${case#*_}" = outer ]; then
+	watched 240 "$SONDE" run -o prof -- "${MPIRUN[@]}" "$PROG" $STEPS $ITERS >out 2>err ||
+		fail "the job failed: $(tail -5 err)"
+else
+	watched 240 "${MPIRUN[@]}" "$SONDE" run -o prof -- "$PROG" $STEPS $ITERS >out 2>err ||
+		fail "the job failed: $(tail -5 err)"
+fi
+[ "$(grep -c '^rank ' out)" -eq 4 ] || fail "4 ranks expected to report: $(cat out)"
+
+# per rank and call: calls and inclusive ms
+"$SONDE" report --view regions --group-by rank,mpi --format csv prof >regions.csv 2>regions.err ||
+	fail "report --view regions: $(cat regions.err)"
+for r in 0 1 2 3; do
+	for c in MPI_Init MPI_Finalize; do
+		n=$(awk -F, -v p="rank=$r/mpi=$c" '$1 == p { print $2 }' regions.csv)
+		[ "$n" = 1 ] || fail "rank $r: $c called ${n:-0} times, 1 expected: $(cat regions.csv)"
+	done
+	for c in MPI_Sendrecv MPI_Allreduce MPI_Barrier; do
+		n=$(awk -F, -v p="rank=$r/mpi=$c" '$1 == p { print $2 }' regions.csv)
+		[ "$n" = $STEPS ] || fail "rank $r: $c called ${n:-0} times, $STEPS expected: $(cat regions.csv)"
+	done
+	ms=$(awk -F, -v r="rank=$r/" 'index($1, r) == 1 && $1 ~ /MPI_(Sendrecv|Allreduce|Barrier)$/ { s += $3 }
+		END { printf "%.3f", s }' regions.csv)
+	want=$(awk -v r=$r '$1 == "rank" && $2 == r { printf "%.3f", $6 / 1e6 }' out)
+	awk -v a="$ms" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.05 + 1) }' ||
+		fail "rank $r: sonde's MPI time $ms ms, the program measured $want ms around the calls"
+	echo "rank $r: MPI $ms ms (program: $want ms)"
+done
+grep -q '^rank=(none)/' regions.csv && fail "a region without a rank: $(cat regions.csv)"
+
+# the streams: 4 ranks, and the launcher (outer) apart, with no rank
+"$SONDE" report --view regions --group-by rank,process --format csv prof >procs.csv 2>/dev/null
+nr=$(cut -d, -f1 procs.csv | grep -o '^rank=[0-9]*' | sort -u | wc -l)
+[ "$nr" -eq 4 ] || fail "4 ranks expected among the regions, $nr: $(cat procs.csv)"
+
+# compute: each rank's share of the samples in compute_units against its share of the
+# compute CPU time the ranks measured
+"$SONDE" report --group-by rank --where "function~compute_units" --format csv prof >comp.csv 2>comp.err ||
+	fail "report --group-by rank: $(cat comp.err)"
+total=$(awk -F, 'NR > 1 { s += $2 } END { print s + 0 }' comp.csv)
+[ "$total" -gt 0 ] || fail "no compute samples: $(cat comp.csv)"
+for r in 0 1 2 3; do
+	got=$(awk -F, -v r=$r 'NR > 1 && $1 == r { printf "%.2f", $3 }' comp.csv)
+	want=$(awk -v r=$r '$1 == "rank" { c[$2] = $14; s += $14 } END { printf "%.2f", 100 * c[r] / s }' out)
+	tol=$(share_tol "$total" "$want")
+	within "${got:-0}" "$want" "$tol" ||
+		fail "rank $r: ${got:-0}% of the compute samples, its share of the compute CPU time $want% (tolerance $tol points, $total samples)"
+	echo "rank $r: compute ${got}% of $total samples (program: $want%, tolerance $tol)"
+done
+
+# --where rank=2: rank 2's rows only; a rank of no stream is said
+"$SONDE" report --view regions --group-by rank,mpi --where rank=2 --format csv prof >r2.csv 2>/dev/null
+[ "$(tail -n +2 r2.csv | grep -vc '^rank=2/')" -eq 0 ] && [ "$(tail -n +2 r2.csv | wc -l)" -ge 5 ] ||
+	fail "--where rank=2: $(cat r2.csv)"
+"$SONDE" report --where rank=9 prof >r9.out 2>r9.err || fail "--where rank=9 failed: $(cat r9.err)"
+grep -q '^sonde: report: --where: no sample or region of the streams matches' r9.err ||
+	fail "--where rank=9 was not said: $(cat r9.err)"
+
+# names: MPI_*, never PMPI_* nor sonde's wrapper module
+"$SONDE" report --top 0 --format csv prof >flat.csv 2>/dev/null
+grep -q 'PMPI_\|libsonde_mpi' flat.csv && fail "PMPI_ or libsonde_mpi frames shown: $(grep 'PMPI_\|libsonde_mpi' flat.csv | head -3)"
+if [ "${case%%_*}" = c ]; then
+	"$SONDE" report --view callers MPI_Sendrecv prof >callers.out 2>callers.err ||
+		fail "--view callers MPI_Sendrecv: $(cat callers.err)"
+	grep -q ' exchange$' callers.out || fail "MPI_Sendrecv's caller is not exchange: $(cat callers.out)"
+fi
+pass "$case: 4 ranks, MPI calls counted and timed per rank, compute shares, --where rank"
