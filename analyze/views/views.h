@@ -59,7 +59,7 @@ void sd_stats_json_key(FILE *out, const struct sd_stats *s);
 /* The stats columns: min, mean, max and population stddev of the row's values over all
  * units, and n, the number of units: SD_STATS_NCOLS column specs (static) and one row's
  * cells. */
-#define SD_STATS_NCOLS 5
+#define SD_STATS_NCOLS 7
 extern const struct sd_col sd_stats_cols[SD_STATS_NCOLS];
 void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,
 		    const struct sd_report_opts *o, uint32_t row);

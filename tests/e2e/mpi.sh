@@ -10,6 +10,8 @@
 #     program's around the calls, within 5 % + 1 ms;
 #   - each rank's share of the compute samples is its share of the compute
 #     CPU time the ranks measured (binomial tolerance, share_tol);
+#   - --stats rank counts the 4 ranks (not the launcher) and names the ranks
+#     that compute least and most;
 #   - --where rank=2 keeps rank 2's rows only, and a rank no stream has is said;
 #   - the MPI calls are named MPI_* (not PMPI_*), sonde's wrapper frames are
 #     left out: in C, MPI_Sendrecv's caller is exchange().
@@ -81,6 +83,13 @@ for r in 0 1 2 3; do
 		fail "rank $r: ${got:-0}% of the compute samples, its share of the compute CPU time $want% (tolerance $tol points, $total samples)"
 	echo "rank $r: compute ${got}% of $total samples (program: $want%, tolerance $tol)"
 done
+
+# --stats rank: the 4 ranks only (the launcher's stream has no rank: in no unit), and the
+# rank that computes least (0) and most (3) named
+"$SONDE" report --stats rank --format csv prof >stats.csv 2>/dev/null
+read -r n lo hi < <(awk -F, '$1 ~ /compute_units/ { print $11, $12, $13; exit }' stats.csv)
+[ "$n" = 4 ] && [ "$lo" = 0 ] && [ "$hi" = 3 ] ||
+	fail "--stats rank: compute_units over n=$n ranks, least in rank $lo, most in $hi (4, 0, 3 expected): $(head -3 stats.csv)"
 
 # --where rank=2: rank 2's rows only; a rank of no stream is said
 "$SONDE" report --view regions --group-by rank,mpi --where rank=2 --format csv prof >r2.csv 2>/dev/null
