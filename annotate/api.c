@@ -6,13 +6,12 @@
  * the signal handler reads (one aligned word, stored after the node is
  * published: a sample arriving mid-update sees the old or the new context,
  * never a torn one). Process-scope values live on one process-wide stack
- * under a lock; its node is `pctx`. Misuse warns once per message and is
- * repaired so that later annotations keep working.
+ * under a lock; its node is `pctx`. Misuse warns once per message (warn.c)
+ * and is repaired so that later annotations keep working.
  */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,34 +74,6 @@ static __thread struct ann_thread *tls __attribute__((tls_model("initial-exec"))
 static struct stack pstack;
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 static struct sd_attr *region_attr;
-
-/* ---- warnings: once per distinct text ------------------------------------- */
-
-void sd_ann_warn(const char *fmt, ...)
-{
-	static _Atomic uint64_t said[64];
-	static _Atomic unsigned nsaid;
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;
-	uint64_t h = sd_ann_hash_str(buf, (size_t)n) | 1;
-	unsigned k = atomic_load(&nsaid);
-	for (unsigned i = 0; i < k && i < 64; i++)
-		if (atomic_load(&said[i]) == h)
-			return;
-	unsigned slot = atomic_fetch_add(&nsaid, 1);
-	if (slot < 64)
-		atomic_store(&said[slot], h);
-	else if (slot > 64)
-		return; /* too many distinct warnings: stay quiet */
-	sd_msg("%s", buf);
-}
 
 /* ---- start/stop and the handler's view ------------------------------------ */
 

@@ -139,6 +139,133 @@ void sd_offcpu_final(struct sd_ring *r)
 	}
 }
 
+/* A tick's account of one thread, for the helpers below. */
+struct tick {
+	struct sd_ring *r;
+	uint64_t now, period;
+	uint8_t src;     /* the wall-time source */
+	uint32_t cur;    /* the current call's buffer, once for this tick */
+	uint8_t last_fl; /* [off-cpu] and [kernel] go under the last sampled
+			  * stack: SD_FLAG_TRUNCATED if it was cut */
+};
+
+/* The thread's first tick: where its account starts. 0 when it starts now
+ * (nothing to account at this tick). */
+static int wall_begin(struct sd_ring *r, uint64_t now, uint64_t cpu, uint64_t periods)
+{
+	r->wall_init = 1;
+	/* A thread sonde saw begin has used no CPU before t_begin: count
+	 * from there. The main thread and threads older than sonde have:
+	 * count from now. */
+	uint64_t since = r->t_begin_ns && r->t_begin_ns < now ? now - r->t_begin_ns : 0;
+	if (since && r->begin_cpu_known && cpu >= r->begin_cpu_ns) {
+		/* its CPU clock read as its ring was made: from there, however
+		 * late the first tick (a single thread drains at its samples) */
+		r->wall_mono = r->t_begin_ns;
+		r->wall_cpu = r->begin_cpu_ns;
+		r->wall_seen = 0;
+	} else if (since && cpu <= since + 1000000) {
+		r->wall_mono = r->t_begin_ns;
+		r->wall_cpu = 0;
+		r->wall_seen = 0;
+	} else {
+		r->wall_mono = now;
+		r->wall_cpu = cpu;
+		r->wall_seen = periods;
+		return 0;
+	}
+	return 1;
+}
+
+/* The whole periods of off-CPU time (acc_off_ns holds one or more).
+ * `sampled`: the time the handler's samples stood for since the last tick;
+ * dw: the time in calls since then (blocked_wall). */
+static void charge_offcpu(const struct tick *t, int64_t sampled, const int64_t dw[SD_BLK_BUFS])
+{
+	struct sd_ring *r = t->r;
+	uint64_t *pcs = sd_w.tmp_pcs;
+	uint64_t k = (uint64_t)r->acc_off_ns / t->period;
+	r->acc_off_ns -= (int64_t)(k * t->period);
+	/* Off-CPU time inside blocking calls goes to where the thread
+	 * waited, the rest (waiting for a CPU, calls sonde does not know)
+	 * to its last sampled stack. */
+	k -= charge_calls(r, t->cur, t->now, t->src, t->period, k, SD_PSEUDO_BLOCKED);
+	/* The rest, when the thread did nothing but such calls since the
+	 * last tick (no sample on CPU): waiting for a CPU as they returned,
+	 * under the last call's stack; else under the last sampled one. */
+	int64_t in_calls = 0;
+	for (int b = 0; b < SD_BLK_BUFS; b++)
+		in_calls += dw[b];
+	int trunc = 0;
+	unsigned n = k && !sampled && in_calls > 0
+			     ? blocked_stack(r, t->cur, pcs, &trunc)
+			     : 0;
+	if (k && !n && !r->last_node) {
+		/* No stack known yet (the thread has not been sampled:
+		 * waiting for a CPU before its first period, or in a call
+		 * sonde does not see): kept for the first stack it gets,
+		 * where it then runs; at its end, whatever is left goes to
+		 * the thread itself (sd_offcpu_final). */
+		r->acc_off_ns += (int64_t)(k * t->period);
+		k = 0;
+	}
+	if (k)
+		sd_stream_accounted(r, t->now, t->src, pcs, n, SD_PSEUDO_OFFCPU, (uint32_t)k,
+				    n ? (trunc ? SD_FLAG_TRUNCATED : 0) : t->last_fl);
+}
+
+/* The whole periods of kernel time (acc_kernel_ns holds one or more). */
+static void charge_kernel(const struct tick *t)
+{
+	struct sd_ring *r = t->r;
+	uint64_t k = (uint64_t)r->acc_kernel_ns / t->period;
+	r->acc_kernel_ns -= (int64_t)(k * t->period);
+	/* Time inside the calls that was not off CPU was on CPU, in the
+	 * kernel (the system call's work: a read of /dev/zero) or in a
+	 * lock's spin: kernel time up to it goes under the call, the
+	 * rest to the last sampled stack. */
+	k -= charge_calls(r, t->cur, t->now, t->src, t->period, k, SD_PSEUDO_KERNEL);
+	if (k && !r->last_node) { /* no stack known yet: as [off-cpu] above */
+		r->acc_kernel_ns += (int64_t)(k * t->period);
+		k = 0;
+	}
+	if (k)
+		sd_stream_accounted(r, t->now, t->src, sd_w.tmp_pcs, 0, SD_PSEUDO_KERNEL,
+				    (uint32_t)k, t->last_fl);
+}
+
+/* What is left of the earlier calls (less than a period each, or what
+ * their off-CPU time did not cover) is carried by the current one, as
+ * one accumulator would: nothing lingers to be charged to an old call
+ * site later. */
+static void carry_calls(struct sd_ring *r, uint32_t cur)
+{
+	for (uint32_t b = 0; b < SD_BLK_BUFS; b++)
+		if (b != cur) {
+			r->acc_blk_ns[cur] += r->acc_blk_ns[b];
+			r->acc_blk_ns[b] = 0;
+		}
+}
+
+/* What is left of the time inside calls beyond a period was user time
+ * there (a spinning lock, sched_yield), sampled where it ran: not
+ * carried over (the older calls' first). Only once a stack is known. */
+static void trim_calls(struct sd_ring *r, uint32_t cur, uint64_t period)
+{
+	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
+	int64_t over = -keep;
+	for (int b = 0; b < SD_BLK_BUFS; b++)
+		over += r->acc_blk_ns[b];
+	for (uint32_t i = 1; i <= SD_BLK_BUFS && over > 0; i++) {
+		uint32_t b = (cur + i) % SD_BLK_BUFS;
+		int64_t cut = r->acc_blk_ns[b] < over ? r->acc_blk_ns[b] : over;
+		if (cut > 0) {
+			r->acc_blk_ns[b] -= cut;
+			over -= cut;
+		}
+	}
+}
+
 void sd_offcpu_tick(struct sd_ring *r)
 {
 	int src = sd_w.cfg.wall_source;
@@ -149,29 +276,8 @@ void sd_offcpu_tick(struct sd_ring *r)
 	if (sd_kernel_thread_cpu_ns(r->tid, &cpu) != 0)
 		return; /* the thread is gone: its tail (under a tick) is not counted */
 	uint64_t periods = atomic_load_explicit(&r->wall_periods, memory_order_relaxed);
-	if (!r->wall_init) {
-		r->wall_init = 1;
-		/* A thread sonde saw begin has used no CPU before t_begin: count
-		 * from there. The main thread and threads older than sonde have:
-		 * count from now. */
-		uint64_t since = r->t_begin_ns && r->t_begin_ns < now ? now - r->t_begin_ns : 0;
-		if (since && r->begin_cpu_known && cpu >= r->begin_cpu_ns) {
-			/* its CPU clock read as its ring was made: from there, however
-			 * late the first tick (a single thread drains at its samples) */
-			r->wall_mono = r->t_begin_ns;
-			r->wall_cpu = r->begin_cpu_ns;
-			r->wall_seen = 0;
-		} else if (since && cpu <= since + 1000000) {
-			r->wall_mono = r->t_begin_ns;
-			r->wall_cpu = 0;
-			r->wall_seen = 0;
-		} else {
-			r->wall_mono = now;
-			r->wall_cpu = cpu;
-			r->wall_seen = periods;
-			return;
-		}
-	}
+	if (!r->wall_init && !wall_begin(r, now, cpu, periods))
+		return;
 	int64_t elapsed = (int64_t)(now - r->wall_mono);
 	int64_t cpu_d = (int64_t)(cpu - r->wall_cpu);
 	int64_t sampled = (int64_t)((periods - r->wall_seen) * period);
@@ -186,81 +292,17 @@ void sd_offcpu_tick(struct sd_ring *r)
 	blocked_wall(r, now, dw);
 	for (int b = 0; b < SD_BLK_BUFS; b++)
 		r->acc_blk_ns[b] += dw[b];
-	/* the current call's buffer, once for this tick */
-	uint32_t cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS;
-	uint64_t *pcs = sd_w.tmp_pcs;
-	/* [off-cpu] and [kernel] go under the last sampled stack: cut if it was */
-	uint8_t last_fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0;
-	if (r->acc_off_ns >= (int64_t)period) {
-		uint64_t k = (uint64_t)r->acc_off_ns / period;
-		r->acc_off_ns -= (int64_t)(k * period);
-		/* Off-CPU time inside blocking calls goes to where the thread
-		 * waited, the rest (waiting for a CPU, calls sonde does not know)
-		 * to its last sampled stack. */
-		k -= charge_calls(r, cur, now, (uint8_t)src, period, k, SD_PSEUDO_BLOCKED);
-		/* The rest, when the thread did nothing but such calls since the
-		 * last tick (no sample on CPU): waiting for a CPU as they returned,
-		 * under the last call's stack; else under the last sampled one. */
-		int64_t in_calls = 0;
-		for (int b = 0; b < SD_BLK_BUFS; b++)
-			in_calls += dw[b];
-		int trunc = 0;
-		unsigned n = k && !sampled && in_calls > 0
-				     ? blocked_stack(r, cur, pcs, &trunc)
-				     : 0;
-		if (k && !n && !r->last_node) {
-			/* No stack known yet (the thread has not been sampled:
-			 * waiting for a CPU before its first period, or in a call
-			 * sonde does not see): kept for the first stack it gets,
-			 * where it then runs; at its end, whatever is left goes to
-			 * the thread itself (sd_offcpu_final). */
-			r->acc_off_ns += (int64_t)(k * period);
-			k = 0;
-		}
-		if (k)
-			sd_stream_accounted(r, now, (uint8_t)src, pcs, n, SD_PSEUDO_OFFCPU,
-					    (uint32_t)k, n ? (trunc ? SD_FLAG_TRUNCATED : 0) : last_fl);
-	}
-	/* What is left of the earlier calls (less than a period each, or what
-	 * their off-CPU time did not cover) is carried by the current one, as
-	 * one accumulator would: nothing lingers to be charged to an old call
-	 * site later. */
-	for (uint32_t b = 0; b < SD_BLK_BUFS; b++)
-		if (b != cur) {
-			r->acc_blk_ns[cur] += r->acc_blk_ns[b];
-			r->acc_blk_ns[b] = 0;
-		}
-	if (r->acc_kernel_ns >= (int64_t)period) {
-		uint64_t k = (uint64_t)r->acc_kernel_ns / period;
-		r->acc_kernel_ns -= (int64_t)(k * period);
-		/* Time inside the calls that was not off CPU was on CPU, in the
-		 * kernel (the system call's work: a read of /dev/zero) or in a
-		 * lock's spin: kernel time up to it goes under the call, the
-		 * rest to the last sampled stack. */
-		k -= charge_calls(r, cur, now, (uint8_t)src, period, k, SD_PSEUDO_KERNEL);
-		if (k && !r->last_node) { /* no stack known yet: as [off-cpu] above */
-			r->acc_kernel_ns += (int64_t)(k * period);
-			k = 0;
-		}
-		if (k)
-			sd_stream_accounted(r, now, (uint8_t)src, pcs, 0, SD_PSEUDO_KERNEL,
-					    (uint32_t)k, last_fl);
-	}
-	/* What is left of the time inside calls beyond a period was user time
-	 * there (a spinning lock, sched_yield), sampled where it ran: not
-	 * carried over (the older calls' first). */
-	int64_t keep = r->acc_off_ns + r->acc_kernel_ns + (int64_t)period;
+	struct tick t = {
+		.r = r, .now = now, .period = period, .src = (uint8_t)src,
+		.cur = atomic_load_explicit(&r->blk_cur, memory_order_relaxed) % SD_BLK_BUFS,
+		.last_fl = r->last_trunc ? SD_FLAG_TRUNCATED : 0,
+	};
+	if (r->acc_off_ns >= (int64_t)period)
+		charge_offcpu(&t, sampled, dw);
+	carry_calls(r, t.cur);
+	if (r->acc_kernel_ns >= (int64_t)period)
+		charge_kernel(&t);
 	if (!r->last_node)
 		return; /* the time in calls is kept with the rest until a stack is known */
-	int64_t over = -keep;
-	for (int b = 0; b < SD_BLK_BUFS; b++)
-		over += r->acc_blk_ns[b];
-	for (uint32_t i = 1; i <= SD_BLK_BUFS && over > 0; i++) {
-		uint32_t b = (cur + i) % SD_BLK_BUFS;
-		int64_t cut = r->acc_blk_ns[b] < over ? r->acc_blk_ns[b] : over;
-		if (cut > 0) {
-			r->acc_blk_ns[b] -= cut;
-			over -= cut;
-		}
-	}
+	trim_calls(r, t.cur, period);
 }

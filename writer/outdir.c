@@ -1,7 +1,7 @@
 /* outdir.c - the output directory and the stream file, made safely on a
  * shared machine.
  *
- * Who calls: the writer (writer.c, create_file: at start and in a forked
+ * Who calls: the writer (outfile.c, create_file: at start and in a forked
  * child) and `sonde run` (analyze/cmd_run.c) before it starts the program, so
  * both apply the same rule; `sonde run` holds DIR.old to it too
  * (sd_outdir_open_at, analyze/run_old.c), and `sonde report -o FILE` opens

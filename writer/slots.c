@@ -6,13 +6,14 @@
  * forks until EAGAIN made 81 children instead of 149, each child's writer
  * holding a slot. The slots are the program's (DESIGN.md), so:
  *
- *  1. start (start_thread: process start, fork child, failed exec): when the
- *     soft limit is finite, the process is not exempt (root's real uid, or
- *     CAP_SYS_RESOURCE or CAP_SYS_ADMIN, in the initial user namespace: the
- *     kernel's own exemptions) and the machine's task count (/proc/loadavg,
- *     an upper bound of the user's: the kernel offers no count per user) +
- *     SD_NPROC_MARGIN reaches the limit, no writer is started: the process
- *     drains its rings itself (writer.c, "without a writer thread").
+ *  1. start (sd_writer_start, thread.c: process start, fork child, failed
+ *     exec): when the soft limit is finite, the process is not exempt
+ *     (root's real uid, or CAP_SYS_RESOURCE or CAP_SYS_ADMIN, in the initial
+ *     user namespace: the kernel's own exemptions) and the machine's task
+ *     count (/proc/loadavg, an upper bound of the user's: the kernel offers
+ *     no count per user) + SD_NPROC_MARGIN reaches the limit, no writer is
+ *     started: the process drains its rings itself (thread.c, "without a
+ *     writer thread").
  *  2. tick: the same test on the writer thread at every tick, the count
  *     followed by its changes (sysinfo: no descriptor taken while the
  *     program runs): the writer leaves.
@@ -30,7 +31,7 @@
  * stderr (once per tree: a forking program prints one line, not one per
  * child). Before its first fork a process is a tree of its own, in sd_w.
  *
- * Contexts: sd_slots_* run in ordinary context (start_thread's caller, the
+ * Contexts: sd_slots_* run in ordinary context (sd_writer_start's caller, the
  * fork prepare handler, or the writer thread); sd_writer_slots_retry_sigsafe
  * in any, the program's signal handlers included (atomics, tgkill and
  * nanosleep only).

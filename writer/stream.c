@@ -75,20 +75,85 @@ static size_t read_small_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
+/* The program's arguments as /proc/self/cmdline has them (NUL-separated,
+ * cut short at len), *nargs of them; none when SONDE_ARGV is off. */
+static size_t read_cmdline(char *cmdline, size_t len, unsigned *nargs)
+{
+	size_t n = 0;
+	*nargs = 0;
+	if (sd_w.cfg.argv_mode != SD_ARGV_OFF) {
+		n = read_small_file("/proc/self/cmdline", cmdline, len);
+		if (n == len)
+			cmdline[n - 1] = 0; /* cut short: the last argument ends here */
+		for (size_t i = 0; i < n; i++)
+			*nargs += cmdline[i] == 0;
+	}
+	return n;
+}
+
+/* HEADER's "argv": the arguments, redacted as SONDE_ARGV says. */
+static void pack_argv(const char *cmdline, size_t n, unsigned nargs)
+{
+	/* regexec: ordinary context (the constructor or a forked child's
+	 * start), never a signal handler. */
+	pack_str("argv");
+	msgpack_pack_array(&sd_w.pk, nargs);
+	for (size_t i = 0; i < n && nargs; i += strlen(cmdline + i) + 1) {
+		int hide = sd_w.cfg.argv_mode == SD_ARGV_REDACT &&
+			   (!sd_w.cfg.argv_redact ||
+			    regexec(sd_w.cfg.argv_redact, cmdline + i, 0, NULL, 0) == 0);
+		pack_str(hide ? "[redacted]" : cmdline + i);
+	}
+}
+
+/* HEADER's "sources": the sampling sources. */
+static void pack_sources(void)
+{
+	pack_str("sources");
+	msgpack_pack_array(&sd_w.pk, sd_w.cfg.nsources);
+	for (unsigned i = 0; i < sd_w.cfg.nsources; i++) {
+		const struct sd_source_info *s = &sd_w.sources[i];
+		msgpack_pack_map(&sd_w.pk, 6 + (s->fallback_reason ? 1 : 0));
+		pack_kv_str("name", s->name);
+		pack_kv_str("spec", s->spec);
+		pack_kv_str("unit", s->unit ? s->unit : "ns");
+		pack_kv_u64("period", s->period_ns);
+		pack_kv_str("mechanism", s->mechanism);
+		pack_kv_u64("signal", (uint64_t)s->signo);
+		if (s->fallback_reason)
+			pack_kv_str("fallback_reason", s->fallback_reason);
+	}
+}
+
+/* HEADER's "counters" and "counters_unavailable". */
+static void pack_counters(void)
+{
+	const struct sd_counters *c = sd_w.cfg.counters;
+	pack_str("counters");
+	msgpack_pack_array(&sd_w.pk, c ? c->n : 0);
+	for (unsigned i = 0; c && i < c->n; i++) {
+		msgpack_pack_map(&sd_w.pk, 4);
+		pack_kv_str("name", c->c[i].name);
+		pack_kv_str("group", c->c[i].group);
+		pack_kv_str("unit", "count");
+		pack_kv_str("source", c->c[i].source);
+	}
+	pack_str("counters_unavailable");
+	msgpack_pack_array(&sd_w.pk, c ? c->nunavail : 0);
+	for (unsigned i = 0; c && i < c->nunavail; i++) {
+		msgpack_pack_map(&sd_w.pk, 2);
+		pack_kv_str("name", c->unavail_name[i]);
+		pack_kv_str("reason", c->unavail_reason[i]);
+	}
+}
+
 void sd_stream_header(void)
 {
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
 	char cmdline[8192];
-	size_t n = 0;
-	unsigned nargs = 0;
-	if (sd_w.cfg.argv_mode != SD_ARGV_OFF) {
-		n = read_small_file("/proc/self/cmdline", cmdline, sizeof cmdline);
-		if (n == sizeof cmdline)
-			cmdline[n - 1] = 0; /* cut short: the last argument ends here */
-		for (size_t i = 0; i < n; i++)
-			nargs += cmdline[i] == 0;
-	}
+	unsigned nargs;
+	size_t n = read_cmdline(cmdline, sizeof cmdline, &nargs);
 	char cwd[4096];
 	if (!getcwd(cwd, sizeof cwd))
 		cwd[0] = 0;
@@ -108,60 +173,21 @@ void sd_stream_header(void)
 	pack_kv_str("exe", sd_w.exe);
 	static const char *const argv_modes[] = {"on", "off", "redact"};
 	pack_kv_str("argv_mode", argv_modes[sd_w.cfg.argv_mode]);
-	if (sd_w.cfg.argv_mode != SD_ARGV_OFF) {
-		/* regexec: ordinary context (the constructor or a forked child's
-		 * start), never a signal handler. */
-		pack_str("argv");
-		msgpack_pack_array(&sd_w.pk, nargs);
-		for (size_t i = 0; i < n && nargs; i += strlen(cmdline + i) + 1) {
-			int hide = sd_w.cfg.argv_mode == SD_ARGV_REDACT &&
-				   (!sd_w.cfg.argv_redact ||
-				    regexec(sd_w.cfg.argv_redact, cmdline + i, 0, NULL, 0) == 0);
-			pack_str(hide ? "[redacted]" : cmdline + i);
-		}
-	}
+	if (sd_w.cfg.argv_mode != SD_ARGV_OFF)
+		pack_argv(cmdline, n, nargs);
 	if (cwd[0] == '/')
 		pack_kv_str("cwd", cwd);
 	pack_str("clock");
 	msgpack_pack_map(&sd_w.pk, 2);
 	pack_kv_u64("monotonic_ns", sd_w.t0_mono);
 	pack_kv_u64("realtime_ns", sd_w.t0_real);
-	pack_str("sources");
-	msgpack_pack_array(&sd_w.pk, sd_w.cfg.nsources);
-	for (unsigned i = 0; i < sd_w.cfg.nsources; i++) {
-		const struct sd_source_info *s = &sd_w.sources[i];
-		msgpack_pack_map(&sd_w.pk, 6 + (s->fallback_reason ? 1 : 0));
-		pack_kv_str("name", s->name);
-		pack_kv_str("spec", s->spec);
-		pack_kv_str("unit", s->unit ? s->unit : "ns");
-		pack_kv_u64("period", s->period_ns);
-		pack_kv_str("mechanism", s->mechanism);
-		pack_kv_u64("signal", (uint64_t)s->signo);
-		if (s->fallback_reason)
-			pack_kv_str("fallback_reason", s->fallback_reason);
-	}
+	pack_sources();
 	pack_kv_str("unwind", sd_w.cfg.unwind);
 	pack_kv_u64("max_depth", sd_w.cfg.max_depth);
 	pack_kv_u64("seq", (uint64_t)sd_w.seq);
 	pack_kv_str("sonde", SONDE_VERSION_TEXT);
 	pack_kv_u64("ring_bytes", sd_w.cfg.ring_bytes);
-	const struct sd_counters *c = sd_w.cfg.counters;
-	pack_str("counters");
-	msgpack_pack_array(&sd_w.pk, c ? c->n : 0);
-	for (unsigned i = 0; c && i < c->n; i++) {
-		msgpack_pack_map(&sd_w.pk, 4);
-		pack_kv_str("name", c->c[i].name);
-		pack_kv_str("group", c->c[i].group);
-		pack_kv_str("unit", "count");
-		pack_kv_str("source", c->c[i].source);
-	}
-	pack_str("counters_unavailable");
-	msgpack_pack_array(&sd_w.pk, c ? c->nunavail : 0);
-	for (unsigned i = 0; c && i < c->nunavail; i++) {
-		msgpack_pack_map(&sd_w.pk, 2);
-		pack_kv_str("name", c->unavail_name[i]);
-		pack_kv_str("reason", c->unavail_reason[i]);
-	}
+	pack_counters();
 	if (sd_w.fork_of)
 		pack_kv_u64("fork_of", (uint64_t)sd_w.fork_of);
 }

@@ -353,7 +353,7 @@ int sd_writer_init(const struct sd_writer_config *cfg);
 /* Starts the writer thread (all signals blocked in it), unless process
  * slots are scarce (RLIMIT_NPROC) or it cannot be made: then the process
  * runs without one, its rings drained by its own threads and its stream
- * written as it ends (writer.c), said once. While the process has a single
+ * written as it ends (thread.c), said once. While the process has a single
  * task (and cfg.thread_always is 0) the thread is not started yet, said
  * nowhere: the program's samples drain (sd_writer_drain_sigsafe) until
  * sd_writer_thread_wanted. 0 (-errno reserved). */

@@ -55,7 +55,7 @@ struct sd_intern_slot {
 /* The writer's whole state. `lock` guards everything below it; the flags
  * above it are atomics shared with the handler-side flush request. */
 /* A ring's buffers: what a new thread can take over from an ended one
- * (writer.c keeps up to SD_RING_POOL). */
+ * (rings.c keeps up to SD_RING_POOL). */
 #define SD_RING_POOL 32
 
 struct sd_ring_bufs {
@@ -95,7 +95,7 @@ struct sd_writer {
 	_Atomic int final_done;
 	_Atomic int thread_running;
 	_Atomic int writerless;     /* no writer thread: the program's threads
-				     * drain (writer.c) */
+				     * drain (thread.c) */
 	_Atomic int ended;          /* END written */
 	/* writerless because the program has a single thread (cfg.thread_always
 	 * 0): its samples drain; the thread starts with the program's second */
@@ -140,7 +140,7 @@ struct sd_writer {
 	int file_ok;
 	_Atomic int discarding;     /* the stream is lost for good (not made, or a
 				     * write failed): samples stop (handler.c) */
-	int file_pending;           /* not made yet (flush_file_at) */
+	int file_pending;           /* not made yet (sd_outfile_flush_at) */
 	int dir_fd;                 /* output directory, kept until the file is made
 				     * (for good once pinned) */
 	int dir_pinned;             /* the process changed its root or mount
@@ -192,9 +192,57 @@ struct sd_writer {
 
 extern struct sd_writer sd_w;
 
-/* writer.c: wakes the writer thread for its next tick now.
+/* thread.c: wakes the writer thread for its next tick now.
  * async-signal-safe. */
 void sd_writer_wake_sigsafe(void);
+
+/* notes.c, writer lock held: the notes posted so far (sd_writer_note), the
+ * queued CHILD events, and the process-wide drops when they changed, as
+ * records. children_reset: in a forked child, the queue begins empty at the
+ * parent's position (no lock: no other thread exists yet). */
+void sd_notes_emit(void);
+void sd_notes_children_emit(void);
+void sd_notes_children_reset(void);
+void sd_notes_drops_emit(void);
+
+/* outfile.c, writer lock held (prepare_dir: also before the writer starts,
+ * from sd_writer_open_dir or sd_writer_init).
+ * prepare_dir: opens (makes) the output directory by the rule of outdir.c,
+ * keeps its descriptor above the floor and makes sd_w.dir absolute; 0 or
+ * -errno, said. dir_ours: does the kept descriptor still name it (device
+ * and inode)? dir_check: at a tick, forgets a kept descriptor the program
+ * took over. drop_dir: closes the kept descriptor if it is still ours.
+ * drop_fd: forgets the stream's descriptor, closed if close_it.
+ * fd_lost: at a tick, 1 when our descriptor number was found closed behind
+ * our back (forgotten, never closed; reopened at the next write).
+ * due: the stream file is to be made now (a sample, SD_LAZY_BYTES buffered
+ * or a flush period lived). flush_at: appends the records buffered (the file
+ * made first if due, or if final); flush: flush_at(0). */
+int sd_outfile_prepare_dir(void);
+int sd_outfile_dir_ours(void);
+void sd_outfile_dir_check(void);
+void sd_outfile_drop_dir(void);
+void sd_outfile_drop_fd(int close_it);
+int sd_outfile_fd_lost(void);
+int sd_outfile_due(void);
+void sd_outfile_flush_at(int final);
+void sd_outfile_flush(void);
+
+/* rings.c: frees ring r, its buffers kept for the next thread when the
+ * pool has room. Writer lock held. */
+void sd_rings_free(struct sd_ring *r);
+
+/* drain.c, writer lock held.
+ * sd_drain: every ring's records and what the threads posted, into records;
+ * rings of ended threads freed. `final`: also THREAD_END of the threads
+ * still running as the process ends. Also from a sample's handler without
+ * a writer thread (sd_writer_drain_sigsafe: the lock tried, sonde's
+ * allocator not held by the thread).
+ * sd_drain_finish: drain everything, END, flush, once (`ended`): reason
+ * and signo as sd_writer_stop's. On an exec before the stream file is made
+ * (not due yet), nothing is made: the new image writes this pid's stream. */
+void sd_drain(int final);
+void sd_drain_finish(const char *reason, int signo);
 
 /* slots.c, ordinary context. init: once, where the runtime starts.
  * scarce: is the process near RLIMIT_NPROC by rule 1 (own: 1 when asked by

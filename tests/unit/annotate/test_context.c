@@ -6,12 +6,13 @@
  * annotate_int.h) and through the entry points a program calls
  * (sonde_rt_begin & co., what include/sonde.h's inline functions call), with
  * the blackboard read as the signal handler reads it
- * (sd_annotate_thread_ctx_sigsafe). api.c prints through sd_writer_vsay
- * (writer/writer.c: the line on stderr and a NOTE record); this test supplies
- * it and keeps the lines. The files under test take their locks through
- * sd_real_pthread_mutex_lock (common/real.h): the test links common/real.c
- * as libsonde does (from an executable, RTLD_NEXT finds libc's). Each case runs in its
- * own process: the tree only grows.
+ * (sd_annotate_thread_ctx_sigsafe). Their warnings (annotate/warn.c) go
+ * through sd_msg (common/log.h), whose sink libsonde sets to the writer's
+ * (writer/notes.c, sd_writer_log: the line on stderr and a NOTE record);
+ * this test sets its own sink and keeps the lines. The files under test
+ * take their locks through sd_real_pthread_mutex_lock (common/real.h): the
+ * test links common/real.c as libsonde does (from an executable, RTLD_NEXT
+ * finds libc's). Each case runs in its own process: the tree only grows.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -37,10 +37,12 @@ shift 5
 
 # OBJECT-BASENAME:NAME, each with why it is called by name.
 KEPT=(
-	# the stream's writes and sonde's messages (sd_writer_log, and log.c's
-	# stderr before a sink is set): tests/fault's
-	# shim (preloaded before libsonde) fails them through libsonde's PLT
-	writer.c.o:write
+	# the stream's writes (writer/outfile.c) and sonde's messages
+	# (sd_writer_log in writer/notes.c, and log.c's stderr before a sink is
+	# set): tests/fault's shim (preloaded before libsonde) fails them through
+	# libsonde's PLT
+	outfile.c.o:write
+	notes.c.o:write
 	log.c.o:write
 	# a message written from the signal handler, as every message
 	handler.c.o:write

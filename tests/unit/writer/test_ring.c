@@ -3,7 +3,7 @@
  * The producer side is the header's own inline functions
  * (sd_ring_reserve_sigsafe, sd_ring_commit_sigsafe, sd_ring_drop_sigsafe),
  * used as the handler uses them (sampler/handler.c). The consumer below
- * follows the writer's protocol (writer/writer.c, drain()): head read with
+ * follows the writer's protocol (writer/drain.c, drain_records()): head read with
  * acquire, records read between tail and head at tail mod cap_bytes, PAD
  * records skipped by their length, tail stored with release once the records
  * are read. Every record carries a sequence number and contents derived from
@@ -21,7 +21,7 @@
 #include "writer/writer.h"
 #include "tests/unit/unit.h"
 
-/* As the writer sizes records (writer.c ring_max_rec): header, max_depth PCs
+/* As the writer sizes records (rings.c ring_max_rec): header, max_depth PCs
  * plus one, and SD_MAX_COUNTERS values, rounded to 8 bytes. */
 static uint32_t max_rec_bytes(unsigned max_depth)
 {
@@ -120,7 +120,7 @@ struct consumed {
 	uint64_t gaps;     /* sequence numbers skipped: must be the drops */
 };
 
-/* Consumer: every record between tail and head, as drain() reads them. With
+/* Consumer: every record between tail and head, as drain_records() reads them. With
  * `exact`, no record may be missing; else the records skipped are counted in
  * c->gaps. Returns how many sample records it read. */
 static uint64_t consume(struct sd_ring *r, struct consumed *c, unsigned max_depth, int exact)
