@@ -24,7 +24,7 @@
  * budget (only the accounting).
  *
  * Context: ordinary context, any thread; and the one drain a sample may do
- * in a process without a writer thread (writer.c, sd_writer_drain_sigsafe),
+ * in a process without a writer thread (writer/drain.c, sd_writer_drain_sigsafe),
  * never when the signal came while its thread held the lock
  * (sd_mem_held_here_sigsafe): a leaf lock held only for a list's update,
  * so a handler waiting for another thread's hold waits briefly. Held across
@@ -38,7 +38,7 @@
 
 /* The share of RLIMIT_AS sonde's run-time mappings may use: 1/64; sized for
  * SD_MEM_THREADS threads, each with its ring, alternate stack, buffers and
- * libunwind's cache (writer.c, ring_bytes_for). */
+ * libunwind's cache (writer/rings.c, ring_bytes_for). */
 #define SD_MEM_SHARE 64u
 #define SD_MEM_THREADS 64u
 /* Blocks up to this size (header included) come from regions. */
@@ -91,7 +91,7 @@ size_t sd_mem_used(void);
 size_t sd_mem_left(void);
 
 /* 1 when the calling thread holds the allocator's lock: a signal handler
- * that would allocate (the writer's drain, writer.c) must not then.
+ * that would allocate (the writer's drain, writer/drain.c) must not then.
  * async-signal-safe. */
 int sd_mem_held_here_sigsafe(void);
 

@@ -27,7 +27,7 @@
 static const char *const drop_names[SD_DROP_NREASONS] = SD_DROP_NAMES;
 
 /* Every record starts here: where it starts is kept, so that a record cut
- * short by out of memory is taken back whole (writer.c, sbuf_write). */
+ * short by out of memory is taken back whole (writer/writer.c, sbuf_write). */
 static void rec_begin(size_t n)
 {
 	sd_w.rec_start = sd_w.sbuf.size;

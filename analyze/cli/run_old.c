@@ -16,7 +16,7 @@
  * user's own regular files are removed and no file is ever replaced (RENAME_NOREPLACE).
  *
  * Moving is safe only when the streams are over. A stream is named
- * NAME.HOST.PID[.SEQ].sonde (writer/writer.c), so a stream of this host whose process
+ * NAME.HOST.PID[.SEQ].sonde (writer/outfile.c), so a stream of this host whose process
  * is still alive is being written: nothing is moved then (a run already going into the
  * same directory, make -j of profiled jobs). Streams of other hosts (a shared file
  * system) cannot be told apart from this job's ranks elsewhere: nothing is moved

@@ -14,7 +14,7 @@
  *   threads.c  pthread_create  every new thread is set up at birth and torn
  *                              down at exit; the program's second task
  *                              starts sonde's writer thread
- *              clone           CLONE_VM: the same (writer/writer.c, single
+ *              clone           CLONE_VM: the same (writer/thread.c, single
  *                              thread)
  *   dl.c       dlopen/dlclose  the module map and the handler's loader
  *              dlmopen         snapshot follow

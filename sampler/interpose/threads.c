@@ -136,7 +136,7 @@ SONDE_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 /* glibc's clone(): a task sharing the program's memory (CLONE_VM: a thread,
  * or a child process the writer's tick accounts) is made without
  * pthread_create: sonde's writer thread starts first where a single-threaded
- * program had put it off (writer.c). The optional arguments are passed on
+ * program had put it off (writer/thread.c). The optional arguments are passed on
  * as they came (clone reads only those its flags name). */
 SONDE_API int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
