@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/cli/cli.h"
+#include "common/common.h"
 #include "sampler/sampler.h"
 #include "writer/writer.h"
 
@@ -360,8 +361,12 @@ int sd_cmd_run(int argc, char **argv)
 		code = failed;
 		goto out;
 	}
-	if (count_streams(dirfd) > before)
-		sd_msg("sonde: profile written to %s (sonde report %s)", out, out);
+	/* ranks of an MPI job started each with sonde run: one line for the job, rank 0's */
+	const char *rank = sd_mpi_rank_env();
+	if (count_streams(dirfd) > before) {
+		if (!rank || strtol(rank, NULL, 10) == 0)
+			sd_msg("sonde: profile written to %s (sonde report %s)", out, out);
+	}
 	else
 		sd_msg("sonde: %s: no profile was written (is %s static, setuid or "
 			"setgid, or does it clear LD_PRELOAD?)", out, argv[cmd]);
