@@ -20,7 +20,6 @@
 
 #define PERIOD_MIN_NS 10000ull          /* 10 us: perf_event_max_sample_rate */
 #define PERIOD_MAX_NS 60000000000ull    /* 60 s */
-#define PERIOD_FORMS "a period like 1ms, 250us, 100000ns, 1s or 1000hz, from 10us to 60s"
 
 int sd_config_parse_period(const char *s, uint64_t *period_ns)
 {
@@ -50,63 +49,6 @@ int sd_config_parse_period(const char *s, uint64_t *period_ns)
 	return 0;
 }
 
-/* NAME@COUNT: a PAPI event (preset or native) and its overflow threshold. */
-static int parse_papi(const char *tok, const char *name, const char *at, struct sd_source *src)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = at ? strtoull(at + 1, &end, 10) : 0;
-	/* strtoull takes "-N" (after blanks, too) as 2^64 - N: any '-' is refused. */
-	if (!at || errno || end == at + 1 || *end || strchr(at + 1, '-') || n < 1000 ||
-	    n > 2147483647ull) {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': a PAPI event needs a count from 1000 to 2147483647 "
-		       "(e.g. perf::TASK-CLOCK@1000000)", tok);
-		return -EINVAL;
-	}
-	src->kind = SD_SRC_PAPI;
-	src->period_ns = n;
-	snprintf(src->event, sizeof src->event, "%s", name);
-	snprintf(src->spec, sizeof src->spec, "%s", tok);
-	return 0;
-}
-
-static int parse_source(const char *tok, struct sd_source *src)
-{
-	char name[48];
-	const char *at = strrchr(tok, '@');
-	size_t n = at ? (size_t)(at - tok) : strlen(tok);
-	if (n >= sizeof name) {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD, "
-		       "wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')", tok);
-		return -EINVAL;
-	}
-	memcpy(name, tok, n);
-	name[n] = 0;
-	memset(src, 0, sizeof *src);
-	if (!strcmp(name, "cpu-time"))
-		src->kind = SD_SRC_CPU;
-	else if (!strcmp(name, "wall-time"))
-		src->kind = SD_SRC_WALL;
-	else if (!strncmp(name, "PAPI_", 5) || strstr(name, "::"))
-		return parse_papi(tok, name, at, src);
-	else {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD, "
-		       "wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')", tok);
-		return -EINVAL;
-	}
-	src->period_ns = src->kind == SD_SRC_CPU ? 1000000 : 10000000;
-	if (at) {
-		int err = sd_config_parse_period(at + 1, &src->period_ns);
-		if (err) {
-			sd_msg("sonde: SONDE_SAMPLE: '%s': %s period (use %s)", tok,
-			       err == -ERANGE ? "out-of-range" : "unparseable", PERIOD_FORMS);
-			return err;
-		}
-	}
-	snprintf(src->spec, sizeof src->spec, "%s", tok);
-	return 0;
-}
-
 static void parse_sample(struct sd_config *cfg, const char *v)
 {
 	char buf[1024];
@@ -123,11 +65,12 @@ static void parse_sample(struct sd_config *cfg, const char *v)
 			break;
 		}
 		struct sd_source s;
-		if (parse_source(tok, &s) == 0) {
+		if (sd_source_parse(tok, &s) == 0) {
 			int dup = 0;
 			for (unsigned i = 0; i < cfg->nsources; i++)
 				dup |= cfg->sources[i].kind == s.kind &&
-				       (s.kind != SD_SRC_PAPI || !strcmp(cfg->sources[i].event, s.event));
+				       (!sd_source_kinds[s.kind].by_event ||
+					!strcmp(cfg->sources[i].event, s.event));
 			if (dup)
 				sd_msg("sonde: SONDE_SAMPLE: '%s': source given twice (keeping the first)", tok);
 			else
@@ -283,13 +226,8 @@ int sd_config_parse(struct sd_config *cfg)
 		if (cfg->nsources == 0)
 			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
 	}
-	if (cfg->nsources == 0) {
-		struct sd_source *s = &cfg->sources[cfg->nsources++];
-		memset(s, 0, sizeof *s);
-		s->kind = SD_SRC_CPU;
-		s->period_ns = 1000000;
-		snprintf(s->spec, sizeof s->spec, "cpu-time@1ms");
-	}
+	if (cfg->nsources == 0)
+		sd_source_set_default(&cfg->sources[cfg->nsources++]);
 
 	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
 	parse_uint("SONDE_MAX_DEPTH", 1, SD_MAX_DEPTH_MAX, &cfg->max_depth);

@@ -497,7 +497,7 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns,
 	 * a VM (40 us a sample): bench/overhead.sh 4 us more per sample. */
 	t->queued_at_exit = period < 16 * (spent + t->trip_ns) &&
 			    signal_queued_sigsafe(sd_rt.cfg.signo);
-	if (s->kind == SD_SRC_PAPI)
+	if (!sd_source_ops_of(s)->timed)
 		return;
 	if (t->warm < 4) {
 		t->warm++; /* a thread's first samples meet cold unwinder caches */
@@ -522,7 +522,8 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns,
 	 * user time only), measured on the thread's CPU clock (one read per
 	 * window). A long period leaves the program's own system time out. */
 	uint64_t cpu_now;
-	if (s->kind == SD_SRC_CPU && t->src_fd[src] >= 0 && period <= SD_THROTTLE_CPU_CHECK_NS &&
+	if (sd_source_ops_of(s)->cpu_clock && t->src_fd[src] >= 0 &&
+	    period <= SD_THROTTLE_CPU_CHECK_NS &&
 	    sd_own_cpu_ns_sigsafe(&cpu_now) == 0) {
 		uint64_t n = t->win_n[src], per = t->win_cpu_ns[src] && cpu_now > t->win_cpu_ns[src]
 				 ? (cpu_now - t->win_cpu_ns[src]) / n : 0;
@@ -629,7 +630,7 @@ static uint64_t source_clock_sigsafe(const struct sd_thread *t, uint64_t cpu_ns)
 {
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		uint64_t v;
-		if (sd_rt.cfg.sources[i].kind == SD_SRC_CPU && t->src_fd[i] >= 0 &&
+		if (sd_source_ops_of(&sd_rt.cfg.sources[i])->cpu_clock && t->src_fd[i] >= 0 &&
 		    sd_sys_read(t->src_fd[i], &v, sizeof v) == (ssize_t)sizeof v)
 			return v;
 	}
@@ -742,7 +743,7 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	 * sample is charged to [sonde] instead (not unwound): the program's
 	 * samples then stand for the program's time, sonde's for its own. */
 	const struct sd_source *so = &sd_rt.cfg.sources[src];
-	uint64_t stands = so->kind == SD_SRC_PAPI ? 0 : (uint64_t)weight * so->period_ns;
+	uint64_t stands = sd_source_ops_of(so)->timed ? (uint64_t)weight * so->period_ns : 0;
 	if (stands && t->self_ns >= stands) {
 		t->self_ns -= stands;
 		sd_handler_take_self_sigsafe(t, src, weight);

@@ -271,10 +271,9 @@ static void thread_open_sources(struct sd_thread *t)
 			sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 1);
 	}
 	t->papi_es = -1;
-	if (!t->adopted)
-		sd_papi_thread_open(t); /* PAPI sets are per calling thread */
 	static _Atomic int warned;
-	err = sd_sources_open(t, t->tid);
+	/* PAPI sets are per calling thread: none for adopted threads */
+	err = sd_source_thread_open_all(t, t->tid, !t->adopted);
 	if (err == -EDQUOT && !atomic_exchange(&warned, 1))
 		sd_msg("sonde: thread %d: not sampled: no POSIX timer left within sonde's share of "
 		       "RLIMIT_SIGPENDING (%d of %ld) (its CPU time shows as not sampled; raise ulimit -i)",
@@ -291,7 +290,7 @@ static void thread_close_sources(struct sd_thread *t)
 	sd_tasks_forget_stale(t); /* numbers closed behind our back are not closed again */
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 0);
-	sd_sources_close(t);
+	sd_source_thread_close_all(t);
 	for (unsigned i = 0; i < SD_MAX_COUNTERS; i++)
 		sd_runtime_fd_track_sigsafe(t->ctr.fds[i], 0);
 	sd_kernel_counters_close(&t->ctr);
@@ -579,7 +578,7 @@ static void pause_charge(struct sd_thread *t)
 	uint64_t d = now > t->pause_cpu_ns ? now - t->pause_cpu_ns : 0;
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
-		if (s->kind == SD_SRC_PAPI || !s->period_ns)
+		if (!sd_source_ops_of(s)->timed || !s->period_ns)
 			continue;
 		t->pause_acc_ns[i] += d;
 		uint64_t k = t->pause_acc_ns[i] / s->period_ns;
@@ -670,7 +669,7 @@ void sd_thread_end(void)
 	uint64_t final[SD_MAX_COUNTERS];
 	struct sd_cpu_times cpu;
 	unsigned nfinal = thread_final(t, 1, final, &cpu);
-	sd_papi_thread_close(t);
+	sd_source_thread_stop_all(t);
 	sd_real_pthread_mutex_lock(&lock);
 	thread_close_sources(t);
 	registry_remove(t);
@@ -922,28 +921,9 @@ static int start_writer(void)
 {
 	const struct sd_config *c = &sd_rt.cfg;
 	for (unsigned i = 0; i < c->nsources; i++) {
-		const struct sd_source *s = &c->sources[i];
-		struct sd_source_info *in = &source_info[i];
-		in->name = s->kind == SD_SRC_CPU ? "cpu-time" : s->kind == SD_SRC_WALL ? "wall-time"
-										       : s->event;
-		in->spec = s->spec;
-		in->unit = s->kind == SD_SRC_PAPI ? "events" : "ns";
-		if ((int)i == sd_rt.derived_src)
-			snprintf(mechanism[i], sizeof mechanism[i], "derived:%s%s",
-				 c->sources[sd_rt.primary_src].spec,
-				 s->kind == SD_SRC_WALL ? "+off-cpu" : "");
-		else
-			snprintf(mechanism[i], sizeof mechanism[i], "%s%s",
-				 s->kind == SD_SRC_PAPI ? "papi:overflow"
-				 : s->use_timer		? "posix-timer:thread-cputime"
-							: "perf_event:task-clock",
-				 s->kind == SD_SRC_WALL ? "+off-cpu" : "");
-		if (s->kind == SD_SRC_WALL && sd_rt.wall_src < 0)
+		sd_source_header_info(c, i, &source_info[i], mechanism[i], sizeof mechanism[i]);
+		if (sd_source_ops_of(&c->sources[i])->off_cpu && sd_rt.wall_src < 0)
 			sd_rt.wall_src = (int)i;
-		in->mechanism = mechanism[i];
-		in->fallback_reason = s->use_timer ? s->fallback_reason : NULL;
-		in->period_ns = s->period_ns;
-		in->signo = s->kind == SD_SRC_PAPI ? SIGRTMIN + 2 : c->signo; /* PAPI's own */
 	}
 	uint32_t ring = 1;
 	while (ring < c->buffer_kb * 1024u)
@@ -978,24 +958,6 @@ static int start_writer(void)
 	return sd_writer_init(&wc);
 }
 
-/* cpu-time and wall-time on the same mechanism share one clock per thread
- * (sampler.h: primary/derived). */
-static void pick_shared_clock(const struct sd_config *c)
-{
-	int cpu = -1, wall = -1;
-	for (unsigned i = 0; i < c->nsources; i++) {
-		if (c->sources[i].kind == SD_SRC_CPU && cpu < 0)
-			cpu = (int)i;
-		if (c->sources[i].kind == SD_SRC_WALL && wall < 0)
-			wall = (int)i;
-	}
-	if (cpu < 0 || wall < 0 || c->sources[cpu].use_timer != c->sources[wall].use_timer)
-		return;
-	int cpu_first = c->sources[cpu].period_ns <= c->sources[wall].period_ns;
-	sd_rt.primary_src = cpu_first ? cpu : wall;
-	sd_rt.derived_src = cpu_first ? wall : cpu;
-}
-
 /* Two copies of the runtime in one process (two paths in LD_PRELOAD, or a
  * preloaded program that dlopens libsonde) would each sample every thread.
  * The exported entry points resolve to the first copy loaded: a copy whose
@@ -1015,7 +977,7 @@ static int another_copy(void)
 
 static void probes_release(void)
 {
-	sd_sources_probe_release();
+	sd_source_probe_release_all();
 	sd_kernel_counters_probe_release(&sd_rt.counters);
 }
 
@@ -1039,7 +1001,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
 		uint32_t m = 1;
-		if (s->kind != SD_SRC_PAPI && s->period_ns < SD_START_MIN_NS) {
+		if (sd_source_ops_of(s)->timed && s->period_ns < SD_START_MIN_NS) {
 			m = (uint32_t)((SD_START_MIN_NS + s->period_ns - 1) / s->period_ns);
 			sd_say_throttled_sigsafe((int)i, s->period_ns * m);
 		}
@@ -1101,9 +1063,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 		atomic_store(&sd_rt.unwind_init, 0);
 	}
-	sd_sources_probe(&sd_rt.cfg);
-	pick_shared_clock(&sd_rt.cfg);
-	sd_papi_probe(&sd_rt.cfg);
+	sd_source_probe_all(&sd_rt.cfg); /* the clocks (and their shared clock), then PAPI */
 	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
 	/* After the probes: PAPI's library (dlopened by the probe, past the dlopen
 	 * wrapper) must be in the snapshot, or no sample taken in its overflow
@@ -1174,7 +1134,7 @@ void sd_runtime_stop(const char *reason, int signo)
 		struct sd_cpu_times cpu;
 		unsigned n = thread_final(self, !self->busy, final, &cpu);
 		if (!self->busy && !strcmp(reason, "exit")) /* the destructor: not a handler */
-			sd_papi_thread_account(self);
+			sd_source_thread_account_all(self);
 		sd_writer_ring_final(self->ring, final, n, &cpu);
 	}
 	sd_writer_stop(reason, signo);
@@ -1183,7 +1143,7 @@ void sd_runtime_stop(const char *reason, int signo)
 
 void sd_runtime_exec_prepare(void)
 {
-	sd_papi_exec_prepare(sd_tls_thread, 1);
+	sd_source_exec_prepare_all(sd_tls_thread, 1);
 	sd_runtime_stop("exec", 0);
 }
 
@@ -1195,7 +1155,7 @@ void sd_runtime_exec_failed(void)
 	sigset_t old;
 	sd_runtime_block_signals(&old);
 	sd_writer_resume();
-	sd_papi_exec_prepare(sd_tls_thread, 0);
+	sd_source_exec_prepare_all(sd_tls_thread, 0);
 	sd_real_pthread_mutex_lock(&lock);
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
@@ -1235,7 +1195,7 @@ void sd_runtime_fd_reopen(void)
 	for (struct sd_thread *t = sd_rt.threads; t; t = t->next)
 		for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 			const struct sd_source *s = &sd_rt.cfg.sources[i];
-			if (t->src_fd[i] >= 0 || (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL) ||
+			if (t->src_fd[i] >= 0 || !sd_source_ops_of(s)->clocked ||
 			    s->use_timer || (int)i == sd_rt.derived_src)
 				continue;
 			int fd;
@@ -1383,7 +1343,7 @@ void sd_runtime_fork_child(void)
 	self->adopted = 0;
 	self->ovr = 0;
 	sd_rt.threads = self;
-	sd_papi_fork_child(); /* before any other thread exists in the child */
+	sd_source_fork_child_all(); /* before any other thread exists in the child */
 	sd_loader_fork_child();
 	sd_tasks_fork_child_open();
 	if (sd_writer_fork_child(self->ring) != 0) {

@@ -68,7 +68,10 @@
 #define SD_START_MIN_NS 20000ull
 
 enum sd_state { SD_OFF, SD_ARMED, SD_RUNNING, SD_DRAINING };
-enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL, SD_SRC_PAPI };
+/* The kinds of sampling source: the index of their rows in sd_source_kinds
+ * (what each is, source_kinds.c) and sd_source_ops (how the runtime runs it,
+ * source_table.c). */
+enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL, SD_SRC_PAPI, SD_SRC_NKINDS };
 enum sd_unwind { SD_UNWIND_LIBUNWIND, SD_UNWIND_FP, SD_UNWIND_NONE };
 
 struct sd_source {
@@ -100,6 +103,92 @@ struct sd_config {
 	enum sd_argv argv_mode;     /* SONDE_ARGV */
 	regex_t argv_re;            /* SONDE_ARGV=redact:REGEX, compiled */
 };
+
+/* source_kinds.c, compiled into libsonde and into the CLI (no runtime code):
+ * what each kind of source is, as SONDE_SAMPLE names it and `sonde events`
+ * lists it. Read-only rows, indexed by enum sd_source_kind. */
+struct sd_source_kind_desc {
+	const char *name;        /* as SONDE_SAMPLE names it; NULL: by its event's name */
+	const char *syntax;      /* its spec: "cpu-time@PERIOD", "NAME@COUNT" */
+	const char *unit;        /* of its period and its samples' weights: "ns", "events" */
+	uint64_t default_period; /* without @: in unit; 0: the @COUNT must be given */
+	const char *default_spec;/* the spec that default stands for, NULL: none */
+	const char *summary;     /* one line: what its samples stand for */
+	int by_event;            /* sources of this kind differ by event (a PAPI event) */
+	/* Whether NAME (the spec up to its last '@') names this kind, and the
+	 * spec parsed into src (its kind set already; period, event, spec), saying why not
+	 * (one sd_msg line): 0 or -errno. */
+	int (*match)(const char *name);
+	int (*parse)(const char *tok, const char *name, const char *at, struct sd_source *src);
+};
+extern const struct sd_source_kind_desc sd_source_kinds[SD_SRC_NKINDS];
+/* One SONDE_SAMPLE token into src through the row whose match takes it; one
+ * line said when none does or its parse refuses. 0 or -errno. */
+int sd_source_parse(const char *tok, struct sd_source *src);
+/* src becomes the default source, cpu-time@1ms (no valid source given). */
+void sd_source_set_default(struct sd_source *src);
+
+/* source_table.c (runtime only): how the runtime runs each kind, one row per
+ * kind. The hot path reads data fields (sd_source_ops_of(s)->timed: one load
+ * and an index per sample); the hooks are ordinary-context calls, shared by
+ * the kinds of one mechanism (cpu-time and wall-time: the per-thread clocks
+ * of sources.c; PAPI: papi.c) and run once per mechanism by the walkers
+ * below. The POSIX-timer fallback is not a row: it is how a clocked source
+ * runs where perf_event is refused (struct sd_source.use_timer). */
+struct sd_thread;
+struct sd_source_ops {
+	const struct sd_source_kind_desc *desc;
+	uint8_t clocked;    /* on a per-thread clock: a perf_event task clock, else a
+			     * POSIX CPU-time timer (sources.c), signalling sonde's signal */
+	uint8_t timed;      /* a sample stands for period_ns of the thread's time:
+			     * throttled, its paused time charged, its start period
+			     * at least SD_START_MIN_NS (else: counts of events) */
+	uint8_t cpu_clock;  /* counts the thread's CPU time, its clock the program's
+			     * own time (handler.c: throttling judged on the CPU clock
+			     * at short periods too; the drain's clock) */
+	uint8_t off_cpu;    /* its blocked time accounted by the writer (wall-time) */
+	uint8_t own_thread; /* opened by the thread itself only: none for threads
+			     * alive before sonde started or made without pthread_create */
+	int rt_signal;      /* its signal is SIGRTMIN + this (PAPI's own); -1: sonde's */
+	/* the stream header's mechanism, without "+off-cpu" */
+	const char *(*mechanism)(const struct sd_source *s);
+	/* process-wide, at start, each mechanism once: decides what its sources
+	 * run on, dropping those that cannot run (one line each) */
+	void (*probe)(struct sd_config *cfg);
+	void (*probe_release)(void); /* what probe held for the first thread */
+	/* thread t (tid; the caller when own_thread) gets its sources of this
+	 * mechanism: 0 if they run */
+	int (*thread_open)(struct sd_thread *t, pid_t tid);
+	void (*thread_stop)(struct sd_thread *t);  /* the thread itself, as it ends,
+						    * before it leaves the registry */
+	void (*thread_close)(struct sd_thread *t); /* under the registry lock */
+	void (*thread_account)(struct sd_thread *t); /* the caller's lost signals, at stop */
+	void (*fork_child)(void);
+	void (*exec_prepare)(struct sd_thread *t, int stop);
+};
+extern const struct sd_source_ops sd_source_ops[SD_SRC_NKINDS];
+
+static inline const struct sd_source_ops *sd_source_ops_of(const struct sd_source *s)
+{
+	return &sd_source_ops[s->kind];
+}
+
+/* The walkers: each mechanism's hook once, in the order of the table. */
+void sd_source_probe_all(struct sd_config *cfg);
+void sd_source_probe_release_all(void);
+/* Sources that are not clocks first, the clocks last: a clock runs from
+ * its start. self: t is the calling thread. Returns the clocks' error (other
+ * mechanisms say their own): 0 if they run. */
+int sd_source_thread_open_all(struct sd_thread *t, pid_t tid, int self);
+void sd_source_thread_stop_all(struct sd_thread *t);
+void sd_source_thread_close_all(struct sd_thread *t);
+void sd_source_thread_account_all(struct sd_thread *t);
+void sd_source_fork_child_all(void);
+void sd_source_exec_prepare_all(struct sd_thread *t, int stop);
+/* Source i's part of the stream header (in, its mechanism text in mech). */
+struct sd_source_info;
+void sd_source_header_info(const struct sd_config *c, unsigned i, struct sd_source_info *in,
+			   char *mech, size_t mech_len);
 
 /* SONDE_REGIONS: off; on: timing aggregated in each thread (REGION_STATS);
  * trace: every begin and end a REGION record. */

@@ -212,7 +212,7 @@ static int rearm(struct sd_thread *t, unsigned i)
 	const struct sd_source *s = &sd_rt.cfg.sources[i];
 	uint64_t period = s->period_ns * (t->mult[i] ? t->mult[i] : 1); /* throttled or not */
 	int fd, err = -EINVAL;
-	if ((s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL) && !s->use_timer) {
+	if (sd_source_ops_of(s)->clocked && !s->use_timer) {
 		err = sd_runtime_fd_room_sigsafe(1)
 			      ? sd_kernel_clock_open_sigsafe(t->tid, period, sd_rt.cfg.signo,
 							     sd_rt.fd_floor, &fd)
@@ -588,7 +588,7 @@ static void adopt_foreign(pid_t tid)
 			       (int)tid, name, strerror(ENOMEM));
 		return;
 	}
-	int err = sd_sources_open(t, tid);
+	int err = sd_source_thread_open_all(t, tid, 0);
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++)
 		sd_runtime_fd_track_sigsafe(t->src_fd[i], 1);
 	f->t = t;
