@@ -122,6 +122,8 @@ struct sd_source_kind_desc {
 	int (*parse)(const char *tok, const char *name, const char *at, struct sd_source *src);
 };
 extern const struct sd_source_kind_desc sd_source_kinds[SD_SRC_NKINDS];
+/* The periods a time source takes ("a period like 1ms, ..."). */
+extern const char sd_source_period_forms[];
 /* One SONDE_SAMPLE token into src through the row whose match takes it; one
  * line said when none does or its parse refuses. 0 or -errno. */
 int sd_source_parse(const char *tok, struct sd_source *src);

@@ -18,6 +18,8 @@
 
 #define PERIOD_FORMS "a period like 1ms, 250us, 100000ns, 1s or 1000hz, from 10us to 60s"
 
+const char sd_source_period_forms[] = PERIOD_FORMS;
+
 static int is_cpu_time(const char *name)
 {
 	return !strcmp(name, "cpu-time");
@@ -76,21 +78,20 @@ const struct sd_source_kind_desc sd_source_kinds[SD_SRC_NKINDS] = {
 	[SD_SRC_CPU] = {
 		.name = "cpu-time", .syntax = "cpu-time@PERIOD", .unit = "ns",
 		.default_period = 1000000, .default_spec = "cpu-time@1ms",
-		.summary = "each thread's CPU time (user), on its own clock",
+		.summary = "each thread's CPU time, on its own clock",
 		.match = is_cpu_time, .parse = parse_clock,
 	},
 	[SD_SRC_WALL] = {
 		.name = "wall-time", .syntax = "wall-time@PERIOD", .unit = "ns",
 		.default_period = 10000000, .default_spec = "wall-time@10ms",
-		.summary = "each thread's elapsed time: its CPU time sampled, its blocked time "
-			   "accounted without signals",
+		.summary = "each thread's elapsed time, its blocked time included",
 		.match = is_wall_time, .parse = parse_clock,
 	},
 	[SD_SRC_PAPI] = {
 		.name = NULL, .syntax = "NAME@COUNT", .unit = "events",
 		.default_period = 0, .default_spec = NULL,
-		.summary = "a PAPI event, preset or native (below), every COUNT events "
-			   "(1000 to 2147483647)",
+		.summary = "a PAPI event (presets, native events: below), every COUNT events, "
+			   "1000 to 2147483647",
 		.by_event = 1, .match = is_papi_event, .parse = parse_papi,
 	},
 };
