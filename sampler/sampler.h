@@ -359,6 +359,45 @@ int sd_config_parse(struct sd_config *cfg);
 int sd_config_parse_period(const char *s, uint64_t *period_ns);
 
 /* runtime.c */
+/* Moves the runtime to `to` (from `from`, or from any state when from < 0),
+ * along an arrow of the lifecycle drawn above (asserted): 1 if it moved. */
+int sd_state_move(int from, int to);
+/* The thread registry's lock: the caller has every signal blocked. */
+void sd_runtime_lock(void);
+void sd_runtime_unlock(void);
+/* Takes t out of the registry (lock held). */
+void sd_runtime_registry_unlink(struct sd_thread *t);
+/* descriptors sonde may mark as its own: 0 .. SD_FDMAP_BITS - 1 */
+#define SD_FDMAP_BITS 65536
+
+/* threads.c: thread records, ordinary context. */
+/* The key whose destructor ends a thread that skipped the trampoline's
+ * cleanup; once, in the constructor. */
+void sd_threads_init(void);
+/* Threads alive before sonde started (not self), adopted and sampled
+ * through sources that target their tid. Constructor, before the writer
+ * thread exists. */
+void sd_threads_adopt_existing(pid_t self);
+/* Thread t's counters and sources opened / closed (closing: registry lock
+ * held), their descriptors marked as sonde's / no longer. */
+void sd_thread_open_sources(struct sd_thread *t);
+void sd_thread_close_sources(struct sd_thread *t);
+/* Stops (on 0) or restarts (1, at the full period) t's sources in place. */
+void sd_thread_sources_enable(struct sd_thread *t, int on);
+/* Charges the CPU time t ran paused, in whole periods per source (the rest
+ * carried), as accounted samples; t->busy held. */
+void sd_thread_pause_charge(struct sd_thread *t);
+/* The calling thread's CPU time into cpu, and its counter deltas since its
+ * last sample into out (returns how many; 0 without, or when counters is 0),
+ * as it ends: one clock read and one getrusage for both. */
+unsigned sd_thread_final(struct sd_thread *t, int counters, uint64_t *out,
+			 struct sd_cpu_times *cpu);
+/* A forked child: every record but self's dropped (their descriptors closed,
+ * not disabled: shared with the parent), the pools' lock made anew; then,
+ * when the child is followed, self's sources started anew. */
+void sd_threads_fork_child(struct sd_thread *self);
+void sd_thread_fork_restart(struct sd_thread *self);
+
 /* Sets up the calling thread: ring, unwinder warm-up, sources. stack_lo,
  * stack_hi: its stack as pthread_getattr_np gives it, read by its creator
  * (interpose.c); 0, 0: unknown, read here (the main thread's is found
