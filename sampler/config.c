@@ -4,7 +4,8 @@
  * variables with getenv: libsonde is preloaded, so libc is initialised before
  * this constructor runs. Every problem gives one `sonde:` line naming the
  * variable, the bad value and what is accepted; the rest of the configuration
- * still applies (docs/ENV.md lists every variable).
+ * still applies (docs/ENV.md lists every variable). Each SONDE_SAMPLE token is
+ * parsed by the row of its kind (source_kinds.c).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -202,41 +203,10 @@ static const char *exe_base(char *buf, size_t len)
 	return slash ? slash + 1 : buf;
 }
 
-int sd_config_parse(struct sd_config *cfg)
+/* SONDE_REGIONS, SONDE_REGION_COUNTERS, SONDE_UNWIND, SONDE_WRITER: a word each. */
+static void parse_modes(struct sd_config *cfg)
 {
-	memset(cfg, 0, sizeof *cfg);
-	cfg->enabled = 1;
-	cfg->flush_ms = 100;
-	cfg->max_depth = SD_MAX_DEPTH_MAX;
-	cfg->unwind = SD_UNWIND_LIBUNWIND;
-	cfg->buffer_kb = 512;
-	cfg->follow_fork = 1;
-
-	const char *v = getenv("SONDE_ENABLE");
-	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no"))) {
-		cfg->enabled = 0;
-		return -ECANCELED;
-	}
-	v = getenv("SONDE_VERBOSE");
-	cfg->verbose = v && *v && strcmp(v, "0") != 0;
-
-	v = getenv("SONDE_SAMPLE");
-	if (v && *v) {
-		parse_sample(cfg, v);
-		if (cfg->nsources == 0)
-			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
-	}
-	if (cfg->nsources == 0)
-		sd_source_set_default(&cfg->sources[cfg->nsources++]);
-
-	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
-	parse_uint("SONDE_MAX_DEPTH", 1, SD_MAX_DEPTH_MAX, &cfg->max_depth);
-	parse_uint("SONDE_BUFFER_KB", 64, 1u << 20, &cfg->buffer_kb);
-	unsigned ff = (unsigned)cfg->follow_fork;
-	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);
-	cfg->follow_fork = (int)ff;
-
-	v = getenv("SONDE_REGIONS");
+	const char *v = getenv("SONDE_REGIONS");
 	if (v && *v) {
 		if (!strcmp(v, "on") || !strcmp(v, "1"))
 			cfg->regions = SD_REGIONS_ON;
@@ -273,8 +243,12 @@ int sd_config_parse(struct sd_config *cfg)
 		else if (strcmp(v, "auto"))
 			sd_msg("sonde: SONDE_WRITER: '%s' is not auto or thread (keeping auto)", v);
 	}
+}
 
-	v = getenv("SONDE_OUTPUT");
+/* SONDE_OUTPUT (default sonde-<exe>) and SONDE_MODE. */
+static void parse_output(struct sd_config *cfg)
+{
+	const char *v = getenv("SONDE_OUTPUT");
 	if (v && *v) {
 		snprintf(cfg->output, sizeof cfg->output, "%s", v);
 	} else {
@@ -289,6 +263,44 @@ int sd_config_parse(struct sd_config *cfg)
 		       "streams 0600, directories 0700)", v);
 		sd_outdir_mode_parse(NULL, &cfg->file_mode, &cfg->dir_mode);
 	}
+}
+
+int sd_config_parse(struct sd_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->enabled = 1;
+	cfg->flush_ms = 100;
+	cfg->max_depth = SD_MAX_DEPTH_MAX;
+	cfg->unwind = SD_UNWIND_LIBUNWIND;
+	cfg->buffer_kb = 512;
+	cfg->follow_fork = 1;
+
+	const char *v = getenv("SONDE_ENABLE");
+	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no"))) {
+		cfg->enabled = 0;
+		return -ECANCELED;
+	}
+	v = getenv("SONDE_VERBOSE");
+	cfg->verbose = v && *v && strcmp(v, "0") != 0;
+
+	v = getenv("SONDE_SAMPLE");
+	if (v && *v) {
+		parse_sample(cfg, v);
+		if (cfg->nsources == 0)
+			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
+	}
+	if (cfg->nsources == 0)
+		sd_source_set_default(&cfg->sources[cfg->nsources++]);
+
+	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
+	parse_uint("SONDE_MAX_DEPTH", 1, SD_MAX_DEPTH_MAX, &cfg->max_depth);
+	parse_uint("SONDE_BUFFER_KB", 64, 1u << 20, &cfg->buffer_kb);
+	unsigned ff = (unsigned)cfg->follow_fork;
+	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);
+	cfg->follow_fork = (int)ff;
+
+	parse_modes(cfg);
+	parse_output(cfg);
 	parse_argv(cfg, getenv("SONDE_ARGV"));
 	if (pick_signal(cfg) != 0)
 		return -EBUSY;

@@ -254,23 +254,10 @@ static void probes_release(void)
 	sd_kernel_counters_probe_release(&sd_rt.counters);
 }
 
-__attribute__((constructor)) static void sd_runtime_init(void)
+/* Time sources never start below SD_START_MIN_NS (sampler.h): a shorter
+ * period asked for starts at a multiple of it, said as throttling. */
+static void pick_start_periods(void)
 {
-	sd_interpose_init();
-	sd_log_set(sd_writer_log, 0); /* sonde's lines: stderr and a NOTE each */
-	sd_rt.wall_src = -1;
-	sd_rt.primary_src = sd_rt.derived_src = -1;
-	if (getauxval(AT_SECURE))
-		return; /* setuid/setgid: off, and no SONDE_* is read (docs/ENV.md) */
-	if (sd_config_parse(&sd_rt.cfg) != 0)
-		return; /* off: disabled, or no usable signal (already said) */
-	if (another_copy())
-		return;
-	sd_rt.pid = getpid();
-	pick_fd_floor();
-	pick_timer_share();
-	sd_mem_init(); /* sonde's share of RLIMIT_AS, before anything is mapped */
-	sd_threads_init();
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
 		uint32_t m = 1;
@@ -280,7 +267,13 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		}
 		atomic_store(&sd_rt.start_mult[i], m);
 	}
+}
 
+/* The sampling signal's handler, and SIGIO's where the program left it at
+ * its default; every handler installed before sonde noted (handler.c). 0, or
+ * -1 (said) when the sampling handler cannot be installed. */
+static int install_handlers(void)
+{
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = sd_handler_sample;
@@ -296,7 +289,7 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	if (sd_real_sigaction(sd_rt.cfg.signo, &sa, &prev) != 0) {
 		sd_msg("sonde: signal %d: cannot install the sampling handler: %s (set SONDE_SIGNAL)",
 		       sd_rt.cfg.signo, strerror(errno));
-		return;
+		return -1;
 	}
 	/* A handler set before sonde started (by a library constructor) is the
 	 * program's: signals sonde did not send still go to it. */
@@ -318,14 +311,14 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		if (sd_real_sigaction(SIGIO, &sa, NULL) == 0)
 			sd_rt.sigio_installed = 1;
 	}
-	/* The output directory first, before the probes hold descriptors: with
-	 * a low RLIMIT_NOFILE its walk is what may not fit. */
-	struct sd_writer_config dc = {.dir = sd_rt.cfg.output, .dir_mode = sd_rt.cfg.dir_mode,
-				      .fd_floor = sd_rt.fd_floor,
-				      .fd_track = sd_runtime_fd_track_sigsafe};
-	if (sd_writer_open_dir(&dc) != 0)
-		return; /* said why; the program runs on unprofiled */
-	/* Before libunwind's first use: its address checks (interpose.c). */
+	return 0;
+}
+
+/* Before libunwind's first use: how its address checks are answered
+ * (interpose.c: under valgrind, through process_vm_readv), and its caches
+ * per thread. */
+static void unwind_setup(void)
+{
 	sd_rt.under_valgrind = sd_loader_under_valgrind();
 	sd_rt.vpipe = sd_interpose_vpipe_probe();
 	if (sd_rt.under_valgrind && sd_rt.cfg.verbose)
@@ -336,6 +329,50 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 		atomic_store(&sd_rt.unwind_init, 0);
 	}
+}
+
+/* The annotation API's hooks into the runtime (SONDE_REGIONS, SONDE_REGION_COUNTERS). */
+static void annotate_start(void)
+{
+	struct sd_annotate_hooks ah = {
+		.region = sd_rt.cfg.regions == SD_REGIONS_TRACE ? region_event : NULL,
+		.aggregate = sd_rt.cfg.regions == SD_REGIONS_ON,
+		.ncounters = sd_rt.cfg.region_counters ? sd_rt.counters.n : 0,
+		.read_counters = region_counters,
+		.adopt_table = adopt_region_table,
+		.ended = region_ended,
+	};
+	sd_annotate_start(&ah);
+}
+
+__attribute__((constructor)) static void sd_runtime_init(void)
+{
+	sd_interpose_init();
+	sd_log_set(sd_writer_log, 0); /* sonde's lines: stderr and a NOTE each */
+	sd_rt.wall_src = -1;
+	sd_rt.primary_src = sd_rt.derived_src = -1;
+	if (getauxval(AT_SECURE))
+		return; /* setuid/setgid: off, and no SONDE_* is read (docs/ENV.md) */
+	if (sd_config_parse(&sd_rt.cfg) != 0)
+		return; /* off: disabled, or no usable signal (already said) */
+	if (another_copy())
+		return;
+	sd_rt.pid = getpid();
+	pick_fd_floor();
+	pick_timer_share();
+	sd_mem_init(); /* sonde's share of RLIMIT_AS, before anything is mapped */
+	sd_threads_init();
+	pick_start_periods();
+	if (install_handlers() != 0)
+		return;
+	/* The output directory first, before the probes hold descriptors: with
+	 * a low RLIMIT_NOFILE its walk is what may not fit. */
+	struct sd_writer_config dc = {.dir = sd_rt.cfg.output, .dir_mode = sd_rt.cfg.dir_mode,
+				      .fd_floor = sd_rt.fd_floor,
+				      .fd_track = sd_runtime_fd_track_sigsafe};
+	if (sd_writer_open_dir(&dc) != 0)
+		return; /* said why; the program runs on unprofiled */
+	unwind_setup();
 	sd_source_probe_all(&sd_rt.cfg); /* the clocks (and their shared clock), then PAPI */
 	sd_kernel_counters_probe(getenv("SONDE_COUNTERS"), &sd_rt.counters, sd_msg);
 	/* After the probes: PAPI's library (dlopened by the probe, past the dlopen
@@ -357,19 +394,10 @@ __attribute__((constructor)) static void sd_runtime_init(void)
 	sd_state_move(SD_ARMED, SD_RUNNING);
 	sd_thread_begin(0, 0);
 	probes_release(); /* after the first thread's own are open */
-	struct sd_annotate_hooks ah = {
-		.region = sd_rt.cfg.regions == SD_REGIONS_TRACE ? region_event : NULL,
-		.aggregate = sd_rt.cfg.regions == SD_REGIONS_ON,
-		.ncounters = sd_rt.cfg.region_counters ? sd_rt.counters.n : 0,
-		.read_counters = region_counters,
-		.adopt_table = adopt_region_table,
-		.ended = region_ended,
-	};
-	sd_annotate_start(&ah);
+	annotate_start();
 	pthread_atfork(sd_runtime_fork_prepare, sd_runtime_fork_parent, sd_runtime_fork_child);
 	install_flush_handlers();
 }
-
 __attribute__((destructor)) static void sd_runtime_fini(void)
 {
 	sd_runtime_stop("exit", 0);
