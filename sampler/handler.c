@@ -464,6 +464,49 @@ static int signal_queued_sigsafe(int sig)
 	return sigismember(&p, sig) == 1;
 }
 
+/* Raises source src's period on thread t from period, behind at cost a
+ * sample: at least doubled, to four times the cost, up to SD_THROTTLE_MAX_NS;
+ * threads that begin later start there too; said once per source.
+ * async-signal-safe. */
+static void throttle_raise_sigsafe(struct sd_thread *t, int src, uint64_t period, uint64_t cost)
+{
+	const struct sd_source *s = &sd_rt.cfg.sources[src];
+	/* The cost seen may be inflated (preemption, a cold unwinder cache):
+	 * one step raises the period at most 64 times; later windows go on. */
+	uint64_t next = period * 2;
+	if (cost > period * 16)
+		cost = period * 16;
+	if (cost * 4 > next)
+		next = cost * 4;
+	uint64_t mult = (next + s->period_ns - 1) / s->period_ns;
+	if (mult * s->period_ns > SD_THROTTLE_MAX_NS)
+		mult = SD_THROTTLE_MAX_NS / s->period_ns;
+	if (mult <= t->mult[src] || mult > UINT32_MAX / 4)
+		return;
+	next = mult * s->period_ns;
+	int ok = -1;
+	if (t->src_fd[src] >= 0) {
+		ok = sd_kernel_period_sigsafe(t->src_fd[src], next);
+	} else if (t->has_timer[src]) {
+		struct itimerspec its = {
+			.it_interval = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)},
+			.it_value = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)},
+		};
+		ok = timer_settime(t->src_timer[src], 0, &its, NULL);
+	}
+	if (ok != 0)
+		return;
+	t->mult[src] = (uint32_t)mult;
+	/* Threads that begin from now on start at this period. */
+	uint32_t start = atomic_load(&sd_rt.start_mult[src]);
+	while (start < mult && !atomic_compare_exchange_weak(&sd_rt.start_mult[src], &start,
+							     (uint32_t)mult))
+		;
+	discard_queued_sigsafe(t);
+	t->queued_at_exit = 0;
+	sd_say_throttled_sigsafe(src, next);
+}
+
 /* After a sample of `src` that began at t0_ns (the handler's entry): counts
  * whether this source falls behind on this thread and raises its period when
  * it does. What a sample costs is the handler's own time plus the kernel's
@@ -539,40 +582,7 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns,
 	t->cost_max[src] = 0;
 	if (!behind || period >= SD_THROTTLE_MAX_NS)
 		return;
-	/* The cost seen may be inflated (preemption, a cold unwinder cache):
-	 * one step raises the period at most 64 times; later windows go on. */
-	uint64_t next = period * 2;
-	if (cost > period * 16)
-		cost = period * 16;
-	if (cost * 4 > next)
-		next = cost * 4;
-	uint64_t mult = (next + s->period_ns - 1) / s->period_ns;
-	if (mult * s->period_ns > SD_THROTTLE_MAX_NS)
-		mult = SD_THROTTLE_MAX_NS / s->period_ns;
-	if (mult <= t->mult[src] || mult > UINT32_MAX / 4)
-		return;
-	next = mult * s->period_ns;
-	int ok = -1;
-	if (t->src_fd[src] >= 0) {
-		ok = sd_kernel_period_sigsafe(t->src_fd[src], next);
-	} else if (t->has_timer[src]) {
-		struct itimerspec its = {
-			.it_interval = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)},
-			.it_value = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)},
-		};
-		ok = timer_settime(t->src_timer[src], 0, &its, NULL);
-	}
-	if (ok != 0)
-		return;
-	t->mult[src] = (uint32_t)mult;
-	/* Threads that begin from now on start at this period. */
-	uint32_t start = atomic_load(&sd_rt.start_mult[src]);
-	while (start < mult && !atomic_compare_exchange_weak(&sd_rt.start_mult[src], &start,
-							     (uint32_t)mult))
-		;
-	discard_queued_sigsafe(t);
-	t->queued_at_exit = 0;
-	sd_say_throttled_sigsafe(src, next);
+	throttle_raise_sigsafe(t, src, period, cost);
 }
 
 /* Is there room on the stack we run on for a sample? On sonde's own
@@ -681,6 +691,42 @@ static void altstack_off_sigsafe(struct sd_thread *t, void *ucv)
 	t->alt_off = 1;
 }
 
+/* A thread alive before sonde started, found by tid: its record adopted
+ * (sd_tls_thread) at its first sample; NULL if none. async-signal-safe. */
+static struct sd_thread *adopted_sigsafe(void)
+{
+	pid_t tid = gettid_sigsafe();
+	int n = atomic_load_explicit(&sd_rt.nadopted, memory_order_acquire);
+	for (int i = 0; i < n; i++)
+		if (sd_rt.adopted[i]->tid == tid) {
+			sd_tls_thread = sd_rt.adopted[i];
+			return sd_rt.adopted[i];
+		}
+	return NULL;
+}
+
+/* d ns spent in this sample's handler: sonde's own time, counted by the
+ * thread's clock as the program's (sd_thread.self_ns). async-signal-safe. */
+static void self_time_sigsafe(struct sd_thread *t, uint64_t d)
+{
+	/* Elapsed, not CPU, time (the thread's CPU clock is a system call): a
+	 * handler preempted on a busy machine reads long, and a thread's first
+	 * samples meet cold caches. So the first four are left out (the
+	 * caller's warm check), and each counts at most 4 times the least any
+	 * thread took: sonde's time is rather under- than over-counted, and
+	 * never takes a sample from the program's code that was its own (600
+	 * threads on 2 CPUs: [sonde] read 69 % with a cap per thread). */
+	uint64_t least = atomic_load_explicit(&sd_rt.self_min_ns, memory_order_relaxed);
+	while ((!least || d < least) &&
+	       !atomic_compare_exchange_weak_explicit(&sd_rt.self_min_ns, &least, d,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+	if (!least || d < least)
+		least = d;
+	t->self_ns += d < 4 * least ? d : 4 * least;
+}
+
 /* The sampling signal's handler. async-signal-safe. */
 void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 {
@@ -695,15 +741,7 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	const ucontext_t *uc = ucv;
 
 	if (!t && !sent_by_user_sigsafe(si)) {
-		/* A thread alive before sonde started: adopt its record once. */
-		pid_t tid = gettid_sigsafe();
-		int n = atomic_load_explicit(&sd_rt.nadopted, memory_order_acquire);
-		for (int i = 0; i < n; i++)
-			if (sd_rt.adopted[i]->tid == tid) {
-				t = sd_rt.adopted[i];
-				sd_tls_thread = t;
-				break;
-			}
+		t = adopted_sigsafe();
 		if (!t) {
 			sd_writer_drop_global_sigsafe(SD_DROP_NO_THREAD);
 			goto out;
@@ -751,26 +789,8 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		sd_handler_take_sigsafe(t, src, weight, uc);
 	}
 	uint64_t end = sd_now_ns_sigsafe();
-	if (end > t0 && stands && t->warm >= 4) {
-		/* Elapsed, not CPU, time (the thread's CPU clock is a system
-		 * call): a handler preempted on a busy machine reads long, and a
-		 * thread's first samples meet cold caches. So the first four are
-		 * left out, and each counts at most 4 times the least any thread
-		 * took: sonde's time is rather under- than over-counted, and
-		 * never takes a sample from the program's code that was its own
-		 * (600 threads on 2 CPUs: [sonde] read 69 % with a cap per
-		 * thread). */
-		uint64_t d = end - t0;
-		uint64_t least = atomic_load_explicit(&sd_rt.self_min_ns, memory_order_relaxed);
-		while ((!least || d < least) &&
-		       !atomic_compare_exchange_weak_explicit(&sd_rt.self_min_ns, &least, d,
-							      memory_order_relaxed,
-							      memory_order_relaxed))
-			;
-		if (!least || d < least)
-			least = d;
-		t->self_ns += d < 4 * least ? d : 4 * least;
-	}
+	if (end > t0 && stands && t->warm >= 4)
+		self_time_sigsafe(t, end - t0);
 	if (!first && !t->busy)
 		throttle_check_sigsafe(t, src, t0, end);
 	if (!t->busy)
@@ -847,6 +867,66 @@ void sd_handler_take_self_sigsafe(struct sd_thread *t, int src, uint32_t weight)
 	take_sigsafe(t, src, weight, NULL, 1);
 }
 
+/* The sample's stack into rec: [sonde] alone (self), the override's
+ * pseudo-frame over the stack it took, or the interrupted context unwound.
+ * async-signal-safe. */
+static void record_stack_sigsafe(struct sd_thread *t, struct sd_rec *rec, const ucontext_t *uc,
+				 int self)
+{
+	unsigned max = sd_rt.cfg.max_depth;
+	if (self) {
+		rec->pcs[0] = SD_PSEUDO_SONDE;
+		rec->depth = 1;
+		return;
+	}
+	if (t->ovr) {
+		/* Not unwound: charged to the pseudo-frame under the stack taken
+		 * where the override began (dlopen's caller, the unblocking call). */
+		unsigned n = t->ovr_depth < max ? t->ovr_depth : max - 1;
+		rec->pcs[0] = (uint64_t)t->ovr;
+		memcpy(&rec->pcs[1], t->ovr_pcs, n * sizeof rec->pcs[0]);
+		rec->depth = (uint16_t)(n + 1);
+		if (t->ovr_depth >= max)
+			rec->flags |= SD_FLAG_TRUNCATED;
+		return;
+	}
+	switch (t->unwind_fp ? SD_UNWIND_FP : sd_rt.cfg.unwind) {
+	case SD_UNWIND_LIBUNWIND:
+		t->in_handler = 1;
+		rec->depth = (uint16_t)unwind_libunwind_sigsafe(t, uc, rec->pcs, max, &rec->flags);
+		t->in_handler = 0;
+		break;
+	case SD_UNWIND_FP: {
+		uintptr_t lo = 0, hi = 0;
+		stack_of_sigsafe(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &lo, &hi);
+		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, lo, hi, 1, rec->pcs, max, &rec->flags);
+		break;
+	}
+	default:
+		rec->pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+		rec->depth = 1;
+		break;
+	}
+}
+
+/* The counters' deltas since the thread's last sample, after rec's stack.
+ * async-signal-safe. */
+static void record_counters_sigsafe(struct sd_thread *t, struct sd_rec *rec)
+{
+	if (sd_rt.counters.n) {
+		uint64_t now[SD_MAX_COUNTERS];
+		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, now) == 0) {
+			for (unsigned i = 0; i < sd_rt.counters.n; i++) {
+				rec->pcs[rec->depth + i] = now[i] - t->ctr.last[i];
+				t->ctr.last[i] = now[i];
+			}
+			rec->ncounters = (uint16_t)sd_rt.counters.n;
+		} else {
+			rec->flags |= SD_FLAG_NO_COUNTERS;
+		}
+	}
+}
+
 /* self: a sample of sonde's own time, [sonde] alone. */
 static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc,
 			 int self)
@@ -877,53 +957,8 @@ static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const uc
 		goto out;
 	}
 
-	unsigned max = sd_rt.cfg.max_depth;
-	if (self) {
-		rec->pcs[0] = SD_PSEUDO_SONDE;
-		rec->depth = 1;
-		goto counters;
-	}
-	if (t->ovr) {
-		/* Not unwound: charged to the pseudo-frame under the stack taken
-		 * where the override began (dlopen's caller, the unblocking call). */
-		unsigned n = t->ovr_depth < max ? t->ovr_depth : max - 1;
-		rec->pcs[0] = (uint64_t)t->ovr;
-		memcpy(&rec->pcs[1], t->ovr_pcs, n * sizeof rec->pcs[0]);
-		rec->depth = (uint16_t)(n + 1);
-		if (t->ovr_depth >= max)
-			rec->flags |= SD_FLAG_TRUNCATED;
-		goto counters;
-	}
-	switch (t->unwind_fp ? SD_UNWIND_FP : sd_rt.cfg.unwind) {
-	case SD_UNWIND_LIBUNWIND:
-		t->in_handler = 1;
-		rec->depth = (uint16_t)unwind_libunwind_sigsafe(t, uc, rec->pcs, max, &rec->flags);
-		t->in_handler = 0;
-		break;
-	case SD_UNWIND_FP: {
-		uintptr_t lo = 0, hi = 0;
-		stack_of_sigsafe(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &lo, &hi);
-		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, lo, hi, 1, rec->pcs, max, &rec->flags);
-		break;
-	}
-	default:
-		rec->pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-		rec->depth = 1;
-		break;
-	}
-counters:
-	if (sd_rt.counters.n) {
-		uint64_t now[SD_MAX_COUNTERS];
-		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, now) == 0) {
-			for (unsigned i = 0; i < sd_rt.counters.n; i++) {
-				rec->pcs[rec->depth + i] = now[i] - t->ctr.last[i];
-				t->ctr.last[i] = now[i];
-			}
-			rec->ncounters = (uint16_t)sd_rt.counters.n;
-		} else {
-			rec->flags |= SD_FLAG_NO_COUNTERS;
-		}
-	}
+	record_stack_sigsafe(t, rec, uc, self);
+	record_counters_sigsafe(t, rec);
 	sd_ring_commit_sigsafe(t->ring, rec);
 	if (src == sd_rt.wall_src) /* elapsed time the writer must not account again */
 		atomic_fetch_add_explicit(&t->ring->wall_periods, weight, memory_order_relaxed);
