@@ -1,4 +1,7 @@
-/* handler.c - everything that runs in signal context, and nothing else.
+/* handler.c - the sampling signal's handler and the sample it takes, and
+ * nothing that runs outside signal context. The rest of sonde's signal-context
+ * code is in say.c (its messages), forward.c (signals not sonde's, the flush
+ * handler), unwind_fp.c (the frame-pointer walk) and foreign.c.
  *
  * Called from: the kernel, on this thread's sampling signal (perf_event
  * overflow via F_SETSIG, or a POSIX timer with SIGEV_THREAD_ID), and from
@@ -78,63 +81,6 @@ int sd_phdr_snapshot_readers_sigsafe(void)
 static pid_t gettid_sigsafe(void)
 {
 	return (pid_t)sd_syscall(SYS_gettid);
-}
-
-/* The two words of a frame at fp (the caller's fp, the return address),
- * read without a fault: directly inside [lo, hi), known to be readable;
- * elsewhere through the kernel (process_vm_readv on this process fails on
- * memory it cannot read: unmapped, PROT_NONE), at most *budget times. */
-static int frame_read_sigsafe(uintptr_t fp, uintptr_t lo, uintptr_t hi, int *budget,
-			      uintptr_t w[2])
-{
-	if (fp >= lo && fp + 16 <= hi && fp + 16 > fp) {
-		w[0] = ((const uintptr_t *)fp)[0];
-		w[1] = ((const uintptr_t *)fp)[1];
-		return 0;
-	}
-	if (*budget <= 0)
-		return -1;
-	(*budget)--;
-	struct iovec local = {.iov_base = w, .iov_len = 16};
-	struct iovec remote = {.iov_base = (void *)fp, .iov_len = 16};
-	return sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 16
-		       ? 0 : -1;
-}
-
-/* Frame-pointer walk from an interrupted context. Frames inside [lo, hi)
- * (the stack that holds the interrupted sp, from sp up: mapped) are read
- * directly; a frame pointer anywhere else (JIT code using rbp as a
- * register, a coroutine's stale first frame, a stack sonde does not know)
- * is read through the kernel, a few times per walk: no read can fault. Also
- * used for threads sonde found without pthread_create (foreign.c), with
- * probe 0 (no reads outside [lo, hi)). async-signal-safe. */
-unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int probe,
-			      uint64_t *pcs, unsigned max, uint8_t *flags)
-{
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	int budget = probe ? SD_FP_PROBES : 0;
-	unsigned n = 0;
-	pcs[n++] = pc;
-	for (;;) {
-		uintptr_t w[2];
-		if (fp < sp || (fp & 7) || frame_read_sigsafe(fp, lo, hi, &budget, w) != 0)
-			break;
-		uintptr_t next_fp = w[0], ret = w[1];
-		if (ret < 4096)
-			break;
-		if (n == max) { /* a frame beyond the cap: truncated, not merely max deep */
-			*flags |= SD_FLAG_TRUNCATED;
-			break;
-		}
-		pcs[n++] = ret;
-		if (next_fp <= fp)
-			break;
-		sp = fp + 16;
-		fp = next_fp;
-	}
-	return n;
 }
 
 /* The part of a known stack of the thread that holds sp, from sp up, into
@@ -233,194 +179,9 @@ static int sent_by_user_sigsafe(const siginfo_t *si)
 	       si->si_code == SI_TIMER || si->si_code == SI_MESGQ || si->si_code == SI_ASYNCIO;
 }
 
-/* Signals whose default action is to do nothing. */
-static int default_ignores_sigsafe(int sig)
-{
-	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
-}
-
-/* The process dies of sig, as it would without sonde: keep what was recorded
- * (not from a vfork or CLONE_VM child, which shares our memory: that would
- * end the parent's stream), restore the default action and send sig again,
- * same siginfo; it is blocked while we run and acts as we return.
- * async-signal-safe. */
-static void die_by_default_sigsafe(int sig, siginfo_t *si)
-{
-	if (getpid() == sd_rt.pid)
-		sd_writer_final_flush_sigsafe("signal", sig, 2000);
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sd_real_sigaction(sig, &dfl, NULL);
-	sd_syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
-}
-
-void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
-{
-	ucontext_t *uc = ucv;
-	struct sigaction act;
-	if (sig > 0 && sig < 65 && sd_rt.app_action_set[sig]) {
-		act = sd_rt.app_action[sig];
-	} else {
-		memset(&act, 0, sizeof act);
-		act.sa_handler = SIG_DFL;
-	}
-	int info = (act.sa_flags & SA_SIGINFO) != 0;
-	if (!info && act.sa_handler == SIG_IGN)
-		return;
-	if (!info && act.sa_handler == SIG_DFL) {
-		if (default_ignores_sigsafe(sig))
-			return;
-		die_by_default_sigsafe(sig, si);
-		return;
-	}
-	if (act.sa_flags & SA_RESETHAND) {
-		sd_rt.app_action[sig].sa_handler = SIG_DFL;
-		sd_rt.app_action[sig].sa_flags &= ~SA_SIGINFO;
-	}
-	/* The mask the program's handler would have run with. */
-	sigset_t mask = uc->uc_sigmask, old;
-	sigorset(&mask, &mask, &act.sa_mask);
-	if (!(act.sa_flags & SA_NODEFER))
-		sigaddset(&mask, sig);
-	sd_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, _NSIG / 8);
-	if (info)
-		act.sa_sigaction(sig, si, ucv);
-	else
-		act.sa_handler(sig);
-	sd_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
-}
 
 /* ---- throttling ---------------------------------------------------------- */
 
-/* Appends text or a number to a fixed buffer. async-signal-safe. */
-static size_t put_sigsafe(char *buf, size_t at, size_t cap, const char *s)
-{
-	while (*s && at + 1 < cap)
-		buf[at++] = *s++;
-	buf[at] = 0;
-	return at;
-}
-
-static size_t put_uint_sigsafe(char *buf, size_t at, size_t cap, uint64_t v)
-{
-	char d[24], num[24];
-	int n = 0;
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v && n < 23);
-	for (int i = 0; i < n; i++)
-		num[i] = d[n - 1 - i];
-	num[n] = 0;
-	return put_sigsafe(buf, at, cap, num);
-}
-
-static size_t put_period_sigsafe(char *buf, size_t at, size_t cap, uint64_t ns)
-{
-	const char *unit = "ns";
-	if (ns % 1000000000u == 0) {
-		ns /= 1000000000u;
-		unit = "s";
-	} else if (ns % 1000000u == 0) {
-		ns /= 1000000u;
-		unit = "ms";
-	} else if (ns % 1000u == 0) {
-		ns /= 1000u;
-		unit = "us";
-	}
-	char d[24];
-	int n = 0;
-	do {
-		d[n++] = (char)('0' + ns % 10);
-		ns /= 10;
-	} while (ns && n < 23);
-	char num[24];
-	for (int i = 0; i < n; i++)
-		num[i] = d[n - 1 - i];
-	num[n] = 0;
-	at = put_sigsafe(buf, at, cap, num);
-	return put_sigsafe(buf, at, cap, unit);
-}
-
-/* One `sonde:` line of n bytes in buf (capacity cap): into the stream as a
- * NOTE and onto stderr. async-signal-safe. */
-static void say_line_sigsafe(char *buf, size_t n, size_t cap)
-{
-	sd_writer_note(buf);
-	n = put_sigsafe(buf, n, cap, "\n");
-	/* by name, as every message of sonde's: tests/fault's shim fails it
-	 * (sd_writer_vsay) */
-	ssize_t w = write(STDERR_FILENO, buf, n);
-	(void)w;
-}
-
-/* "sonde: SPEC" of source src at the start of buf: the length written.
- * async-signal-safe. */
-static size_t source_head_sigsafe(char *buf, size_t len, int src)
-{
-	size_t n = put_sigsafe(buf, 0, len, "sonde: ");
-	return put_sigsafe(buf, n, len, sd_rt.cfg.sources[src].spec);
-}
-
-void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
-{
-	if (atomic_exchange(&sd_rt.throttle_said[src], 1))
-		return;
-	char buf[400];
-	size_t n = source_head_sigsafe(buf, sizeof buf, src);
-	n = put_sigsafe(buf, n, sizeof buf,
-			": sampling takes too large a part of each period here, throttled: the "
-			"period is raised on each thread that falls behind (first to ");
-	n = put_period_sigsafe(buf, n, sizeof buf, period_ns);
-	n = put_sigsafe(buf, n, sizeof buf,
-			"), samples are weighted so totals stay exact (use a longer period; "
-			"see SONDE_SAMPLE in docs/ENV.md)");
-	say_line_sigsafe(buf, n, sizeof buf);
-}
-
-void sd_say_nofd_sigsafe(int src, int share)
-{
-	if (atomic_exchange(&sd_rt.nofd_said, 1))
-		return;
-	char buf[400];
-	size_t n = source_head_sigsafe(buf, sizeof buf, src);
-	if (share) {
-		n = put_sigsafe(buf, n, sizeof buf,
-				": no file descriptor left for a perf_event task clock within sonde's "
-				"share of RLIMIT_NOFILE (");
-		n = put_uint_sigsafe(buf, n, sizeof buf, (uint64_t)sd_rt.fd_share);
-		n = put_sigsafe(buf, n, sizeof buf, " of ");
-		n = put_uint_sigsafe(buf, n, sizeof buf, (uint64_t)sd_rt.fd_limit);
-		n = put_sigsafe(buf, n, sizeof buf, ")");
-	} else {
-		n = put_sigsafe(buf, n, sizeof buf,
-				": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE)");
-	}
-	n = put_sigsafe(buf, n, sizeof buf,
-			"; threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
-			"-n for exact rates)");
-	say_line_sigsafe(buf, n, sizeof buf);
-}
-
-/* perf_event refused for a new thread's clock after the probe at start
- * worked (a seccomp filter or perf_event_paranoid set since, no memory):
- * the thread samples on a POSIX timer (sources.c). Said once.
- * async-signal-safe (strerrordesc_np reads a table). */
-void sd_say_refused_sigsafe(int src, int err)
-{
-	if (atomic_exchange(&sd_rt.refused_said, 1))
-		return;
-	const char *why = strerrordesc_np(err);
-	char buf[400];
-	size_t n = source_head_sigsafe(buf, sizeof buf, src);
-	n = put_sigsafe(buf, n, sizeof buf, ": perf_event task clock refused for a new thread: ");
-	n = put_sigsafe(buf, n, sizeof buf, why ? why : "unknown error");
-	n = put_sigsafe(buf, n, sizeof buf,
-			" (such threads sample with a POSIX CPU-time timer, limited to the scheduler "
-			"tick; lower kernel.perf_event_paranoid for exact rates)");
-	say_line_sigsafe(buf, n, sizeof buf);
-}
 
 /* The thread's first sample came after its random first phase (sampler.h):
  * from now on its clock runs at the full period. A POSIX timer has that as
@@ -998,15 +759,4 @@ void sd_handler_ovr_end(struct sd_thread *t)
 {
 	atomic_signal_fence(memory_order_seq_cst);
 	t->ovr = 0;
-}
-
-/* SIGTERM/SIGINT/SIGHUP while the program keeps the default disposition:
- * flush the stream (the writer thread does the work; we wait, bounded), then
- * let the default action happen. async-signal-safe. */
-void sd_flush_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	int saved_errno = errno;
-	die_by_default_sigsafe(sig, si);
-	errno = saved_errno;
 }

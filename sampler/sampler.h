@@ -411,6 +411,11 @@ void sd_thread_pause(struct sd_thread *t, void *ra, void *fp);
 /* It unblocked it: restart them and charge the CPU time run meanwhile to
  * [signals blocked] under the stack where it blocked. */
 void sd_thread_resume(struct sd_thread *t);
+/* A thread record for a thread other than the caller (sources not opened).
+ * Ordinary context. */
+struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name);
+
+/* runtime.c, again */
 void sd_runtime_stop(const char *reason, int signo);
 void sd_runtime_block_signals(sigset_t *old);
 void sd_runtime_restore_signals(const sigset_t *old);
@@ -425,7 +430,7 @@ int sd_runtime_fd_room_sigsafe(int n);
  * one of its own POSIX timers (a thread's; that thread is not sampled from
  * then on, said once). 1 if one was given up. */
 int sd_runtime_timer_yield(void);
-/* sonde's POSIX timers: at most sd_rt.timer_share (-EDQUOT beyond), each
+/* sources.c: sonde's POSIX timers: at most sd_rt.timer_share (-EDQUOT beyond), each
  * counted (timer_create's wrapper knows them by their signal and cookie and
  * never gives its own up for them: interpose.c). */
 int sd_sources_timer_create(clockid_t clock, struct sigevent *sev, timer_t *id);
@@ -434,10 +439,8 @@ void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 /* The next descriptor at or above fd marked as sonde's, or -1. */
 int sd_runtime_fd_next(int fd);
-/* A thread record for a thread other than the caller (sources not opened),
- * and adding it to / removing it from the registry (removal closes its
- * sources). Ordinary context. */
-struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name);
+/* Adding a thread record to / removing it from the registry (removal closes
+ * its sources). Ordinary context. */
 void sd_runtime_registry_add(struct sd_thread *t);
 void sd_runtime_registry_remove(struct sd_thread *t);
 /* Calls fn(t, arg) for every thread record under the registry lock, every
@@ -473,12 +476,10 @@ void sd_handler_sample(int sig, siginfo_t *si, void *uc);
 /* SIGIO: the kernel falls back to it when a real-time signal queue is full;
  * swallowed (and counted) when the program left SIGIO at its default. */
 void sd_handler_sigio(int sig, siginfo_t *si, void *uc);
-/* Delivers a signal sonde did not send to the program's own disposition, as
- * the kernel would have without sonde. async-signal-safe. */
+/* forward.c: delivers a signal sonde did not send to the program's own
+ * disposition, as the kernel would have without sonde. async-signal-safe. */
 void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
-/* The one `sonde:` line (and NOTE) saying that source src was throttled,
- * first to period_ns. Once per source and process. async-signal-safe. */
-/* "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
+/* say.c: "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
  * once per process; share: sonde's share of RLIMIT_NOFILE was used up (not
  * the program's limit). async-signal-safe. */
 void sd_say_nofd_sigsafe(int src, int share);
@@ -489,6 +490,9 @@ void sd_say_refused_sigsafe(int src, int err);
 /* Thread t's first sample of src came (its random first phase, struct
  * sd_thread): its clock runs at the full period from now. async-signal-safe. */
 void sd_handler_phase_done_sigsafe(struct sd_thread *t, int src);
+/* say.c: the one `sonde:` line (and NOTE) saying that source src was
+ * throttled, first to period_ns. Once per source and process.
+ * async-signal-safe. */
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 /* A sample of sonde's own time (the handler's, counted by the thread's clock
@@ -499,7 +503,7 @@ void sd_unwind_warmup(struct sd_thread *t);
 /* The calling thread's stack here, innermost first, at most max frames (0
  * without libunwind). Ordinary context; the caller holds t->busy. */
 unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max);
-/* Frame-pointer walk of an interrupted context: reads inside [lo, hi)
+/* unwind_fp.c: frame-pointer walk of an interrupted context: reads inside [lo, hi)
  * directly, outside it through the kernel (probe 1; at most SD_FP_PROBES
  * reads a walk, ~1 us each) or not at all (probe 0). async-signal-safe. */
 #define SD_FP_PROBES 16
@@ -560,6 +564,8 @@ int sd_loader_under_valgrind(void);
 int sd_interpose_vpipe_probe(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
+/* forward.c: SIGTERM/SIGINT/SIGHUP at their default: the stream flushed,
+ * then the default action. async-signal-safe. */
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);
 
 /* tasks.c: sonde's descriptors and the program's threads, checked from the
