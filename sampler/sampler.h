@@ -574,6 +574,10 @@ void sd_flush_handler(int sig, siginfo_t *si, void *uc);
  * close_range) and re-arms sampling; finds threads made without
  * pthread_create. stream_fd_lost: the writer's own descriptor just vanished. */
 int sd_tasks_tick(int stream_fd_lost);
+/* tasks_fds.c: sonde's sampling and counter descriptors checked (a share
+ * of the threads each tick; all of them, and every marked number, when the
+ * stream's descriptor was lost): those gone are forgotten and re-armed. */
+void sd_tasks_audit_descriptors(int stream_fd_lost);
 /* Is fd, marked as sonde's, still sonde's object (not a number the program
  * closed with a raw system call and reused)? Ordinary context. */
 int sd_tasks_fd_ours(int fd);
