@@ -14,25 +14,14 @@
  * signals are consumed, or in a forked child where its thread no longer exists.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/auxv.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #include "common/sys.h"
 #include "include/sonde.h"
