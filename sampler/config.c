@@ -4,7 +4,8 @@
  * variables with getenv: libsonde is preloaded, so libc is initialised before
  * this constructor runs. Every problem gives one `sonde:` line naming the
  * variable, the bad value and what is accepted; the rest of the configuration
- * still applies (docs/ENV.md lists every variable).
+ * still applies (docs/ENV.md lists every variable). Each SONDE_SAMPLE token is
+ * parsed by the row of its kind (source_kinds.c).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -20,7 +21,6 @@
 
 #define PERIOD_MIN_NS 10000ull          /* 10 us: perf_event_max_sample_rate */
 #define PERIOD_MAX_NS 60000000000ull    /* 60 s */
-#define PERIOD_FORMS "a period like 1ms, 250us, 100000ns, 1s or 1000hz, from 10us to 60s"
 
 int sd_config_parse_period(const char *s, uint64_t *period_ns)
 {
@@ -50,63 +50,6 @@ int sd_config_parse_period(const char *s, uint64_t *period_ns)
 	return 0;
 }
 
-/* NAME@COUNT: a PAPI event (preset or native) and its overflow threshold. */
-static int parse_papi(const char *tok, const char *name, const char *at, struct sd_source *src)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = at ? strtoull(at + 1, &end, 10) : 0;
-	/* strtoull takes "-N" (after blanks, too) as 2^64 - N: any '-' is refused. */
-	if (!at || errno || end == at + 1 || *end || strchr(at + 1, '-') || n < 1000 ||
-	    n > 2147483647ull) {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': a PAPI event needs a count from 1000 to 2147483647 "
-		       "(e.g. perf::TASK-CLOCK@1000000)", tok);
-		return -EINVAL;
-	}
-	src->kind = SD_SRC_PAPI;
-	src->period_ns = n;
-	snprintf(src->event, sizeof src->event, "%s", name);
-	snprintf(src->spec, sizeof src->spec, "%s", tok);
-	return 0;
-}
-
-static int parse_source(const char *tok, struct sd_source *src)
-{
-	char name[48];
-	const char *at = strrchr(tok, '@');
-	size_t n = at ? (size_t)(at - tok) : strlen(tok);
-	if (n >= sizeof name) {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD, "
-		       "wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')", tok);
-		return -EINVAL;
-	}
-	memcpy(name, tok, n);
-	name[n] = 0;
-	memset(src, 0, sizeof *src);
-	if (!strcmp(name, "cpu-time"))
-		src->kind = SD_SRC_CPU;
-	else if (!strcmp(name, "wall-time"))
-		src->kind = SD_SRC_WALL;
-	else if (!strncmp(name, "PAPI_", 5) || strstr(name, "::"))
-		return parse_papi(tok, name, at, src);
-	else {
-		sd_msg("sonde: SONDE_SAMPLE: '%s': unknown sampling source (use cpu-time@PERIOD, "
-		       "wall-time@PERIOD or a PAPI event NAME@COUNT; see 'sonde events')", tok);
-		return -EINVAL;
-	}
-	src->period_ns = src->kind == SD_SRC_CPU ? 1000000 : 10000000;
-	if (at) {
-		int err = sd_config_parse_period(at + 1, &src->period_ns);
-		if (err) {
-			sd_msg("sonde: SONDE_SAMPLE: '%s': %s period (use %s)", tok,
-			       err == -ERANGE ? "out-of-range" : "unparseable", PERIOD_FORMS);
-			return err;
-		}
-	}
-	snprintf(src->spec, sizeof src->spec, "%s", tok);
-	return 0;
-}
-
 static void parse_sample(struct sd_config *cfg, const char *v)
 {
 	char buf[1024];
@@ -123,11 +66,12 @@ static void parse_sample(struct sd_config *cfg, const char *v)
 			break;
 		}
 		struct sd_source s;
-		if (parse_source(tok, &s) == 0) {
+		if (sd_source_parse(tok, &s) == 0) {
 			int dup = 0;
 			for (unsigned i = 0; i < cfg->nsources; i++)
 				dup |= cfg->sources[i].kind == s.kind &&
-				       (s.kind != SD_SRC_PAPI || !strcmp(cfg->sources[i].event, s.event));
+				       (!sd_source_kinds[s.kind].by_event ||
+					!strcmp(cfg->sources[i].event, s.event));
 			if (dup)
 				sd_msg("sonde: SONDE_SAMPLE: '%s': source given twice (keeping the first)", tok);
 			else
@@ -259,46 +203,10 @@ static const char *exe_base(char *buf, size_t len)
 	return slash ? slash + 1 : buf;
 }
 
-int sd_config_parse(struct sd_config *cfg)
+/* SONDE_REGIONS, SONDE_REGION_COUNTERS, SONDE_UNWIND, SONDE_WRITER: a word each. */
+static void parse_modes(struct sd_config *cfg)
 {
-	memset(cfg, 0, sizeof *cfg);
-	cfg->enabled = 1;
-	cfg->flush_ms = 100;
-	cfg->max_depth = SD_MAX_DEPTH_MAX;
-	cfg->unwind = SD_UNWIND_LIBUNWIND;
-	cfg->buffer_kb = 512;
-	cfg->follow_fork = 1;
-
-	const char *v = getenv("SONDE_ENABLE");
-	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no"))) {
-		cfg->enabled = 0;
-		return -ECANCELED;
-	}
-	v = getenv("SONDE_VERBOSE");
-	cfg->verbose = v && *v && strcmp(v, "0") != 0;
-
-	v = getenv("SONDE_SAMPLE");
-	if (v && *v) {
-		parse_sample(cfg, v);
-		if (cfg->nsources == 0)
-			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
-	}
-	if (cfg->nsources == 0) {
-		struct sd_source *s = &cfg->sources[cfg->nsources++];
-		memset(s, 0, sizeof *s);
-		s->kind = SD_SRC_CPU;
-		s->period_ns = 1000000;
-		snprintf(s->spec, sizeof s->spec, "cpu-time@1ms");
-	}
-
-	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
-	parse_uint("SONDE_MAX_DEPTH", 1, SD_MAX_DEPTH_MAX, &cfg->max_depth);
-	parse_uint("SONDE_BUFFER_KB", 64, 1u << 20, &cfg->buffer_kb);
-	unsigned ff = (unsigned)cfg->follow_fork;
-	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);
-	cfg->follow_fork = (int)ff;
-
-	v = getenv("SONDE_REGIONS");
+	const char *v = getenv("SONDE_REGIONS");
 	if (v && *v) {
 		if (!strcmp(v, "on") || !strcmp(v, "1"))
 			cfg->regions = SD_REGIONS_ON;
@@ -335,8 +243,12 @@ int sd_config_parse(struct sd_config *cfg)
 		else if (strcmp(v, "auto"))
 			sd_msg("sonde: SONDE_WRITER: '%s' is not auto or thread (keeping auto)", v);
 	}
+}
 
-	v = getenv("SONDE_OUTPUT");
+/* SONDE_OUTPUT (default sonde-<exe>) and SONDE_MODE. */
+static void parse_output(struct sd_config *cfg)
+{
+	const char *v = getenv("SONDE_OUTPUT");
 	if (v && *v) {
 		snprintf(cfg->output, sizeof cfg->output, "%s", v);
 	} else {
@@ -351,6 +263,44 @@ int sd_config_parse(struct sd_config *cfg)
 		       "streams 0600, directories 0700)", v);
 		sd_outdir_mode_parse(NULL, &cfg->file_mode, &cfg->dir_mode);
 	}
+}
+
+int sd_config_parse(struct sd_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->enabled = 1;
+	cfg->flush_ms = 100;
+	cfg->max_depth = SD_MAX_DEPTH_MAX;
+	cfg->unwind = SD_UNWIND_LIBUNWIND;
+	cfg->buffer_kb = 512;
+	cfg->follow_fork = 1;
+
+	const char *v = getenv("SONDE_ENABLE");
+	if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no"))) {
+		cfg->enabled = 0;
+		return -ECANCELED;
+	}
+	v = getenv("SONDE_VERBOSE");
+	cfg->verbose = v && *v && strcmp(v, "0") != 0;
+
+	v = getenv("SONDE_SAMPLE");
+	if (v && *v) {
+		parse_sample(cfg, v);
+		if (cfg->nsources == 0)
+			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
+	}
+	if (cfg->nsources == 0)
+		sd_source_set_default(&cfg->sources[cfg->nsources++]);
+
+	parse_uint("SONDE_FLUSH_MS", 1, 60000, &cfg->flush_ms);
+	parse_uint("SONDE_MAX_DEPTH", 1, SD_MAX_DEPTH_MAX, &cfg->max_depth);
+	parse_uint("SONDE_BUFFER_KB", 64, 1u << 20, &cfg->buffer_kb);
+	unsigned ff = (unsigned)cfg->follow_fork;
+	parse_uint("SONDE_FOLLOW_FORK", 0, 1, &ff);
+	cfg->follow_fork = (int)ff;
+
+	parse_modes(cfg);
+	parse_output(cfg);
 	parse_argv(cfg, getenv("SONDE_ARGV"));
 	if (pick_signal(cfg) != 0)
 		return -EBUSY;

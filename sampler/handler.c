@@ -1,4 +1,7 @@
-/* handler.c - everything that runs in signal context, and nothing else.
+/* handler.c - the sampling signal's handler and the sample it takes, and
+ * nothing that runs outside signal context. The rest of sonde's signal-context
+ * code is in say.c (its messages), forward.c (signals not sonde's, the flush
+ * handler), unwind_fp.c (the frame-pointer walk) and foreign.c.
  *
  * Called from: the kernel, on this thread's sampling signal (perf_event
  * overflow via F_SETSIG, or a POSIX timer with SIGEV_THREAD_ID), and from
@@ -78,63 +81,6 @@ int sd_phdr_snapshot_readers_sigsafe(void)
 static pid_t gettid_sigsafe(void)
 {
 	return (pid_t)sd_syscall(SYS_gettid);
-}
-
-/* The two words of a frame at fp (the caller's fp, the return address),
- * read without a fault: directly inside [lo, hi), known to be readable;
- * elsewhere through the kernel (process_vm_readv on this process fails on
- * memory it cannot read: unmapped, PROT_NONE), at most *budget times. */
-static int frame_read_sigsafe(uintptr_t fp, uintptr_t lo, uintptr_t hi, int *budget,
-			      uintptr_t w[2])
-{
-	if (fp >= lo && fp + 16 <= hi && fp + 16 > fp) {
-		w[0] = ((const uintptr_t *)fp)[0];
-		w[1] = ((const uintptr_t *)fp)[1];
-		return 0;
-	}
-	if (*budget <= 0)
-		return -1;
-	(*budget)--;
-	struct iovec local = {.iov_base = w, .iov_len = 16};
-	struct iovec remote = {.iov_base = (void *)fp, .iov_len = 16};
-	return sd_sys(SYS_process_vm_readv, sd_sys(SYS_getpid), &local, 1, &remote, 1, 0) == 16
-		       ? 0 : -1;
-}
-
-/* Frame-pointer walk from an interrupted context. Frames inside [lo, hi)
- * (the stack that holds the interrupted sp, from sp up: mapped) are read
- * directly; a frame pointer anywhere else (JIT code using rbp as a
- * register, a coroutine's stale first frame, a stack sonde does not know)
- * is read through the kernel, a few times per walk: no read can fault. Also
- * used for threads sonde found without pthread_create (foreign.c), with
- * probe 0 (no reads outside [lo, hi)). async-signal-safe. */
-unsigned sd_unwind_fp_sigsafe(const ucontext_t *uc, uintptr_t lo, uintptr_t hi, int probe,
-			      uint64_t *pcs, unsigned max, uint8_t *flags)
-{
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	int budget = probe ? SD_FP_PROBES : 0;
-	unsigned n = 0;
-	pcs[n++] = pc;
-	for (;;) {
-		uintptr_t w[2];
-		if (fp < sp || (fp & 7) || frame_read_sigsafe(fp, lo, hi, &budget, w) != 0)
-			break;
-		uintptr_t next_fp = w[0], ret = w[1];
-		if (ret < 4096)
-			break;
-		if (n == max) { /* a frame beyond the cap: truncated, not merely max deep */
-			*flags |= SD_FLAG_TRUNCATED;
-			break;
-		}
-		pcs[n++] = ret;
-		if (next_fp <= fp)
-			break;
-		sp = fp + 16;
-		fp = next_fp;
-	}
-	return n;
 }
 
 /* The part of a known stack of the thread that holds sp, from sp up, into
@@ -233,194 +179,9 @@ static int sent_by_user_sigsafe(const siginfo_t *si)
 	       si->si_code == SI_TIMER || si->si_code == SI_MESGQ || si->si_code == SI_ASYNCIO;
 }
 
-/* Signals whose default action is to do nothing. */
-static int default_ignores_sigsafe(int sig)
-{
-	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
-}
-
-/* The process dies of sig, as it would without sonde: keep what was recorded
- * (not from a vfork or CLONE_VM child, which shares our memory: that would
- * end the parent's stream), restore the default action and send sig again,
- * same siginfo; it is blocked while we run and acts as we return.
- * async-signal-safe. */
-static void die_by_default_sigsafe(int sig, siginfo_t *si)
-{
-	if (getpid() == sd_rt.pid)
-		sd_writer_final_flush_sigsafe("signal", sig, 2000);
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sd_real_sigaction(sig, &dfl, NULL);
-	sd_syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid_sigsafe(), sig, si);
-}
-
-void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *ucv)
-{
-	ucontext_t *uc = ucv;
-	struct sigaction act;
-	if (sig > 0 && sig < 65 && sd_rt.app_action_set[sig]) {
-		act = sd_rt.app_action[sig];
-	} else {
-		memset(&act, 0, sizeof act);
-		act.sa_handler = SIG_DFL;
-	}
-	int info = (act.sa_flags & SA_SIGINFO) != 0;
-	if (!info && act.sa_handler == SIG_IGN)
-		return;
-	if (!info && act.sa_handler == SIG_DFL) {
-		if (default_ignores_sigsafe(sig))
-			return;
-		die_by_default_sigsafe(sig, si);
-		return;
-	}
-	if (act.sa_flags & SA_RESETHAND) {
-		sd_rt.app_action[sig].sa_handler = SIG_DFL;
-		sd_rt.app_action[sig].sa_flags &= ~SA_SIGINFO;
-	}
-	/* The mask the program's handler would have run with. */
-	sigset_t mask = uc->uc_sigmask, old;
-	sigorset(&mask, &mask, &act.sa_mask);
-	if (!(act.sa_flags & SA_NODEFER))
-		sigaddset(&mask, sig);
-	sd_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &old, _NSIG / 8);
-	if (info)
-		act.sa_sigaction(sig, si, ucv);
-	else
-		act.sa_handler(sig);
-	sd_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
-}
 
 /* ---- throttling ---------------------------------------------------------- */
 
-/* Appends text or a number to a fixed buffer. async-signal-safe. */
-static size_t put_sigsafe(char *buf, size_t at, size_t cap, const char *s)
-{
-	while (*s && at + 1 < cap)
-		buf[at++] = *s++;
-	buf[at] = 0;
-	return at;
-}
-
-static size_t put_uint_sigsafe(char *buf, size_t at, size_t cap, uint64_t v)
-{
-	char d[24], num[24];
-	int n = 0;
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v && n < 23);
-	for (int i = 0; i < n; i++)
-		num[i] = d[n - 1 - i];
-	num[n] = 0;
-	return put_sigsafe(buf, at, cap, num);
-}
-
-static size_t put_period_sigsafe(char *buf, size_t at, size_t cap, uint64_t ns)
-{
-	const char *unit = "ns";
-	if (ns % 1000000000u == 0) {
-		ns /= 1000000000u;
-		unit = "s";
-	} else if (ns % 1000000u == 0) {
-		ns /= 1000000u;
-		unit = "ms";
-	} else if (ns % 1000u == 0) {
-		ns /= 1000u;
-		unit = "us";
-	}
-	char d[24];
-	int n = 0;
-	do {
-		d[n++] = (char)('0' + ns % 10);
-		ns /= 10;
-	} while (ns && n < 23);
-	char num[24];
-	for (int i = 0; i < n; i++)
-		num[i] = d[n - 1 - i];
-	num[n] = 0;
-	at = put_sigsafe(buf, at, cap, num);
-	return put_sigsafe(buf, at, cap, unit);
-}
-
-/* One `sonde:` line of n bytes in buf (capacity cap): into the stream as a
- * NOTE and onto stderr. async-signal-safe. */
-static void say_line_sigsafe(char *buf, size_t n, size_t cap)
-{
-	sd_writer_note(buf);
-	n = put_sigsafe(buf, n, cap, "\n");
-	/* by name, as every message of sonde's: tests/fault's shim fails it
-	 * (sd_writer_vsay) */
-	ssize_t w = write(STDERR_FILENO, buf, n);
-	(void)w;
-}
-
-/* "sonde: SPEC" of source src at the start of buf: the length written.
- * async-signal-safe. */
-static size_t source_head_sigsafe(char *buf, size_t len, int src)
-{
-	size_t n = put_sigsafe(buf, 0, len, "sonde: ");
-	return put_sigsafe(buf, n, len, sd_rt.cfg.sources[src].spec);
-}
-
-void sd_say_throttled_sigsafe(int src, uint64_t period_ns)
-{
-	if (atomic_exchange(&sd_rt.throttle_said[src], 1))
-		return;
-	char buf[400];
-	size_t n = source_head_sigsafe(buf, sizeof buf, src);
-	n = put_sigsafe(buf, n, sizeof buf,
-			": sampling takes too large a part of each period here, throttled: the "
-			"period is raised on each thread that falls behind (first to ");
-	n = put_period_sigsafe(buf, n, sizeof buf, period_ns);
-	n = put_sigsafe(buf, n, sizeof buf,
-			"), samples are weighted so totals stay exact (use a longer period; "
-			"see SONDE_SAMPLE in docs/ENV.md)");
-	say_line_sigsafe(buf, n, sizeof buf);
-}
-
-void sd_say_nofd_sigsafe(int src, int share)
-{
-	if (atomic_exchange(&sd_rt.nofd_said, 1))
-		return;
-	char buf[400];
-	size_t n = source_head_sigsafe(buf, sizeof buf, src);
-	if (share) {
-		n = put_sigsafe(buf, n, sizeof buf,
-				": no file descriptor left for a perf_event task clock within sonde's "
-				"share of RLIMIT_NOFILE (");
-		n = put_uint_sigsafe(buf, n, sizeof buf, (uint64_t)sd_rt.fd_share);
-		n = put_sigsafe(buf, n, sizeof buf, " of ");
-		n = put_uint_sigsafe(buf, n, sizeof buf, (uint64_t)sd_rt.fd_limit);
-		n = put_sigsafe(buf, n, sizeof buf, ")");
-	} else {
-		n = put_sigsafe(buf, n, sizeof buf,
-				": no file descriptor left for a perf_event task clock (RLIMIT_NOFILE)");
-	}
-	n = put_sigsafe(buf, n, sizeof buf,
-			"; threads from now on may sample with a POSIX CPU-time timer (raise ulimit "
-			"-n for exact rates)");
-	say_line_sigsafe(buf, n, sizeof buf);
-}
-
-/* perf_event refused for a new thread's clock after the probe at start
- * worked (a seccomp filter or perf_event_paranoid set since, no memory):
- * the thread samples on a POSIX timer (sources.c). Said once.
- * async-signal-safe (strerrordesc_np reads a table). */
-void sd_say_refused_sigsafe(int src, int err)
-{
-	if (atomic_exchange(&sd_rt.refused_said, 1))
-		return;
-	const char *why = strerrordesc_np(err);
-	char buf[400];
-	size_t n = source_head_sigsafe(buf, sizeof buf, src);
-	n = put_sigsafe(buf, n, sizeof buf, ": perf_event task clock refused for a new thread: ");
-	n = put_sigsafe(buf, n, sizeof buf, why ? why : "unknown error");
-	n = put_sigsafe(buf, n, sizeof buf,
-			" (such threads sample with a POSIX CPU-time timer, limited to the scheduler "
-			"tick; lower kernel.perf_event_paranoid for exact rates)");
-	say_line_sigsafe(buf, n, sizeof buf);
-}
 
 /* The thread's first sample came after its random first phase (sampler.h):
  * from now on its clock runs at the full period. A POSIX timer has that as
@@ -464,80 +225,13 @@ static int signal_queued_sigsafe(int sig)
 	return sigismember(&p, sig) == 1;
 }
 
-/* After a sample of `src` that began at t0_ns (the handler's entry): counts
- * whether this source falls behind on this thread and raises its period when
- * it does. What a sample costs is the handler's own time plus the kernel's
- * signal round trip. The round trip is measured in place: when a signal is
- * already queued as a handler returns, the next entry follows at once, and
- * the gap is one round trip; the least gap seen is kept (preemption only
- * ever lengthens a gap). A perf_event cpu-time clock counts user time only,
- * so at short periods the kernel's part of a sample (delivery, sigreturn)
- * is also measured on the thread's CPU clock, once per window. A sample is "behind" when its cost exceeds a
- * quarter of the period; 4 of 8 behind, or a handler longer than the period
- * twice in a row, raise the period: at least doubled, to four times the
- * least cost of the window's samples that were behind (the least, because
- * preemption and cold caches only inflate costs). (Whether a signal is queued at return is not itself a sign: two
- * sources of one period overflow together.) */
-static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns, uint64_t end)
+/* Raises source src's period on thread t from period, behind at cost a
+ * sample: at least doubled, to four times the cost, up to SD_THROTTLE_MAX_NS;
+ * threads that begin later start there too; said once per source.
+ * async-signal-safe. */
+static void throttle_raise_sigsafe(struct sd_thread *t, int src, uint64_t period, uint64_t cost)
 {
 	const struct sd_source *s = &sd_rt.cfg.sources[src];
-	if (t->queued_at_exit && t0_ns > t->exit_ns) {
-		uint64_t gap = t0_ns - t->exit_ns;
-		if (!t->trip_ns || gap < t->trip_ns)
-			t->trip_ns = gap;
-	}
-	uint64_t spent = end - t0_ns;
-	uint64_t period = s->period_ns * t->mult[src];
-	t->exit_ns = end;
-	/* Looking for a queued signal costs a system call (~0.4 us on a VM):
-	 * only where the period is within 16 times what a sample is known to
-	 * cost, which is where the round trip can matter (a sample is behind
-	 * at a quarter of the period; the round trip was measured at 1-3 times
-	 * the handler's own time). At 64 times, every sample at 1 ms paid it on
-	 * a VM (40 us a sample): bench/overhead.sh 4 us more per sample. */
-	t->queued_at_exit = period < 16 * (spent + t->trip_ns) &&
-			    signal_queued_sigsafe(sd_rt.cfg.signo);
-	if (s->kind == SD_SRC_PAPI)
-		return;
-	if (t->warm < 4) {
-		t->warm++; /* a thread's first samples meet cold unwinder caches */
-		return;
-	}
-	uint64_t cost = spent + t->trip_ns;
-	int bad = cost * 4 > period;
-	t->win_bad[src] += (uint16_t)bad;
-	if (bad && (!t->cost_max[src] || cost < t->cost_max[src]))
-		t->cost_max[src] = cost; /* the least cost of the window's bad samples */
-	/* Handlers that alone outlast the period twice in a row act at once
-	 * (once may be a cold unwinder cache or a preemption). */
-	int over = spent > period;
-	int now = over && t->over_prev[src];
-	t->over_prev[src] = (uint8_t)over;
-	if (++t->win_n[src] < SD_THROTTLE_WINDOW && !now)
-		return;
-	int behind = now || t->win_bad[src] >= SD_THROTTLE_BAD;
-	cost = t->cost_max[src];
-	/* A cpu-time source at a short period: what the window's samples cost
-	 * the thread beyond their periods, in kernel time too (the clock counts
-	 * user time only), measured on the thread's CPU clock (one read per
-	 * window). A long period leaves the program's own system time out. */
-	uint64_t cpu_now;
-	if (s->kind == SD_SRC_CPU && t->src_fd[src] >= 0 && period <= SD_THROTTLE_CPU_CHECK_NS &&
-	    sd_own_cpu_ns_sigsafe(&cpu_now) == 0) {
-		uint64_t n = t->win_n[src], per = t->win_cpu_ns[src] && cpu_now > t->win_cpu_ns[src]
-				 ? (cpu_now - t->win_cpu_ns[src]) / n : 0;
-		uint64_t extra = per > period ? per - period + spent : 0;
-		if (!now && extra * 4 > period) {
-			behind = 1;
-			if (!cost || extra < cost)
-				cost = extra;
-		}
-		t->win_cpu_ns[src] = cpu_now;
-	}
-	t->win_n[src] = t->win_bad[src] = 0;
-	t->cost_max[src] = 0;
-	if (!behind || period >= SD_THROTTLE_MAX_NS)
-		return;
 	/* The cost seen may be inflated (preemption, a cold unwinder cache):
 	 * one step raises the period at most 64 times; later windows go on. */
 	uint64_t next = period * 2;
@@ -572,6 +266,84 @@ static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns,
 	discard_queued_sigsafe(t);
 	t->queued_at_exit = 0;
 	sd_say_throttled_sigsafe(src, next);
+}
+
+/* After a sample of `src` that began at t0_ns (the handler's entry): counts
+ * whether this source falls behind on this thread and raises its period when
+ * it does. What a sample costs is the handler's own time plus the kernel's
+ * signal round trip. The round trip is measured in place: when a signal is
+ * already queued as a handler returns, the next entry follows at once, and
+ * the gap is one round trip; the least gap seen is kept (preemption only
+ * ever lengthens a gap). A perf_event cpu-time clock counts user time only,
+ * so at short periods the kernel's part of a sample (delivery, sigreturn)
+ * is also measured on the thread's CPU clock, once per window. A sample is "behind" when its cost exceeds a
+ * quarter of the period; 4 of 8 behind, or a handler longer than the period
+ * twice in a row, raise the period: at least doubled, to four times the
+ * least cost of the window's samples that were behind (the least, because
+ * preemption and cold caches only inflate costs). (Whether a signal is queued at return is not itself a sign: two
+ * sources of one period overflow together.) */
+static void throttle_check_sigsafe(struct sd_thread *t, int src, uint64_t t0_ns, uint64_t end)
+{
+	const struct sd_source *s = &sd_rt.cfg.sources[src];
+	if (t->queued_at_exit && t0_ns > t->exit_ns) {
+		uint64_t gap = t0_ns - t->exit_ns;
+		if (!t->trip_ns || gap < t->trip_ns)
+			t->trip_ns = gap;
+	}
+	uint64_t spent = end - t0_ns;
+	uint64_t period = s->period_ns * t->mult[src];
+	t->exit_ns = end;
+	/* Looking for a queued signal costs a system call (~0.4 us on a VM):
+	 * only where the period is within 16 times what a sample is known to
+	 * cost, which is where the round trip can matter (a sample is behind
+	 * at a quarter of the period; the round trip was measured at 1-3 times
+	 * the handler's own time). At 64 times, every sample at 1 ms paid it on
+	 * a VM (40 us a sample): bench/overhead.sh 4 us more per sample. */
+	t->queued_at_exit = period < 16 * (spent + t->trip_ns) &&
+			    signal_queued_sigsafe(sd_rt.cfg.signo);
+	if (!sd_source_ops_of(s)->timed)
+		return;
+	if (t->warm < 4) {
+		t->warm++; /* a thread's first samples meet cold unwinder caches */
+		return;
+	}
+	uint64_t cost = spent + t->trip_ns;
+	int bad = cost * 4 > period;
+	t->win_bad[src] += (uint16_t)bad;
+	if (bad && (!t->cost_max[src] || cost < t->cost_max[src]))
+		t->cost_max[src] = cost; /* the least cost of the window's bad samples */
+	/* Handlers that alone outlast the period twice in a row act at once
+	 * (once may be a cold unwinder cache or a preemption). */
+	int over = spent > period;
+	int now = over && t->over_prev[src];
+	t->over_prev[src] = (uint8_t)over;
+	if (++t->win_n[src] < SD_THROTTLE_WINDOW && !now)
+		return;
+	int behind = now || t->win_bad[src] >= SD_THROTTLE_BAD;
+	cost = t->cost_max[src];
+	/* A cpu-time source at a short period: what the window's samples cost
+	 * the thread beyond their periods, in kernel time too (the clock counts
+	 * user time only), measured on the thread's CPU clock (one read per
+	 * window). A long period leaves the program's own system time out. */
+	uint64_t cpu_now;
+	if (sd_source_ops_of(s)->cpu_clock && t->src_fd[src] >= 0 &&
+	    period <= SD_THROTTLE_CPU_CHECK_NS &&
+	    sd_own_cpu_ns_sigsafe(&cpu_now) == 0) {
+		uint64_t n = t->win_n[src], per = t->win_cpu_ns[src] && cpu_now > t->win_cpu_ns[src]
+				 ? (cpu_now - t->win_cpu_ns[src]) / n : 0;
+		uint64_t extra = per > period ? per - period + spent : 0;
+		if (!now && extra * 4 > period) {
+			behind = 1;
+			if (!cost || extra < cost)
+				cost = extra;
+		}
+		t->win_cpu_ns[src] = cpu_now;
+	}
+	t->win_n[src] = t->win_bad[src] = 0;
+	t->cost_max[src] = 0;
+	if (!behind || period >= SD_THROTTLE_MAX_NS)
+		return;
+	throttle_raise_sigsafe(t, src, period, cost);
 }
 
 /* Is there room on the stack we run on for a sample? On sonde's own
@@ -629,7 +401,7 @@ static uint64_t source_clock_sigsafe(const struct sd_thread *t, uint64_t cpu_ns)
 {
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		uint64_t v;
-		if (sd_rt.cfg.sources[i].kind == SD_SRC_CPU && t->src_fd[i] >= 0 &&
+		if (sd_source_ops_of(&sd_rt.cfg.sources[i])->cpu_clock && t->src_fd[i] >= 0 &&
 		    sd_sys_read(t->src_fd[i], &v, sizeof v) == (ssize_t)sizeof v)
 			return v;
 	}
@@ -680,6 +452,42 @@ static void altstack_off_sigsafe(struct sd_thread *t, void *ucv)
 	t->alt_off = 1;
 }
 
+/* A thread alive before sonde started, found by tid: its record adopted
+ * (sd_tls_thread) at its first sample; NULL if none. async-signal-safe. */
+static struct sd_thread *adopted_sigsafe(void)
+{
+	pid_t tid = gettid_sigsafe();
+	int n = atomic_load_explicit(&sd_rt.nadopted, memory_order_acquire);
+	for (int i = 0; i < n; i++)
+		if (sd_rt.adopted[i]->tid == tid) {
+			sd_tls_thread = sd_rt.adopted[i];
+			return sd_rt.adopted[i];
+		}
+	return NULL;
+}
+
+/* d ns spent in this sample's handler: sonde's own time, counted by the
+ * thread's clock as the program's (sd_thread.self_ns). async-signal-safe. */
+static void self_time_sigsafe(struct sd_thread *t, uint64_t d)
+{
+	/* Elapsed, not CPU, time (the thread's CPU clock is a system call): a
+	 * handler preempted on a busy machine reads long, and a thread's first
+	 * samples meet cold caches. So the first four are left out (the
+	 * caller's warm check), and each counts at most 4 times the least any
+	 * thread took: sonde's time is rather under- than over-counted, and
+	 * never takes a sample from the program's code that was its own (600
+	 * threads on 2 CPUs: [sonde] read 69 % with a cap per thread). */
+	uint64_t least = atomic_load_explicit(&sd_rt.self_min_ns, memory_order_relaxed);
+	while ((!least || d < least) &&
+	       !atomic_compare_exchange_weak_explicit(&sd_rt.self_min_ns, &least, d,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+	if (!least || d < least)
+		least = d;
+	t->self_ns += d < 4 * least ? d : 4 * least;
+}
+
 /* The sampling signal's handler. async-signal-safe. */
 void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 {
@@ -694,15 +502,7 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	const ucontext_t *uc = ucv;
 
 	if (!t && !sent_by_user_sigsafe(si)) {
-		/* A thread alive before sonde started: adopt its record once. */
-		pid_t tid = gettid_sigsafe();
-		int n = atomic_load_explicit(&sd_rt.nadopted, memory_order_acquire);
-		for (int i = 0; i < n; i++)
-			if (sd_rt.adopted[i]->tid == tid) {
-				t = sd_rt.adopted[i];
-				sd_tls_thread = t;
-				break;
-			}
+		t = adopted_sigsafe();
 		if (!t) {
 			sd_writer_drop_global_sigsafe(SD_DROP_NO_THREAD);
 			goto out;
@@ -742,7 +542,7 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 	 * sample is charged to [sonde] instead (not unwound): the program's
 	 * samples then stand for the program's time, sonde's for its own. */
 	const struct sd_source *so = &sd_rt.cfg.sources[src];
-	uint64_t stands = so->kind == SD_SRC_PAPI ? 0 : (uint64_t)weight * so->period_ns;
+	uint64_t stands = sd_source_ops_of(so)->timed ? (uint64_t)weight * so->period_ns : 0;
 	if (stands && t->self_ns >= stands) {
 		t->self_ns -= stands;
 		sd_handler_take_self_sigsafe(t, src, weight);
@@ -750,26 +550,8 @@ void sd_handler_sample(int sig, siginfo_t *si, void *ucv)
 		sd_handler_take_sigsafe(t, src, weight, uc);
 	}
 	uint64_t end = sd_now_ns_sigsafe();
-	if (end > t0 && stands && t->warm >= 4) {
-		/* Elapsed, not CPU, time (the thread's CPU clock is a system
-		 * call): a handler preempted on a busy machine reads long, and a
-		 * thread's first samples meet cold caches. So the first four are
-		 * left out, and each counts at most 4 times the least any thread
-		 * took: sonde's time is rather under- than over-counted, and
-		 * never takes a sample from the program's code that was its own
-		 * (600 threads on 2 CPUs: [sonde] read 69 % with a cap per
-		 * thread). */
-		uint64_t d = end - t0;
-		uint64_t least = atomic_load_explicit(&sd_rt.self_min_ns, memory_order_relaxed);
-		while ((!least || d < least) &&
-		       !atomic_compare_exchange_weak_explicit(&sd_rt.self_min_ns, &least, d,
-							      memory_order_relaxed,
-							      memory_order_relaxed))
-			;
-		if (!least || d < least)
-			least = d;
-		t->self_ns += d < 4 * least ? d : 4 * least;
-	}
+	if (end > t0 && stands && t->warm >= 4)
+		self_time_sigsafe(t, end - t0);
 	if (!first && !t->busy)
 		throttle_check_sigsafe(t, src, t0, end);
 	if (!t->busy)
@@ -846,6 +628,66 @@ void sd_handler_take_self_sigsafe(struct sd_thread *t, int src, uint32_t weight)
 	take_sigsafe(t, src, weight, NULL, 1);
 }
 
+/* The sample's stack into rec: [sonde] alone (self), the override's
+ * pseudo-frame over the stack it took, or the interrupted context unwound.
+ * async-signal-safe. */
+static void record_stack_sigsafe(struct sd_thread *t, struct sd_rec *rec, const ucontext_t *uc,
+				 int self)
+{
+	unsigned max = sd_rt.cfg.max_depth;
+	if (self) {
+		rec->pcs[0] = SD_PSEUDO_SONDE;
+		rec->depth = 1;
+		return;
+	}
+	if (t->ovr) {
+		/* Not unwound: charged to the pseudo-frame under the stack taken
+		 * where the override began (dlopen's caller, the unblocking call). */
+		unsigned n = t->ovr_depth < max ? t->ovr_depth : max - 1;
+		rec->pcs[0] = (uint64_t)t->ovr;
+		memcpy(&rec->pcs[1], t->ovr_pcs, n * sizeof rec->pcs[0]);
+		rec->depth = (uint16_t)(n + 1);
+		if (t->ovr_depth >= max)
+			rec->flags |= SD_FLAG_TRUNCATED;
+		return;
+	}
+	switch (t->unwind_fp ? SD_UNWIND_FP : sd_rt.cfg.unwind) {
+	case SD_UNWIND_LIBUNWIND:
+		t->in_handler = 1;
+		rec->depth = (uint16_t)unwind_libunwind_sigsafe(t, uc, rec->pcs, max, &rec->flags);
+		t->in_handler = 0;
+		break;
+	case SD_UNWIND_FP: {
+		uintptr_t lo = 0, hi = 0;
+		stack_of_sigsafe(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &lo, &hi);
+		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, lo, hi, 1, rec->pcs, max, &rec->flags);
+		break;
+	}
+	default:
+		rec->pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+		rec->depth = 1;
+		break;
+	}
+}
+
+/* The counters' deltas since the thread's last sample, after rec's stack.
+ * async-signal-safe. */
+static void record_counters_sigsafe(struct sd_thread *t, struct sd_rec *rec)
+{
+	if (sd_rt.counters.n) {
+		uint64_t now[SD_MAX_COUNTERS];
+		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, now) == 0) {
+			for (unsigned i = 0; i < sd_rt.counters.n; i++) {
+				rec->pcs[rec->depth + i] = now[i] - t->ctr.last[i];
+				t->ctr.last[i] = now[i];
+			}
+			rec->ncounters = (uint16_t)sd_rt.counters.n;
+		} else {
+			rec->flags |= SD_FLAG_NO_COUNTERS;
+		}
+	}
+}
+
 /* self: a sample of sonde's own time, [sonde] alone. */
 static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc,
 			 int self)
@@ -876,53 +718,8 @@ static void take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const uc
 		goto out;
 	}
 
-	unsigned max = sd_rt.cfg.max_depth;
-	if (self) {
-		rec->pcs[0] = SD_PSEUDO_SONDE;
-		rec->depth = 1;
-		goto counters;
-	}
-	if (t->ovr) {
-		/* Not unwound: charged to the pseudo-frame under the stack taken
-		 * where the override began (dlopen's caller, the unblocking call). */
-		unsigned n = t->ovr_depth < max ? t->ovr_depth : max - 1;
-		rec->pcs[0] = (uint64_t)t->ovr;
-		memcpy(&rec->pcs[1], t->ovr_pcs, n * sizeof rec->pcs[0]);
-		rec->depth = (uint16_t)(n + 1);
-		if (t->ovr_depth >= max)
-			rec->flags |= SD_FLAG_TRUNCATED;
-		goto counters;
-	}
-	switch (t->unwind_fp ? SD_UNWIND_FP : sd_rt.cfg.unwind) {
-	case SD_UNWIND_LIBUNWIND:
-		t->in_handler = 1;
-		rec->depth = (uint16_t)unwind_libunwind_sigsafe(t, uc, rec->pcs, max, &rec->flags);
-		t->in_handler = 0;
-		break;
-	case SD_UNWIND_FP: {
-		uintptr_t lo = 0, hi = 0;
-		stack_of_sigsafe(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &lo, &hi);
-		rec->depth = (uint16_t)sd_unwind_fp_sigsafe(uc, lo, hi, 1, rec->pcs, max, &rec->flags);
-		break;
-	}
-	default:
-		rec->pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-		rec->depth = 1;
-		break;
-	}
-counters:
-	if (sd_rt.counters.n) {
-		uint64_t now[SD_MAX_COUNTERS];
-		if (sd_kernel_counters_read_sigsafe(&sd_rt.counters, &t->ctr, NULL, now) == 0) {
-			for (unsigned i = 0; i < sd_rt.counters.n; i++) {
-				rec->pcs[rec->depth + i] = now[i] - t->ctr.last[i];
-				t->ctr.last[i] = now[i];
-			}
-			rec->ncounters = (uint16_t)sd_rt.counters.n;
-		} else {
-			rec->flags |= SD_FLAG_NO_COUNTERS;
-		}
-	}
+	record_stack_sigsafe(t, rec, uc, self);
+	record_counters_sigsafe(t, rec);
 	sd_ring_commit_sigsafe(t->ring, rec);
 	if (src == sd_rt.wall_src) /* elapsed time the writer must not account again */
 		atomic_fetch_add_explicit(&t->ring->wall_periods, weight, memory_order_relaxed);
@@ -962,15 +759,4 @@ void sd_handler_ovr_end(struct sd_thread *t)
 {
 	atomic_signal_fence(memory_order_seq_cst);
 	t->ovr = 0;
-}
-
-/* SIGTERM/SIGINT/SIGHUP while the program keeps the default disposition:
- * flush the stream (the writer thread does the work; we wait, bounded), then
- * let the default action happen. async-signal-safe. */
-void sd_flush_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	int saved_errno = errno;
-	die_by_default_sigsafe(sig, si);
-	errno = saved_errno;
 }

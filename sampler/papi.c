@@ -54,6 +54,12 @@ static void on_overflow(int es, void *address, long long vector, void *context)
 	sd_handler_take_sigsafe(t, src, 1, context);
 }
 
+/* A source of papi.c's row (source_table.c). */
+static int is_papi(const struct sd_source *s)
+{
+	return s->kind == SD_SRC_PAPI;
+}
+
 static void drop_source(struct sd_config *cfg, unsigned i)
 {
 	memmove(&cfg->sources[i], &cfg->sources[i + 1],
@@ -135,7 +141,7 @@ void sd_papi_probe(struct sd_config *cfg)
 {
 	int any = 0;
 	for (unsigned i = 0; i < cfg->nsources; i++)
-		any |= cfg->sources[i].kind == SD_SRC_PAPI;
+		any |= is_papi(&cfg->sources[i]);
 	if (!any)
 		return;
 	const char *why_not = NULL;
@@ -143,7 +149,7 @@ void sd_papi_probe(struct sd_config *cfg)
 		sd_msg("sonde: PAPI: cannot load the library: %s (PAPI sources dropped; install "
 		       "libpapi7.0 or sample with cpu-time)", why_not);
 		for (unsigned i = cfg->nsources; i-- > 0;)
-			if (cfg->sources[i].kind == SD_SRC_PAPI)
+			if (is_papi(&cfg->sources[i]))
 				drop_source(cfg, i);
 		goto check_left;
 	}
@@ -152,14 +158,14 @@ void sd_papi_probe(struct sd_config *cfg)
 		sd_msg("sonde: PAPI: cannot initialise: %s (PAPI sources dropped; see 'sonde events')",
 		       r < 0 ? P->PAPI_strerror(r) : "version mismatch");
 		for (unsigned i = cfg->nsources; i-- > 0;)
-			if (cfg->sources[i].kind == SD_SRC_PAPI)
+			if (is_papi(&cfg->sources[i]))
 				drop_source(cfg, i);
 		goto check_left;
 	}
 	unsigned npapi = 0;
 	for (unsigned i = cfg->nsources; i-- > 0;) {
 		struct sd_source *s = &cfg->sources[i];
-		if (s->kind != SD_SRC_PAPI)
+		if (!is_papi(s))
 			continue;
 		char why[2 * PAPI_HUGE_STR_LEN];
 		int known = P->PAPI_event_name_to_code(s->event, &s->papi_code) == PAPI_OK;
@@ -187,11 +193,7 @@ void sd_papi_probe(struct sd_config *cfg)
 check_left:
 	if (cfg->nsources == 0) {
 		sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
-		struct sd_source *s = &cfg->sources[cfg->nsources++];
-		memset(s, 0, sizeof *s);
-		s->kind = SD_SRC_CPU;
-		s->period_ns = 1000000;
-		snprintf(s->spec, sizeof s->spec, "cpu-time@1ms");
+		sd_source_set_default(&cfg->sources[cfg->nsources++]);
 	}
 }
 
@@ -207,7 +209,7 @@ int sd_papi_thread_open(struct sd_thread *t)
 		goto fail;
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		const struct sd_source *s = &sd_rt.cfg.sources[i];
-		if (s->kind != SD_SRC_PAPI)
+		if (!is_papi(s))
 			continue;
 		if ((r = P->PAPI_add_event(es, s->papi_code)) != PAPI_OK ||
 		    (r = P->PAPI_overflow(es, s->papi_code, (int)s->period_ns, 0, on_overflow)) != PAPI_OK)
@@ -301,7 +303,7 @@ void sd_papi_fork_child(void)
 	 * again. */
 	for (unsigned i = 0; i < sd_rt.cfg.nsources; i++) {
 		struct sd_source *s = &sd_rt.cfg.sources[i];
-		if (s->kind == SD_SRC_PAPI && P->PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK)
+		if (is_papi(s) && P->PAPI_event_name_to_code(s->event, &s->papi_code) != PAPI_OK)
 			papi_on = 0;
 	}
 }

@@ -68,7 +68,10 @@
 #define SD_START_MIN_NS 20000ull
 
 enum sd_state { SD_OFF, SD_ARMED, SD_RUNNING, SD_DRAINING };
-enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL, SD_SRC_PAPI };
+/* The kinds of sampling source: the index of their rows in sd_source_kinds
+ * (what each is, source_kinds.c) and sd_source_ops (how the runtime runs it,
+ * source_table.c). */
+enum sd_source_kind { SD_SRC_CPU, SD_SRC_WALL, SD_SRC_PAPI, SD_SRC_NKINDS };
 enum sd_unwind { SD_UNWIND_LIBUNWIND, SD_UNWIND_FP, SD_UNWIND_NONE };
 
 struct sd_source {
@@ -100,6 +103,94 @@ struct sd_config {
 	enum sd_argv argv_mode;     /* SONDE_ARGV */
 	regex_t argv_re;            /* SONDE_ARGV=redact:REGEX, compiled */
 };
+
+/* source_kinds.c, compiled into libsonde and into the CLI (no runtime code):
+ * what each kind of source is, as SONDE_SAMPLE names it and `sonde events`
+ * lists it. Read-only rows, indexed by enum sd_source_kind. */
+struct sd_source_kind_desc {
+	const char *name;        /* as SONDE_SAMPLE names it; NULL: by its event's name */
+	const char *syntax;      /* its spec: "cpu-time@PERIOD", "NAME@COUNT" */
+	const char *unit;        /* of its period and its samples' weights: "ns", "events" */
+	uint64_t default_period; /* without @: in unit; 0: the @COUNT must be given */
+	const char *default_spec;/* the spec that default stands for, NULL: none */
+	const char *summary;     /* one line: what its samples stand for */
+	int by_event;            /* sources of this kind differ by event (a PAPI event) */
+	/* Whether NAME (the spec up to its last '@') names this kind, and the
+	 * spec parsed into src (its kind set already; period, event, spec), saying why not
+	 * (one sd_msg line): 0 or -errno. */
+	int (*match)(const char *name);
+	int (*parse)(const char *tok, const char *name, const char *at, struct sd_source *src);
+};
+extern const struct sd_source_kind_desc sd_source_kinds[SD_SRC_NKINDS];
+/* The periods a time source takes ("a period like 1ms, ..."). */
+extern const char sd_source_period_forms[];
+/* One SONDE_SAMPLE token into src through the row whose match takes it; one
+ * line said when none does or its parse refuses. 0 or -errno. */
+int sd_source_parse(const char *tok, struct sd_source *src);
+/* src becomes the default source, cpu-time@1ms (no valid source given). */
+void sd_source_set_default(struct sd_source *src);
+
+/* source_table.c (runtime only): how the runtime runs each kind, one row per
+ * kind. The hot path reads data fields (sd_source_ops_of(s)->timed: one load
+ * and an index per sample); the hooks are ordinary-context calls, shared by
+ * the kinds of one mechanism (cpu-time and wall-time: the per-thread clocks
+ * of sources.c; PAPI: papi.c) and run once per mechanism by the walkers
+ * below. The POSIX-timer fallback is not a row: it is how a clocked source
+ * runs where perf_event is refused (struct sd_source.use_timer). */
+struct sd_thread;
+struct sd_source_ops {
+	const struct sd_source_kind_desc *desc;
+	uint8_t clocked;    /* on a per-thread clock: a perf_event task clock, else a
+			     * POSIX CPU-time timer (sources.c), signalling sonde's signal */
+	uint8_t timed;      /* a sample stands for period_ns of the thread's time:
+			     * throttled, its paused time charged, its start period
+			     * at least SD_START_MIN_NS (else: counts of events) */
+	uint8_t cpu_clock;  /* counts the thread's CPU time, its clock the program's
+			     * own time (handler.c: throttling judged on the CPU clock
+			     * at short periods too; the drain's clock) */
+	uint8_t off_cpu;    /* its blocked time accounted by the writer (wall-time) */
+	uint8_t own_thread; /* opened by the thread itself only: none for threads
+			     * alive before sonde started or made without pthread_create */
+	int rt_signal;      /* its signal is SIGRTMIN + this (PAPI's own); -1: sonde's */
+	/* the stream header's mechanism, without "+off-cpu" */
+	const char *(*mechanism)(const struct sd_source *s);
+	/* process-wide, at start, each mechanism once: decides what its sources
+	 * run on, dropping those that cannot run (one line each) */
+	void (*probe)(struct sd_config *cfg);
+	void (*probe_release)(void); /* what probe held for the first thread */
+	/* thread t (tid; the caller when own_thread) gets its sources of this
+	 * mechanism: 0 if they run */
+	int (*thread_open)(struct sd_thread *t, pid_t tid);
+	void (*thread_stop)(struct sd_thread *t);  /* the thread itself, as it ends,
+						    * before it leaves the registry */
+	void (*thread_close)(struct sd_thread *t); /* under the registry lock */
+	void (*thread_account)(struct sd_thread *t); /* the caller's lost signals, at stop */
+	void (*fork_child)(void);
+	void (*exec_prepare)(struct sd_thread *t, int stop);
+};
+extern const struct sd_source_ops sd_source_ops[SD_SRC_NKINDS];
+
+static inline const struct sd_source_ops *sd_source_ops_of(const struct sd_source *s)
+{
+	return &sd_source_ops[s->kind];
+}
+
+/* The walkers: each mechanism's hook once, in the order of the table. */
+void sd_source_probe_all(struct sd_config *cfg);
+void sd_source_probe_release_all(void);
+/* Sources that are not clocks first, the clocks last: a clock runs from
+ * its start. self: t is the calling thread. Returns the clocks' error (other
+ * mechanisms say their own): 0 if they run. */
+int sd_source_thread_open_all(struct sd_thread *t, pid_t tid, int self);
+void sd_source_thread_stop_all(struct sd_thread *t);
+void sd_source_thread_close_all(struct sd_thread *t);
+void sd_source_thread_account_all(struct sd_thread *t);
+void sd_source_fork_child_all(void);
+void sd_source_exec_prepare_all(struct sd_thread *t, int stop);
+/* Source i's part of the stream header (in, its mechanism text in mech). */
+struct sd_source_info;
+void sd_source_header_info(const struct sd_config *c, unsigned i, struct sd_source_info *in,
+			   char *mech, size_t mech_len);
 
 /* SONDE_REGIONS: off; on: timing aggregated in each thread (REGION_STATS);
  * trace: every begin and end a REGION record. */
@@ -268,6 +359,45 @@ int sd_config_parse(struct sd_config *cfg);
 int sd_config_parse_period(const char *s, uint64_t *period_ns);
 
 /* runtime.c */
+/* Moves the runtime to `to` (from `from`, or from any state when from < 0),
+ * along an arrow of the lifecycle drawn above (asserted): 1 if it moved. */
+int sd_state_move(int from, int to);
+/* The thread registry's lock: the caller has every signal blocked. */
+void sd_runtime_lock(void);
+void sd_runtime_unlock(void);
+/* Takes t out of the registry (lock held). */
+void sd_runtime_registry_unlink(struct sd_thread *t);
+/* descriptors sonde may mark as its own: 0 .. SD_FDMAP_BITS - 1 */
+#define SD_FDMAP_BITS 65536
+
+/* threads.c: thread records, ordinary context. */
+/* The key whose destructor ends a thread that skipped the trampoline's
+ * cleanup; once, in the constructor. */
+void sd_threads_init(void);
+/* Threads alive before sonde started (not self), adopted and sampled
+ * through sources that target their tid. Constructor, before the writer
+ * thread exists. */
+void sd_threads_adopt_existing(pid_t self);
+/* Thread t's counters and sources opened / closed (closing: registry lock
+ * held), their descriptors marked as sonde's / no longer. */
+void sd_thread_open_sources(struct sd_thread *t);
+void sd_thread_close_sources(struct sd_thread *t);
+/* Stops (on 0) or restarts (1, at the full period) t's sources in place. */
+void sd_thread_sources_enable(struct sd_thread *t, int on);
+/* Charges the CPU time t ran paused, in whole periods per source (the rest
+ * carried), as accounted samples; t->busy held. */
+void sd_thread_pause_charge(struct sd_thread *t);
+/* The calling thread's CPU time into cpu, and its counter deltas since its
+ * last sample into out (returns how many; 0 without, or when counters is 0),
+ * as it ends: one clock read and one getrusage for both. */
+unsigned sd_thread_final(struct sd_thread *t, int counters, uint64_t *out,
+			 struct sd_cpu_times *cpu);
+/* A forked child: every record but self's dropped (their descriptors closed,
+ * not disabled: shared with the parent), the pools' lock made anew; then,
+ * when the child is followed, self's sources started anew. */
+void sd_threads_fork_child(struct sd_thread *self);
+void sd_thread_fork_restart(struct sd_thread *self);
+
 /* Sets up the calling thread: ring, unwinder warm-up, sources. stack_lo,
  * stack_hi: its stack as pthread_getattr_np gives it, read by its creator
  * (interpose/threads.c); 0, 0: unknown, read here (the main thread's is found
@@ -281,6 +411,11 @@ void sd_thread_pause(struct sd_thread *t, void *ra, void *fp);
 /* It unblocked it: restart them and charge the CPU time run meanwhile to
  * [signals blocked] under the stack where it blocked. */
 void sd_thread_resume(struct sd_thread *t);
+/* A thread record for a thread other than the caller (sources not opened).
+ * Ordinary context. */
+struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name);
+
+/* runtime.c, again */
 void sd_runtime_stop(const char *reason, int signo);
 void sd_runtime_block_signals(sigset_t *old);
 void sd_runtime_restore_signals(const sigset_t *old);
@@ -295,7 +430,7 @@ int sd_runtime_fd_room_sigsafe(int n);
  * one of its own POSIX timers (a thread's; that thread is not sampled from
  * then on, said once). 1 if one was given up. */
 int sd_runtime_timer_yield(void);
-/* sonde's POSIX timers: at most sd_rt.timer_share (-EDQUOT beyond), each
+/* sources.c: sonde's POSIX timers: at most sd_rt.timer_share (-EDQUOT beyond), each
  * counted (timer_create's wrapper knows them by their signal and cookie and
  * never gives its own up for them: interpose/signals.c). */
 int sd_sources_timer_create(clockid_t clock, struct sigevent *sev, timer_t *id);
@@ -304,10 +439,8 @@ void sd_runtime_fd_closed(int fd);
 void sd_runtime_fd_reopen(void);
 /* The next descriptor at or above fd marked as sonde's, or -1. */
 int sd_runtime_fd_next(int fd);
-/* A thread record for a thread other than the caller (sources not opened),
- * and adding it to / removing it from the registry (removal closes its
- * sources). Ordinary context. */
-struct sd_thread *sd_runtime_thread_new(pid_t tid, const char *name);
+/* Adding a thread record to / removing it from the registry (removal closes
+ * its sources). Ordinary context. */
 void sd_runtime_registry_add(struct sd_thread *t);
 void sd_runtime_registry_remove(struct sd_thread *t);
 /* Calls fn(t, arg) for every thread record under the registry lock, every
@@ -343,12 +476,10 @@ void sd_handler_sample(int sig, siginfo_t *si, void *uc);
 /* SIGIO: the kernel falls back to it when a real-time signal queue is full;
  * swallowed (and counted) when the program left SIGIO at its default. */
 void sd_handler_sigio(int sig, siginfo_t *si, void *uc);
-/* Delivers a signal sonde did not send to the program's own disposition, as
- * the kernel would have without sonde. async-signal-safe. */
+/* forward.c: delivers a signal sonde did not send to the program's own
+ * disposition, as the kernel would have without sonde. async-signal-safe. */
 void sd_signal_forward_sigsafe(int sig, siginfo_t *si, void *uc);
-/* The one `sonde:` line (and NOTE) saying that source src was throttled,
- * first to period_ns. Once per source and process. async-signal-safe. */
-/* "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
+/* say.c: "sonde: SPEC: no file descriptor left for a perf_event task clock ...",
  * once per process; share: sonde's share of RLIMIT_NOFILE was used up (not
  * the program's limit). async-signal-safe. */
 void sd_say_nofd_sigsafe(int src, int share);
@@ -359,6 +490,9 @@ void sd_say_refused_sigsafe(int src, int err);
 /* Thread t's first sample of src came (its random first phase, struct
  * sd_thread): its clock runs at the full period from now. async-signal-safe. */
 void sd_handler_phase_done_sigsafe(struct sd_thread *t, int src);
+/* say.c: the one `sonde:` line (and NOTE) saying that source src was
+ * throttled, first to period_ns. Once per source and process.
+ * async-signal-safe. */
 void sd_say_throttled_sigsafe(int src, uint64_t period_ns);
 void sd_handler_take_sigsafe(struct sd_thread *t, int src, uint32_t weight, const ucontext_t *uc);
 /* A sample of sonde's own time (the handler's, counted by the thread's clock
@@ -369,7 +503,7 @@ void sd_unwind_warmup(struct sd_thread *t);
 /* The calling thread's stack here, innermost first, at most max frames (0
  * without libunwind). Ordinary context; the caller holds t->busy. */
 unsigned sd_handler_stack_here(struct sd_thread *t, uint64_t *pcs, unsigned max);
-/* Frame-pointer walk of an interrupted context: reads inside [lo, hi)
+/* unwind_fp.c: frame-pointer walk of an interrupted context: reads inside [lo, hi)
  * directly, outside it through the kernel (probe 1; at most SD_FP_PROBES
  * reads a walk, ~1 us each) or not at all (probe 0). async-signal-safe. */
 #define SD_FP_PROBES 16
@@ -430,6 +564,8 @@ int sd_loader_under_valgrind(void);
 int sd_interpose_vpipe_probe(void);
 int sd_phdr_snapshot_iterate_sigsafe(int (*cb)(struct dl_phdr_info *, size_t, void *),
 				     void *data);
+/* forward.c: SIGTERM/SIGINT/SIGHUP at their default: the stream flushed,
+ * then the default action. async-signal-safe. */
 void sd_flush_handler(int sig, siginfo_t *si, void *uc);
 
 /* tasks.c: sonde's descriptors and the program's threads, checked from the
@@ -438,6 +574,10 @@ void sd_flush_handler(int sig, siginfo_t *si, void *uc);
  * close_range) and re-arms sampling; finds threads made without
  * pthread_create. stream_fd_lost: the writer's own descriptor just vanished. */
 int sd_tasks_tick(int stream_fd_lost);
+/* tasks_fds.c: sonde's sampling and counter descriptors checked (a share
+ * of the threads each tick; all of them, and every marked number, when the
+ * stream's descriptor was lost): those gone are forgotten and re-armed. */
+void sd_tasks_audit_descriptors(int stream_fd_lost);
 /* Is fd, marked as sonde's, still sonde's object (not a number the program
  * closed with a raw system call and reused)? Ordinary context. */
 int sd_tasks_fd_ours(int fd);

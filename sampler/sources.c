@@ -34,19 +34,40 @@
 static int probe_fd[SD_MAX_SOURCES] = {[0 ... SD_MAX_SOURCES - 1] = -1};
 static pid_t probe_tid;
 
+/* cpu-time and wall-time on the same mechanism (both task clocks, or both
+ * timers) share one clock per thread (sampler.h: primary/derived). */
+static void pick_shared_clock(const struct sd_config *c)
+{
+	int cpu = -1, wall = -1;
+	for (unsigned i = 0; i < c->nsources; i++) {
+		const struct sd_source_ops *o = sd_source_ops_of(&c->sources[i]);
+		if (o->clocked && !o->off_cpu && cpu < 0)
+			cpu = (int)i;
+		if (o->clocked && o->off_cpu && wall < 0)
+			wall = (int)i;
+	}
+	if (cpu < 0 || wall < 0 || c->sources[cpu].use_timer != c->sources[wall].use_timer)
+		return;
+	int cpu_first = c->sources[cpu].period_ns <= c->sources[wall].period_ns;
+	sd_rt.primary_src = cpu_first ? cpu : wall;
+	sd_rt.derived_src = cpu_first ? wall : cpu;
+}
+
 /* Decides, once per process, whether cpu-time can use perf_event, by opening
  * the calling thread's own task clock for each clocked source: the first
  * thread's sources then take these descriptors (sd_sources_open) instead of
  * opening their clocks a second time; what is left is closed by
  * sd_sources_probe_release, after the first thread's sources are open
  * (closing the last per-task event makes the kernel patch its code on every
- * CPU, and the next open patches it back). */
+ * CPU, and the next open patches it back). Then pairs cpu-time and
+ * wall-time on one clock where they can (pick_shared_clock). The clocks' probe
+ * hook (source_table.c). */
 void sd_sources_probe(struct sd_config *cfg)
 {
 	probe_tid = (pid_t)sd_syscall(SYS_gettid);
 	for (unsigned i = 0; i < cfg->nsources; i++) {
 		struct sd_source *s = &cfg->sources[i];
-		if (s->kind != SD_SRC_CPU && s->kind != SD_SRC_WALL)
+		if (!sd_source_ops_of(s)->clocked)
 			continue;
 		int fd = -1;
 		uint32_t m = atomic_load(&sd_rt.start_mult[i]);
@@ -79,6 +100,7 @@ void sd_sources_probe(struct sd_config *cfg)
 		       s->spec, strerror(-err), par,
 		       nofd ? "raise RLIMIT_NOFILE" : "lower kernel.perf_event_paranoid");
 	}
+	pick_shared_clock(cfg);
 }
 
 void sd_sources_probe_release(void)
@@ -206,16 +228,15 @@ int sd_sources_open(struct sd_thread *t, pid_t tid)
 		t->src_fd[i] = -1;
 		t->has_timer[i] = 0;
 		t->phase[i] = 0;
-		if (s->kind == SD_SRC_PAPI) {
-			papi++; /* opened by papi.c */
+		if (!sd_source_ops_of(s)->clocked) {
+			papi++; /* opened by its own mechanism (papi.c) */
 			continue;
 		}
 		if ((int)i == sd_rt.derived_src) {
 			running++; /* counted from the primary source's samples (handler.c) */
 			continue;
 		}
-		int clocked = s->kind == SD_SRC_CPU || s->kind == SD_SRC_WALL;
-		if (clocked && !s->use_timer) {
+		if (!s->use_timer) {
 			err = clock_start(t, i, tid);
 			if (err) {
 				/* A POSIX timer needs no descriptor and may be allowed

@@ -14,10 +14,16 @@
  *   PAPI       presets and a few native events (events_papi.c, or events_nopapi.c when
  *              sonde was built without libpapi)
  *
+ * The sources listed are the rows of the runtime's own table of source kinds
+ * (sampler/source_kinds.c: names, specs, units, default periods), each probed here as
+ * its row's kind runs; the text also shows each row's spec and what it stands for.
+ *
  * Runs in the CLI's only thread; every descriptor it opens is closed before it returns.
  */
+#define _GNU_SOURCE /* sampler/sampler.h: link.h's dl_phdr_info */
 #include "analyze/cli/cli.h"
 #include "kernel/kernel.h"
+#include "sampler/sampler.h"
 
 #include <linux/perf_event.h>
 #include <sched.h>
@@ -90,25 +96,56 @@ static int read_paranoid(void)
 	return v == SD_PARANOID_UNKNOWN ? -100 : v;
 }
 
-static int probe_sources(struct sd_events *ev, int paranoid)
+/* cpu-time: a perf_event task clock, else the POSIX CPU-time timer it falls back to. */
+static int probe_cpu_time(struct sd_events *ev, const char *name, int paranoid)
 {
 	char why[256];
 	int fd = sd_kernel_sw_open(PERF_COUNT_SW_TASK_CLOCK, 1);
 
 	if (fd >= 0) {
 		close(fd);
-		if (sd_events_add(ev, "source", "cpu-time", "available", "perf_event:task-clock",
-				  "perf_event task clock"))
-			return -ENOMEM;
-	} else {
-		snprintf(why, sizeof(why), "perf_event_open: %s; perf_event_paranoid is %d",
-			 strerror(-fd), paranoid);
-		if (sd_events_add(ev, "source", "cpu-time", "fallback",
-				  "posix-timer:thread-cputime", why))
+		return sd_events_add(ev, "source", name, "available", "perf_event:task-clock",
+				     "perf_event task clock");
+	}
+	snprintf(why, sizeof(why), "perf_event_open: %s; perf_event_paranoid is %d",
+		 strerror(-fd), paranoid);
+	return sd_events_add(ev, "source", name, "fallback", "posix-timer:thread-cputime", why);
+}
+
+static int probe_wall_time(struct sd_events *ev, const char *name, int paranoid)
+{
+	(void)paranoid;
+	return sd_events_add(ev, "source", name, "available", "posix-timer:monotonic",
+			     "POSIX timer");
+}
+
+/* How each kind with a name of its own is probed, by the row's index; the kinds named by
+ * their event (PAPI) are probed event by event (events_papi.c). */
+static int (*const probe_kind[SD_SRC_NKINDS])(struct sd_events *, const char *, int) = {
+	[SD_SRC_CPU] = probe_cpu_time,
+	[SD_SRC_WALL] = probe_wall_time,
+};
+
+static int probe_sources(struct sd_events *ev, int paranoid)
+{
+	for (unsigned k = 0; k < SD_SRC_NKINDS; k++) {
+		const struct sd_source_kind_desc *d = &sd_source_kinds[k];
+		if (d->name && probe_kind[k] && probe_kind[k](ev, d->name, paranoid))
 			return -ENOMEM;
 	}
-	return sd_events_add(ev, "source", "wall-time", "available", "posix-timer:monotonic",
-			     "POSIX timer");
+	return 0;
+}
+
+/* The spec of every kind of source (sampler/source_kinds.c), after the sources' rows. */
+static void print_specs(FILE *out, size_t w)
+{
+	for (unsigned k = 0; k < SD_SRC_NKINDS; k++) {
+		const struct sd_source_kind_desc *d = &sd_source_kinds[k];
+		fprintf(out, "  %-*s  %s (unit %s%s%s)\n", (int)w, d->syntax, d->summary,
+			d->unit, d->default_spec ? ", default " : "",
+			d->default_spec ? d->default_spec : "");
+	}
+	fprintf(out, "  %-*s  %s\n", (int)w, "PERIOD", sd_source_period_forms);
 }
 
 /* The counters sonde knows (kernel/counters.c's table): from getrusage where the
@@ -181,6 +218,8 @@ static void print_text(FILE *out, const struct sd_events *ev, int all, int paran
 		const struct sd_event_row *r = &ev->rows[i];
 		int preset = !strcmp(r->kind, "papi-preset");
 		if (!last || strcmp(last, r->kind)) {
+			if (last && !strcmp(last, "source"))
+				print_specs(out, w);
 			fprintf(out, "\n%s:\n", section_title(r->kind));
 			last = r->kind;
 			if (preset && !all) {
@@ -215,6 +254,8 @@ static void print_text(FILE *out, const struct sd_events *ev, int all, int paran
 		else
 			fprintf(out, "  %-*s  %s (%s)\n", (int)w, r->name, r->status, r->reason);
 	}
+	if (last && !strcmp(last, "source"))
+		print_specs(out, w);
 }
 
 int sd_cmd_events(int argc, char **argv)

@@ -43,6 +43,11 @@
 	grep -qE '^sonde events: uid [0-9]+, perf_event_paranoid -?[0-9]+$' "$T/out" || fail "header line"
 	grep -qE '^  cpu-time +(available \(perf_event task clock\)|fallback: POSIX CPU-time timer \(.*\))$' "$T/out" || fail "cpu-time text"
 	grep -qE '^  wall-time +available \(POSIX timer\)$' "$T/out" || fail "wall-time text"
+	# the runtime's table of source kinds (sampler/source_kinds.c): each spec, its unit, default
+	grep -qE '^  cpu-time@PERIOD +.*\(unit ns, default cpu-time@1ms\)$' "$T/out" || fail "cpu-time spec"
+	grep -qE '^  wall-time@PERIOD +.*\(unit ns, default wall-time@10ms\)$' "$T/out" || fail "wall-time spec"
+	grep -qE '^  NAME@COUNT +a PAPI event .*\(unit events\)$' "$T/out" || fail "PAPI spec"
+	grep -qE '^  PERIOD +a period like 1ms, .* from 10us to 60s$' "$T/out" || fail "PERIOD forms"
 	case $comp in
 	*available,papi,PAPI_library_init*) grep -qE '^  perf::TASK-CLOCK +available' "$T/out" || fail "TASK-CLOCK text" ;;
 	*) grep -qxF "  perf::TASK-CLOCK        unavailable ($why)" "$T/out" || fail "TASK-CLOCK text (disabled)"

@@ -44,8 +44,8 @@ KEPT=(
 	outfile.c.o:write
 	notes.c.o:write
 	log.c.o:write
-	# a message written from the signal handler, as every message
-	handler.c.o:write
+	# a message written from the signal handler (say.c), as every message
+	say.c.o:write
 	# perf_event_open: tests/fault's shim fails it in syscall()
 	counters.c.o:syscall
 	perf.c.o:syscall
