@@ -105,8 +105,15 @@ grep -q '^sonde: report: --where: no sample or region of the streams matches' r9
 "$SONDE" report --top 0 --format csv prof >flat.csv 2>/dev/null
 grep -q 'PMPI_\|libsonde_mpi' flat.csv && fail "PMPI_ or libsonde_mpi frames shown: $(grep 'PMPI_\|libsonde_mpi' flat.csv | head -3)"
 if [ "${case%%_*}" = c ]; then
-	"$SONDE" report --view callers MPI_Sendrecv prof >callers.out 2>callers.err ||
+	# cpu-time may take no sample in MPI_Sendrecv (a rank that waits yields its CPU to
+	# the others on a loaded machine); wall-time samples its waits, so a short run with
+	# it has MPI_Sendrecv for certain (rank 0 waits there for ranks 1 to 3 every step)
+	watched 240 "$SONDE" run -e wall-time@1ms -o wprof -- "${MPIRUN[@]}" "$PROG" 3 $ITERS \
+		>wout 2>werr || fail "the wall-time job failed: $(tail -5 werr) $(cat hang.txt 2>/dev/null)"
+	"$SONDE" report --view callers MPI_Sendrecv wprof >callers.out 2>callers.err ||
 		fail "--view callers MPI_Sendrecv: $(cat callers.err)"
 	grep -q ' exchange$' callers.out || fail "MPI_Sendrecv's caller is not exchange: $(cat callers.out)"
+	"$SONDE" report --top 0 --format csv wprof >wflat.csv 2>/dev/null
+	grep -q 'PMPI_\|libsonde_mpi' wflat.csv && fail "PMPI_ or libsonde_mpi frames shown: $(grep 'PMPI_\|libsonde_mpi' wflat.csv | head -3)"
 fi
 pass "$case: 4 ranks, MPI calls counted and timed per rank, compute shares, --where rank"
