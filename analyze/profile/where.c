@@ -251,6 +251,20 @@ static int tl_region_ok(const struct sd_profile *p, const void *arg,
 	return region_ok(p, a->f, a->attrs, g);
 }
 
+/* The totals the kept rows are added into (sd_filters_apply). */
+static void zero_totals(struct sd_profile *p)
+{
+	for (size_t i = 0; i < p->nnodes; i++)
+		p->nodes[i].samples = 0, p->nodes[i].weight = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->threads[i].samples = 0, p->threads[i].periods = 0;
+	for (size_t i = 0; i < p->nsources; i++)
+		p->sources[i].samples = 0, p->sources[i].weight = 0;
+	for (size_t k = 0; k < p->ncounters; k++)
+		p->counters[k].total = p->counters[k].end_total = 0;
+	p->samples = 0, p->weight = 0, p->cpu_ns = 0;
+}
+
 int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 {
 	long *attrs;
@@ -275,16 +289,7 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (sd_u64map_put(&trow, (uint64_t)(uintptr_t)p->threads[i].name, (uint32_t)i))
 			goto out;
-	/* the totals, from the kept rows only */
-	for (size_t i = 0; i < p->nnodes; i++)
-		p->nodes[i].samples = 0, p->nodes[i].weight = 0;
-	for (size_t i = 0; i < p->nthreads; i++)
-		p->threads[i].samples = 0, p->threads[i].periods = 0;
-	for (size_t i = 0; i < p->nsources; i++)
-		p->sources[i].samples = 0, p->sources[i].weight = 0;
-	for (size_t k = 0; k < p->ncounters; k++)
-		p->counters[k].total = p->counters[k].end_total = 0;
-	p->samples = 0, p->weight = 0, p->cpu_ns = 0;
+	zero_totals(p); /* the totals, from the kept rows only */
 	for (size_t i = 0; i < p->nrows; i++) {
 		struct sd_crow *r = &p->rows[i];
 		uint32_t t;
