@@ -61,12 +61,14 @@ EOF2
 	# under an MPI launcher: kept; rank 0 says it, the other ranks do not
 	rm -f p/*.sonde
 	mkrun p 2>/dev/null
+	# (and the job's "profile written" line is rank 0's alone)
 	OMPI_COMM_WORLD_RANK=1 run mkrun p
+	expect_err_empty
+	OMPI_COMM_WORLD_RANK=0 run mkrun p
 	expect_file "$T/err" <<'EOF2'
+sonde: run: p already holds 2 streams of ended processes (kept: ranks started by an MPI launcher move nothing, they start together; if they are an earlier run, the report merges them: give each run its own -o)
 sonde: profile written to p (sonde report p)
 EOF2
-	OMPI_COMM_WORLD_RANK=0 run mkrun p
-	expect_err_line "sonde: run: p already holds 2 streams of ended processes (kept: ranks started by an MPI launcher move nothing, they start together; if they are an earlier run, the report merges them: give each run its own -o)"
 	[ "$(ls p | wc -l)" -eq 3 ] || fail "mpi: p holds $(ls p | tr '\n' ' ')"
 	# DIR.old cannot be made: said, and the streams stay
 	rm -rf q q.old
