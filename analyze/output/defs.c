@@ -54,6 +54,8 @@ const struct sd_view_def sd_view_defs[] = {
 	  "one row per process image, and how it ended" },
 	{ "model", SD_VIEW_MODEL, ROWS, 0, OTHERS, sd_out_model,
 	  "a region's time as a law of its parameters (--region, --param)" },
+	{ "imbalance", SD_VIEW_IMBALANCE, ROWS, 0, OTHERS, sd_out_imbalance,
+	  "each region and function across the ranks: spread, imbalance, slowest rank" },
 	/* --group-by's table: chosen by that option, not by --view */
 	{ NULL, SD_VIEW_GROUP, ROWS, 0, SD_TAKES_ALL & ~SD_TAKES_GROUP_BY, sd_out_group, NULL },
 };

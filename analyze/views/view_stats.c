@@ -39,7 +39,7 @@ struct sd_stats {
 	size_t nunits;
 	uint64_t (*keys)[2];      /* per unit: its key (unit_key), for min_at and max_at */
 	size_t capkeys;
-	unsigned char *seen;      /* per unit: scratch of row_spread */
+	unsigned char *seen;      /* per unit: scratch of sd_stats_spread */
 	struct sd_u64map cellmap; /* row << 32 | unit -> cell index */
 	struct cell *cells; size_t ncells, capcells;
 	uint32_t *head; size_t caphead; /* per row: index + 1 of its first cell, 0: none */
@@ -174,7 +174,6 @@ void sd_stats_free(struct sd_stats *s)
 	free(s);
 }
 
-struct spread { double min, mean, max, sd; size_t min_at, max_at; };
 
 static size_t cell_unit(const struct sd_stats *s, uint32_t c)
 {
@@ -194,9 +193,9 @@ static size_t first_zero_unit(const struct sd_stats *s, uint32_t row)
 }
 
 /* The row's values in its m units with samples, and 0 in the other n - m. */
-static struct spread row_spread(const struct sd_stats *s, uint32_t row)
+struct sd_spread sd_stats_spread(const struct sd_stats *s, uint32_t row)
 {
-	struct spread st = { 0, 0, 0, 0, 0, 0 };
+	struct sd_spread st = { 0, 0, 0, 0, 0, 0 };
 	double n = (double)s->nunits, sum = 0, ss = 0;
 	size_t m = 0;
 
@@ -243,7 +242,7 @@ const struct sd_col sd_stats_cols[SD_STATS_NCOLS] = {
 };
 
 /* A unit's name, as --where and --group-by spell it: the rank, the pid, or pid/tid. */
-static void unit_name(const struct sd_stats *s, size_t u, char *buf, size_t len)
+void sd_stats_unit_name(const struct sd_stats *s, size_t u, char *buf, size_t len)
 {
 	if (u >= s->nunits)
 		snprintf(buf, len, "-");
@@ -256,7 +255,7 @@ static void unit_name(const struct sd_stats *s, size_t u, char *buf, size_t len)
 void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,
 		    const struct sd_report_opts *o, uint32_t row)
 {
-	struct spread st = row_spread(s, row);
+	struct sd_spread st = sd_stats_spread(s, row);
 	double div = o->weight && !o->counter && !o->weight_unit ? 1e6 : 1;
 
 	sd_table_metric(t, st.min);
@@ -265,8 +264,13 @@ void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,
 	sd_table_num(t, "%.3f", st.sd / div);
 	sd_table_u64(t, s->nunits);
 	char name[48];
-	unit_name(s, st.min_at, name, sizeof name);
+	sd_stats_unit_name(s, st.min_at, name, sizeof name);
 	sd_table_str(t, name);
-	unit_name(s, st.max_at, name, sizeof name);
+	sd_stats_unit_name(s, st.max_at, name, sizeof name);
 	sd_table_str(t, name);
+}
+
+size_t sd_stats_nunits(const struct sd_stats *s)
+{
+	return s->nunits;
 }

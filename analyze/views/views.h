@@ -35,6 +35,8 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 
 /* view_model.c: --view model: 0, said (no calls or too few values), -ENOMEM */
 int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* view_imbalance.c: --view imbalance, each region and function across the ranks */
+int sd_out_imbalance(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
@@ -64,6 +66,13 @@ extern const struct sd_col sd_stats_cols[SD_STATS_NCOLS];
 void sd_stats_cells(struct sd_table *t, const struct sd_stats *s,
 		    const struct sd_report_opts *o, uint32_t row);
 void sd_stats_free(struct sd_stats *s);
+/* A row's spread over the units: min, mean, max, population stddev, and the units of
+ * the min and the max (the first loaded on a tie). Units without a value count as 0. */
+struct sd_spread { double min, mean, max, sd; size_t min_at, max_at; };
+struct sd_spread sd_stats_spread(const struct sd_stats *s, uint32_t row);
+/* The name of unit u, as --where spells it: its rank, pid or PID/TID ("-": none). */
+void sd_stats_unit_name(const struct sd_stats *s, size_t u, char *buf, size_t len);
+size_t sd_stats_nunits(const struct sd_stats *s);
 /* The flat view's stats: each sample row's metric added to its innermost function (the
  * function's self). NULL on ENOMEM. */
 struct sd_stats *sd_stats_flat(const struct sd_profile *p, const struct sd_report_opts *o);

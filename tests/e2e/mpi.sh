@@ -10,8 +10,8 @@
 #     program's around the calls, within 5 % + 1 ms;
 #   - each rank's share of the compute samples is its share of the compute
 #     CPU time the ranks measured (binomial tolerance, share_tol);
-#   - --stats rank counts the 4 ranks (not the launcher) and names the ranks
-#     that compute least and most;
+#   - --stats rank and --view imbalance count the 4 ranks (not the launcher)
+#     and name the ranks that compute least and most;
 #   - --where rank=2 keeps rank 2's rows only, and a rank no stream has is said;
 #   - the MPI calls are named MPI_* (not PMPI_*), sonde's wrapper frames are
 #     left out: in C, MPI_Sendrecv's caller is exchange().
@@ -92,6 +92,16 @@ done
 read -r n lo hi < <(awk -F, '$1 ~ /compute_units/ { print $11, $12, $13; exit }' stats.csv)
 [ "$n" = 4 ] && [ "$lo" = 0 ] && [ "$hi" = 3 ] ||
 	fail "--stats rank: compute_units over n=$n ranks, least in rank $lo, most in $hi (4, 0, 3 expected): $(head -3 stats.csv)"
+
+# --view imbalance: compute_units slowest in rank 3, least in rank 0; every MPI call a row
+# over the 4 ranks
+"$SONDE" report --view imbalance --format csv prof >imb.csv 2>/dev/null
+read -r n lo hi < <(awk -F, '$1 == "function" && $10 ~ /compute_units/ { print $9, $7, $8; exit }' imb.csv)
+[ "$n" = 4 ] && [ "$lo" = 0 ] && [ "$hi" = 3 ] ||
+	fail "--view imbalance: compute_units over n=$n, least in $lo, most in $hi (4, 0, 3 expected): $(head -12 imb.csv)"
+for c in MPI_Sendrecv MPI_Allreduce MPI_Barrier; do
+	grep -q "^region,ms,.*,4,mpi=$c\$" imb.csv || fail "--view imbalance: no row of $c over 4 ranks: $(head -12 imb.csv)"
+done
 
 # --where rank=2: rank 2's rows only; a rank of no stream is said
 "$SONDE" report --view regions --group-by rank,mpi --where rank=2 --format csv prof >r2.csv 2>/dev/null

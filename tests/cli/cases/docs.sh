@@ -25,7 +25,8 @@
 	mk stats p3.sonde --pid 300 --count 30
 	mk stats p4.sonde --pid 400 --rank 1 --count 40
 	for args in "--stats thread --format csv" "--stats rank --format csv" \
-		    "--stats process --group-by function --format json"; do
+		    "--stats process --group-by function --format json" \
+		    "--view imbalance --format csv"; do
 		"$SONDE" report $args p1.sonde p2.sonde p3.sonde p4.sonde >>all.txt 2>&1 ||
 			fail "report $args"
 	done
