@@ -147,6 +147,20 @@ static void pack_counters(void)
 	}
 }
 
+/* The process's start, /proc/self/stat field 22 (clock ticks after boot): with the
+ * host and pid, the process's identity (kept across exec; a fork child has its own).
+ * 0 when unreadable. */
+static uint64_t start_ticks(void)
+{
+	char stat[1024];
+	size_t n = read_small_file("/proc/self/stat", stat, sizeof stat - 1);
+	stat[n] = 0;
+	char *p = strrchr(stat, ')'); /* after the command name, which may hold anything */
+	for (int field = 2; p && *p && field < 22; p++)
+		field += *p == ' ';
+	return p && *p ? strtoull(p, NULL, 10) : 0;
+}
+
 void sd_stream_header(void)
 {
 	char host[256] = "";
@@ -163,12 +177,15 @@ void sd_stream_header(void)
 	pack_str(SD_FORMAT_MAGIC);
 	msgpack_pack_uint8(&sd_w.pk, SD_FORMAT_VERSION);
 	const char *rank = sd_mpi_rank_env(); /* the MPI rank a launcher gave */
-	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0) +
+	uint64_t start = start_ticks();
+	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0) + (start != 0) +
 				       (sd_w.cfg.argv_mode != SD_ARGV_OFF) + (cwd[0] == '/'));
 	if (rank)
 		pack_kv_u64("rank", strtoull(rank, NULL, 10));
 	pack_kv_u64("pid", (uint64_t)getpid());
 	pack_kv_u64("ppid", (uint64_t)getppid());
+	if (start)
+		pack_kv_u64("start_ticks", start);
 	pack_kv_str("host", host);
 	pack_kv_str("exe", sd_w.exe);
 	static const char *const argv_modes[] = {"on", "off", "redact"};

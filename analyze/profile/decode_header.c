@@ -37,7 +37,7 @@ static const struct keyty info_keys[] = {
 	{ "pid", U }, { "ppid", U }, { "host", S }, { "exe", S }, { "argv", A }, { "clock", M },
 	{ "sources", A }, { "unwind", S }, { "max_depth", U }, { "rank", U }, { "fork_of", U },
 	{ "seq", U }, { "sonde", S }, { "counters", A }, { "counters_unavailable", A },
-	{ "ring_bytes", U }, { NULL, U } };
+	{ "ring_bytes", U }, { "start_ticks", U }, { NULL, U } };
 static const struct keyty source_keys[] = {
 	{ "name", S }, { "spec", S }, { "unit", S }, { "period", U }, { "mechanism", S },
 	{ "signal", U }, { "fallback_reason", S }, { NULL, U } };
@@ -239,6 +239,8 @@ int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_str
 		return SD_ERR_CORRUPT;
 	}
 	sd_obj_u64(sd_map_get(info, "pid"), &st->pid);
+	if (sd_obj_u64(sd_map_get(info, "start_ticks"), &st->start_ticks))
+		st->start_ticks = 0;
 	st->host = sd_decode_strdup_or(sd_map_get(info, "host"), "?");
 	st->exe = sd_decode_strdup_or(sd_map_get(info, "exe"), "[unknown module]");
 	if (!st->host || !st->exe)

@@ -489,14 +489,37 @@ void sd_profile_children(struct sd_profile *p)
 			c->has_stream = p->sinfo[k].pid == c->pid && !strcmp(p->sinfo[k].host, host);
 		if (!c->has_stream) {
 			size_t j;
-			for (j = 0; j < p->npids && p->pids[j] != c->pid; j++)
+			for (j = 0; j < p->npids && (p->pids[j].pid != c->pid ||
+						     strcmp(p->value_strs[p->pids[j].host], host));
+			     j++)
 				;
 			p->children_nostream += j == p->npids; /* distinct, as npids */
 		}
 	}
 }
 
-/* The stream's row of --view streams and processes, and its pid and (rank, pid). */
+/* Is a the same process as b: one host and pid, and one start where both are known (a
+ * pid reused later is another process)? */
+static int same_proc(const struct sd_proc *a, const struct sd_proc *b)
+{
+	return a->pid == b->pid && a->host == b->host &&
+	       (!a->start || !b->start || a->start == b->start);
+}
+
+/* x added to the list (*v, *n) unless there already (by_rank: and of the same rank). */
+static int add_proc(struct sd_proc **v, size_t *n, size_t *cap, const struct sd_proc *x,
+		    int by_rank)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (same_proc(&(*v)[j], x) && (!by_rank || (*v)[j].rank == x->rank))
+			return 0;
+	if (sd_grow(v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = *x;
+	return 0;
+}
+
+/* The stream's row of --view streams and processes, and its process and (rank, process). */
 static int merge_stream_info(struct sd_profile *p, struct sstate *st, const char *name,
 			     int truncated, uint64_t sdrop, uint64_t rdrop)
 {
@@ -533,22 +556,10 @@ static int merge_stream_info(struct sd_profile *p, struct sstate *st, const char
 	p->nsinfo++;
 	if (merge_children(p, st, (uint32_t)(p->nsinfo - 1)))
 		return -ENOMEM;
-	size_t j;
-	for (j = 0; j < p->npids && p->pids[j] != st->pid; j++)
-		;
-	if (j == p->npids) {
-		if (sd_grow(&p->pids, &p->cappids, j + 1, sizeof(*p->pids)))
-			return -ENOMEM;
-		p->pids[p->npids++] = st->pid;
-	}
-	for (j = 0; j < p->nprocs && (p->procs[j].pid != st->pid || p->procs[j].rank != st->rank);
-	     j++)
-		;
-	if (j == p->nprocs) {
-		if (sd_grow(&p->procs, &p->capprocs, j + 1, sizeof(*p->procs)))
-			return -ENOMEM;
-		p->procs[p->nprocs++] = (struct sd_proc){ st->rank, st->pid };
-	}
+	struct sd_proc me = { st->rank, st->pid, st->start_ticks, (uint32_t)st->host_id };
+	if (add_proc(&p->pids, &p->npids, &p->cappids, &me, 0) ||
+	    add_proc(&p->procs, &p->nprocs, &p->capprocs, &me, 1))
+		return -ENOMEM;
 	return 0;
 }
 

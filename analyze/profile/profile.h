@@ -189,7 +189,9 @@ struct sd_coverage {
 };
 
 /* A merged stream's process as --stats rank counts it: HEADER rank (-1: none) and pid. */
-struct sd_proc { int64_t rank; uint64_t pid; };
+/* A process: its host (value_strs index), pid and start (HEADER start_ticks, 0 unknown:
+ * then host and pid alone tell it), and the rank its streams carry. */
+struct sd_proc { int64_t rank; uint64_t pid, start; uint32_t host; };
 
 /* Timing of one region path (a thread context node) in one thread of one stream. */
 struct sd_region_row {
@@ -262,12 +264,12 @@ struct sd_profile {
 				     * share of samples_read + dropped; filters aside) */
 	struct sd_stream_info *sinfo; size_t nsinfo, capsinfo; /* merged streams, in order */
 	uint64_t streams, truncated;
-	uint64_t *pids; size_t npids, cappids; /* distinct processes */
+	struct sd_proc *pids; size_t npids, cappids; /* distinct processes (host, pid, start) */
 	struct sd_child *child; size_t nchild, capchild; /* CHILD records, merged */
 	struct sd_u64map childmap;  /* pid -> its latest entry in children */
 	size_t children_nostream;   /* children without a stream (sd_profile_children): the
 				     * report's processes are npids + these */
-	struct sd_proc *procs; size_t nprocs, capprocs; /* distinct (rank, pid) of the streams */
+	struct sd_proc *procs; size_t nprocs, capprocs; /* distinct (rank, process) of the streams */
 	struct sd_strmap drop_reasons; uint64_t *drop_counts; size_t ndrop, capdrop;
 	char **drop_names;
 	/* annotation contexts, merged across streams by attribute name and value */

@@ -68,6 +68,7 @@ struct sstate {
 	uint64_t trunc_samples;                   /* kept samples with flag 1 (merge) */
 	char *host;                               /* HEADER host */
 	long host_id;                             /* interned at merge (value_strs) */
+	uint64_t start_ticks;                     /* HEADER start_ticks, 0: unknown */
 	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */
 	int *mods; size_t nmods;                  /* stream module id - 1 -> symbolizer handle */
 	char **modpath; uint8_t **modbid; size_t *modbidlen; /* registered at merge time */

@@ -50,7 +50,7 @@ static char *ctx_path(const struct sd_profile *p, uint32_t c)
 
 /* The stats rows: functions by function id, region paths after them by context id. The
  * unit of a region row is its stream's process (its rank). 0 or -ENOMEM. */
-static int fill(struct sd_stats *s, const struct sd_profile *p, const struct sd_report_opts *o,
+static int fill(struct sd_stats *s, struct sd_profile *p, const struct sd_report_opts *o,
 		uint32_t nfuncs)
 {
 	for (size_t i = 0; i < p->nrows; i++) {
@@ -61,8 +61,11 @@ static int fill(struct sd_stats *s, const struct sd_profile *p, const struct sd_
 	for (size_t i = 0; i < p->nregions; i++) {
 		const struct sd_region_row *g = &p->regions[i];
 		const struct sd_stream_info *si = g->stream < p->nsinfo ? &p->sinfo[g->stream] : NULL;
-		struct sd_crow unit = { .pid = g->pid, .tid = g->tid, .rank = si ? si->rank : -1 };
-		if (g->calls && sd_stats_add(s, nfuncs + g->ctx, &unit, (double)g->incl_ns))
+		long host = sd_profile_value(p, si && si->host ? si->host : "?"); /* interned */
+		struct sd_crow unit = { .pid = g->pid, .tid = g->tid, .rank = si ? si->rank : -1,
+					.host = host < 0 ? 0 : (uint32_t)host };
+		if (host < 0 || (g->calls && sd_stats_add(s, nfuncs + g->ctx, &unit,
+							  (double)g->incl_ns)))
 			return -ENOMEM;
 	}
 	return 0;

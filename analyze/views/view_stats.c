@@ -45,28 +45,30 @@ struct sd_stats {
 	uint32_t *head; size_t caphead; /* per row: index + 1 of its first cell, 0: none */
 };
 
-/* The 16-byte key of the unit of (pid, tid, rank). */
-static void unit_key(int key, uint64_t pid, uint64_t tid, int64_t rank, uint64_t k[2])
+/* The 16-byte key of the unit of (pid, tid, rank, host). */
+static void unit_key(int key, uint64_t pid, uint64_t tid, int64_t rank, uint32_t host,
+		     uint64_t k[2])
 {
 	if (key == SD_STATS_THREAD)
 		k[0] = pid, k[1] = tid;
 	else if (key == SD_STATS_RANK && rank >= 0)
 		k[0] = 1, k[1] = (uint64_t)rank;
 	else
-		k[0] = 0, k[1] = pid; /* a process, or a stream without a rank */
+		k[0] = 2 + (uint64_t)host, k[1] = pid; /* a process, or a stream without a rank */
 }
 
 /* Index of a unit, registered if new: >= 0, -ENOMEM, or NO_UNIT (a stream without a
  * rank among ranked ones). */
 #define NO_UNIT (-1000)
-static long unit_of(struct sd_stats *s, uint64_t pid, uint64_t tid, int64_t rank)
+static long unit_of(struct sd_stats *s, uint64_t pid, uint64_t tid, int64_t rank,
+		    uint32_t host)
 {
 	uint64_t k[2];
 	uint32_t u;
 
 	if (s->ranked && rank < 0)
 		return NO_UNIT;
-	unit_key(s->key, pid, tid, rank, k);
+	unit_key(s->key, pid, tid, rank, host, k);
 	if (sd_strmap_get(&s->units, k, sizeof(k), &u))
 		return u;
 	if (sd_grow(&s->keys, &s->capkeys, s->nunits + 1, sizeof(*s->keys)) ||
@@ -88,11 +90,11 @@ struct sd_stats *sd_stats_new(const struct sd_profile *p, int key)
 		s->ranked |= p->procs[i].rank >= 0;
 	if (key == SD_STATS_THREAD) {
 		for (size_t i = 0; i < p->nthreads; i++)
-			if (unit_of(s, p->threads[i].pid, p->threads[i].tid, -1) < 0)
+			if (unit_of(s, p->threads[i].pid, p->threads[i].tid, -1, 0) < 0)
 				goto fail;
 	} else {
 		for (size_t i = 0; i < p->nprocs; i++) {
-			long u = unit_of(s, p->procs[i].pid, 0, p->procs[i].rank);
+			long u = unit_of(s, p->procs[i].pid, 0, p->procs[i].rank, p->procs[i].host);
 			if (u < 0 && u != NO_UNIT)
 				goto fail;
 		}
@@ -107,7 +109,7 @@ fail:
 
 int sd_stats_add(struct sd_stats *s, uint32_t row, const struct sd_crow *r, double v)
 {
-	long u = unit_of(s, r->pid, r->tid, r->rank); /* registered by sd_stats_new */
+	long u = unit_of(s, r->pid, r->tid, r->rank, r->host); /* registered by sd_stats_new */
 	uint32_t c;
 
 	if (u == NO_UNIT)

@@ -74,6 +74,9 @@ static const char *cwd_arg;  /* header(): `cwd` when given (--cwd DIR) */
 static const char *argv0 = "mkstream";
 static int no_argv, no_exe;
 static uint64_t ppid = 1, clock_ns = 123456789;
+/* header(): host (--host NAME), start_ticks (--start N; 0: absent) */
+static const char *host_arg = "testhost";
+static uint64_t start_arg;
 /* --evil S: the name of flat's first thread and ctx's phase value "solve" (escapes,
  * newlines and bytes that are not UTF-8, for the escaping tests) */
 static const char *evil;
@@ -90,7 +93,7 @@ static void header(uint64_t pid)
 	msgpack_pack_array(&pk, SD_F_HEADER_N);
 	u64(SD_K_HEADER); str(SD_FORMAT_MAGIC); u64(SD_FORMAT_VERSION);
 	msgpack_pack_map(&pk, (with_counters ? 9 : 7) + (rank >= 0) + (cwd_arg != NULL) - no_argv -
-				     no_exe);
+				     no_exe + (start_arg != 0));
 	if (rank >= 0)
 		kv_u64("rank", (uint64_t)rank);
 	if (cwd_arg)
@@ -108,7 +111,9 @@ static void header(uint64_t pid)
 	}
 	kv_u64("pid", pid);
 	kv_u64("ppid", ppid);
-	kv_str("host", "testhost");
+	if (start_arg)
+		kv_u64("start_ticks", start_arg);
+	kv_str("host", host_arg);
 	if (!no_exe)
 		kv_str("exe", "/usr/bin/mkstream-test");
 	if (!no_argv) {
@@ -350,6 +355,10 @@ int main(int argc, char **argv)
 			ppid = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--clock") && i + 1 < argc)
 			clock_ns = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--host") && i + 1 < argc)
+			host_arg = argv[++i];
+		else if (!strcmp(argv[i], "--start") && i + 1 < argc)
+			start_arg = strtoull(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "mkstream: unknown option %s\n", argv[i]);
 			return 2;
