@@ -151,7 +151,7 @@ int sd_writer_discarding_sigsafe(void)
 	return atomic_load_explicit(&sd_w.discarding, memory_order_relaxed);
 }
 
-/* Creates a new file for this process, <exe>.<host>.<pid>[.<seq>].sonde, in
+/* Creates a new file for this process, <exe>.<host>.[r<rank>.]<pid>[.<seq>].sonde, in
  * the output directory (sd_outfile_prepare_dir); sd_w.path is the file's absolute path,
  * by which it is opened again (checked by device and inode). */
 static int create_file(void)
@@ -169,13 +169,19 @@ static int create_file(void)
 	}
 	char host[256] = "host";
 	gethostname(host, sizeof host - 1);
+	/* an MPI rank names its stream: .r<rank>, digits only (the variable is the
+	 * launcher's, but nothing from the environment goes into a path unchecked) */
+	char rank[24] = "";
+	const char *rv = sd_mpi_rank_env();
+	if (rv && *rv && strlen(rv) < 20 && strspn(rv, "0123456789") == strlen(rv))
+		snprintf(rank, sizeof rank, "r%s.", rv);
 	int err = -EEXIST;
 	for (int seq = 0; seq < 1000; seq++) {
 		char suffix[16] = "";
 		if (seq)
 			snprintf(suffix, sizeof suffix, ".%d", seq);
-		int len = snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%d%s.sonde", sd_w.dir,
-				   base_name(sd_w.exe), host, (int)getpid(), suffix);
+		int len = snprintf(sd_w.path, sizeof sd_w.path, "%s/%s.%s.%s%d%s.sonde", sd_w.dir,
+				   base_name(sd_w.exe), host, rank, (int)getpid(), suffix);
 		if (len < 0 || len >= (int)sizeof sd_w.path) {
 			sd_msg("sonde: SONDE_OUTPUT: '%s': path too long (use a shorter directory)",
 			    sd_w.dir);

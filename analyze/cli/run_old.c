@@ -64,8 +64,14 @@ static long stream_pid(const char *name, const char *host)
 		if (q == name || q[-1] != '.' || q[hl] != '.')
 			continue;
 		char *end;
-		long pid = strtol(q + hl + 1, &end, 10);
-		if (pid > 0 && end != q + hl + 1 && *end == '.')
+		const char *at = q + hl + 1;
+		if (*at == 'r' && at[1] >= '0' && at[1] <= '9') { /* an MPI rank's: .r<rank>. */
+			at += 1 + strspn(at + 1, "0123456789");
+			if (*at++ != '.')
+				continue;
+		}
+		long pid = strtol(at, &end, 10);
+		if (pid > 0 && end != at && *end == '.')
 			return pid;
 	}
 	return 0;

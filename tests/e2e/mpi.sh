@@ -4,7 +4,8 @@
 # (outer) and `mpirun ... sonde run -- ...` (inner). Every rank prints its own
 # MPI and compute times; sonde's must agree:
 #   - every rank's stream is there, with its rank; the outer launcher's stream
-#     has no rank; one "profile written" line for the job;
+#     has no rank; the ranks' streams are named .r<rank>.; one "profile written"
+#     line for the job;
 #   - each rank's calls of MPI_Sendrecv, MPI_Allreduce and MPI_Barrier (the
 #     regions view by rank and mpi) are counted exactly and their time is the
 #     program's around the calls, within 5 % + 1 ms;
@@ -44,6 +45,12 @@ rc=$?
 [ "$(grep -c '^rank ' out)" -eq 4 ] || fail "4 ranks expected to report: $(cat out)"
 # one "profile written" line for the job, however it was launched
 [ "$(grep -c '^sonde: profile written to' err)" -eq 1 ] || fail "one 'profile written' line expected: $(cat err)"
+
+# the ranks' streams are named with their rank
+for r in 0 1 2 3; do
+	ls prof | grep -q "^$(basename "$PROG")\..*\.r$r\.[0-9]*\.sonde\$" ||
+		fail "no stream named with rank $r: $(ls prof)"
+done
 
 # per rank and call: calls and inclusive ms
 "$SONDE" report --view regions --group-by rank,mpi --format csv prof >regions.csv 2>regions.err ||

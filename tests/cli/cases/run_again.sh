@@ -46,10 +46,11 @@ EOF2
 	sleep 60 &
 	live=$!
 	: >"p/sh.$host.$live.sonde"
+	: >"p/sh.$host.r3.$live.sonde" # an MPI rank's name: its pid is read past .r3.
 	run mkrun p
 	expect_rc 0 "live stream"
-	expect_err_line "sonde: run: p already holds streams of 1 running processes and 0 of other hosts (kept: this run's streams are added beside them and a report merges them; give another -o for a profile of its own)"
-	[ "$(ls p | wc -l)" -eq 3 ] || fail "live: p holds $(ls p | tr '\n' ' ')"
+	expect_err_line "sonde: run: p already holds streams of 2 running processes and 0 of other hosts (kept: this run's streams are added beside them and a report merges them; give another -o for a profile of its own)"
+	[ "$(ls p | wc -l)" -eq 4 ] || fail "live: p holds $(ls p | tr '\n' ' ')"
 	kill "$live"
 	wait "$live" 2>/dev/null
 	# a stream of another host: kept
