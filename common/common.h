@@ -203,4 +203,22 @@ static inline const char *sd_mpi_rank_env(void)
 	return NULL;
 }
 
+/* MPI launchers and their daemons, by executable name: they start ranks and are none,
+ * whatever their environment says (a batch script's SLURM_PROCID=0 reaches mpirun too).
+ * `sonde run` preloads the MPI wrapper for them (analyze/cli/run_mpi.c); the writer gives
+ * their streams no rank. */
+static const char *const sd_mpi_launchers[] = {
+	"mpirun", "mpiexec", "orterun", "prterun", "srun", "mpiexec.hydra", "mpiexec.openmpi",
+	"mpirun.openmpi", "mpiexec.mpich", "mpirun.mpich", "oshrun", "aprun", "orted", "prted",
+	"hydra_pmi_proxy", "slurmstepd", NULL };
+
+/* Is base (an executable's name, no directory) an MPI launcher or daemon? */
+static inline int sd_mpi_is_launcher(const char *base)
+{
+	for (size_t i = 0; sd_mpi_launchers[i]; i++)
+		if (!strcmp(base, sd_mpi_launchers[i]))
+			return 1;
+	return 0;
+}
+
 #endif

@@ -31,6 +31,11 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+const char *sd_stream_rank(void)
+{
+	return sd_mpi_is_launcher(base_name(sd_w.exe)) ? NULL : sd_mpi_rank_env();
+}
+
 /* Moves fd to at least the configured floor (out of the program's low
  * range) and announces it. Returns the descriptor to use. */
 static int adopt_fd(int fd)
@@ -172,7 +177,7 @@ static int create_file(void)
 	/* an MPI rank names its stream: .r<rank>, digits only (the variable is the
 	 * launcher's, but nothing from the environment goes into a path unchecked) */
 	char rank[24] = "";
-	const char *rv = sd_mpi_rank_env();
+	const char *rv = sd_stream_rank();
 	if (rv && *rv && strlen(rv) < 20 && strspn(rv, "0123456789") == strlen(rv))
 		snprintf(rank, sizeof rank, "r%s.", rv);
 	int err = -EEXIST;

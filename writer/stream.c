@@ -176,7 +176,7 @@ void sd_stream_header(void)
 	msgpack_pack_uint8(&sd_w.pk, SD_K_HEADER);
 	pack_str(SD_FORMAT_MAGIC);
 	msgpack_pack_uint8(&sd_w.pk, SD_FORMAT_VERSION);
-	const char *rank = sd_mpi_rank_env(); /* the MPI rank a launcher gave */
+	const char *rank = sd_stream_rank(); /* the MPI rank a launcher gave */
 	uint64_t start = start_ticks();
 	msgpack_pack_map(&sd_w.pk, 14 + (sd_w.fork_of ? 1 : 0) + (rank ? 1 : 0) + (start != 0) +
 				       (sd_w.cfg.argv_mode != SD_ARGV_OFF) + (cwd[0] == '/'));

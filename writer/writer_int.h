@@ -302,4 +302,9 @@ void sd_stream_note(const char *text);
 void sd_stream_intern_reset(void);
 uint64_t sd_stream_rel(uint64_t t_ns);
 
+/* outfile.c: the MPI rank a launcher gave this process (sd_mpi_rank_env), NULL for none
+ * and for a launcher or its daemon (sd_mpi_is_launcher: mpirun under a batch script sees
+ * SLURM_PROCID=0 too): the HEADER's rank and the stream's name. */
+const char *sd_stream_rank(void);
+
 #endif

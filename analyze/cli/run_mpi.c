@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "analyze/cli/cli.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const char *const launchers[] = { "mpirun", "mpiexec", "orterun", "prterun", "srun",
-					 "mpiexec.hydra", "mpiexec.openmpi", "mpirun.openmpi",
-					 "mpiexec.mpich", "mpirun.mpich", "oshrun", "aprun", NULL };
 
 /* cmd as execvp finds it, into path. 0, or -1. */
 static int which(const char *cmd, char *path, size_t len)
@@ -77,11 +74,10 @@ int sd_run_is_mpi(const char *cmd, char *why, size_t len)
 		return 0;
 	const char *base = strrchr(cmd, '/');
 	base = base ? base + 1 : cmd;
-	for (int i = 0; launchers[i]; i++)
-		if (!strcmp(base, launchers[i])) {
-			snprintf(why, len, "%s is an MPI launcher", base);
-			return 1;
-		}
+	if (sd_mpi_is_launcher(base)) {
+		snprintf(why, len, "%s is an MPI launcher", base);
+		return 1;
+	}
 	char path[PATH_MAX];
 	if (which(cmd, path, sizeof path))
 		return 0; /* the exec says why */

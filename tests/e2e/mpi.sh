@@ -4,7 +4,7 @@
 # (outer) and `mpirun ... sonde run -- ...` (inner). Every rank prints its own
 # MPI and compute times; sonde's must agree:
 #   - every rank's stream is there, with its rank; the outer launcher's stream
-#     has no rank; the ranks' streams are named .r<rank>.; one "profile written"
+#     has no rank, though SLURM_PROCID=0 is in its environment (a batch script's); the ranks' streams are named .r<rank>.; one "profile written"
 #     line for the job;
 #   - each rank's calls of MPI_Sendrecv, MPI_Allreduce and MPI_Barrier (the
 #     regions view by rank and mpi) are counted exactly and their time is the
@@ -36,7 +36,8 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwlo
 STEPS=8 ITERS=1000000
 MPIRUN=(mpirun -n 4)
 if [ "${case#*_}" = outer ]; then
-	watched 240 "$SONDE" run -o prof -- "${MPIRUN[@]}" "$PROG" $STEPS $ITERS >out 2>err
+	# as in a batch script: SLURM_PROCID=0 reaches the launcher too, which is no rank
+	SLURM_PROCID=0 watched 240 "$SONDE" run -o prof -- "${MPIRUN[@]}" "$PROG" $STEPS $ITERS >out 2>err
 else
 	watched 240 "${MPIRUN[@]}" "$SONDE" run -o prof -- "$PROG" $STEPS $ITERS >out 2>err
 fi
@@ -51,6 +52,13 @@ for r in 0 1 2 3; do
 	ls prof | grep -q "^$(basename "$PROG")\..*\.r$r\.[0-9]*\.sonde\$" ||
 		fail "no stream named with rank $r: $(ls prof)"
 done
+
+# the launcher (outer) has no rank, whatever its environment said
+if [ "${case#*_}" = outer ]; then
+	"$SONDE" report --group-by rank,process --format csv prof >rp.csv 2>/dev/null
+	grep -q '^(none),\(mpirun\|orterun\)\[' rp.csv || fail "the launcher's samples are not rankless: $(cat rp.csv)"
+	grep -q '^[0-9]*,\(mpirun\|orterun\)\[' rp.csv && fail "the launcher has a rank: $(cat rp.csv)"
+fi
 
 # per rank and call: calls and inclusive ms
 "$SONDE" report --view regions --group-by rank,mpi --format csv prof >regions.csv 2>regions.err ||
