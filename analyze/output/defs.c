@@ -56,6 +56,8 @@ const struct sd_view_def sd_view_defs[] = {
 	  "a region's time as a law of its parameters (--region, --param)" },
 	{ "imbalance", SD_VIEW_IMBALANCE, ROWS, 0, OTHERS, sd_out_imbalance,
 	  "each region and function across the ranks: spread, imbalance, slowest rank" },
+	{ "mpi", SD_VIEW_MPI, ROWS, 0, OTHERS, sd_out_mpi,
+	  "each rank's wall time split into MPI calls and compute" },
 	/* --group-by's table: chosen by that option, not by --view */
 	{ NULL, SD_VIEW_GROUP, ROWS, 0, SD_TAKES_ALL & ~SD_TAKES_GROUP_BY, sd_out_group, NULL },
 };

@@ -37,6 +37,8 @@ int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts 
 int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 /* view_imbalance.c: --view imbalance, each region and function across the ranks */
 int sd_out_imbalance(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* view_mpi.c: --view mpi, each rank's wall time split into MPI and compute */
+int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);

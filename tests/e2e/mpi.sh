@@ -9,6 +9,8 @@
 #   - each rank's calls of MPI_Sendrecv, MPI_Allreduce and MPI_Barrier (the
 #     regions view by rank and mpi) are counted exactly and their time is the
 #     program's around the calls, within 5 % + 1 ms;
+#   - --view mpi splits each rank's wall time: its compute (wall - MPI) is the
+#     program's own compute time and a little more (start, exit: 5 % + 40 ms);
 #   - each rank's share of the compute samples is its share of the compute
 #     CPU time the ranks measured (binomial tolerance, share_tol);
 #   - --stats rank and --view imbalance count the 4 ranks (not the launcher)
@@ -80,6 +82,19 @@ for r in 0 1 2 3; do
 	echo "rank $r: MPI $ms ms (program: $want ms)"
 done
 grep -q '^rank=(none)/' regions.csv && fail "a region without a rank: $(cat regions.csv)"
+
+# --view mpi: each rank's wall time split, its compute (wall - MPI) the program's own
+# compute time and what runs outside both (loading MPI's libraries before MPI_Init, exit):
+# not below the program's (less 1 %), not above it by more than 5 % + 40 ms
+"$SONDE" report --view mpi --format csv prof >mpiv.csv 2>mpiv.err || fail "--view mpi: $(cat mpiv.err)"
+[ "$(tail -n +2 mpiv.csv | wc -l)" -eq 4 ] || fail "--view mpi: 4 ranks expected: $(cat mpiv.csv)"
+for r in 0 1 2 3; do
+	got=$(awk -F, -v r=$r 'NR > 1 && $1 == r { print $6 }' mpiv.csv)
+	want=$(awk -v r=$r '$1 == "rank" && $2 == r { printf "%.3f", $4 / 1e6 }' out)
+	awk -v a="${got:-0}" -v b="$want" 'BEGIN { exit !(a >= b * 0.99 && a <= b * 1.05 + 40) }' ||
+		fail "rank $r: --view mpi compute ${got:-?} ms, the program measured $want ms: $(cat mpiv.csv)"
+	echo "rank $r: compute $got ms (program: $want ms)"
+done
 
 # the streams: 4 ranks, and the launcher (outer) apart, with no rank
 "$SONDE" report --view regions --group-by rank,process --format csv prof >procs.csv 2>/dev/null
