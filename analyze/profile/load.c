@@ -32,9 +32,10 @@
 enum { HEAD_BYTES = 64 << 10 };
 
 struct slot {
-	struct sd_stream s;
+	struct sd_stream s;  /* closed once parsed: descriptors stay few */
 	struct sd_load *l;
 	int open_r;
+	dev_t dev; ino_t ino; int has_ino; /* of the opened file, for duplicates */
 	uint64_t head_hash;  /* of its first HEAD_BYTES bytes (0: unread) */
 	_Atomic int ready;
 };
@@ -53,6 +54,10 @@ struct loader {
 	size_t n;
 	struct slot *slots;
 	_Atomic size_t next;
+	/* Workers read at most `window` files ahead of the merging: open descriptors and
+	 * unmerged loads are bounded by it, whatever the number of files. */
+	_Atomic size_t merged;
+	size_t window;
 	_Atomic uint64_t bytes;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -77,11 +82,15 @@ static void parse_one(struct loader *ld, size_t i)
 	if (sl->open_r == 0) {
 		uint8_t *b = malloc(HEAD_BYTES);
 		ssize_t got = b ? pread(sl->s.fd, b, HEAD_BYTES, 0) : -1;
+		struct stat st;
 		if (got > 0)
 			sl->head_hash = sd_fnv1a(b, (size_t)got);
 		free(b);
+		if (fstat(sl->s.fd, &st) == 0)
+			sl->dev = st.st_dev, sl->ino = st.st_ino, sl->has_ino = 1;
 		sl->l = sd_profile_parse(ld->p, &sl->s);
 		atomic_fetch_add(&ld->bytes, (uint64_t)sl->s.len_bytes);
+		sd_stream_close(&sl->s); /* read whole: its error offsets stay */
 	}
 	pthread_mutex_lock(&ld->lock);
 	atomic_store(&sl->ready, 1);
@@ -96,6 +105,10 @@ static void *worker(void *arg)
 		size_t i = atomic_fetch_add(&ld->next, 1);
 		if (i >= ld->n)
 			return NULL;
+		pthread_mutex_lock(&ld->lock);
+		while (i >= atomic_load(&ld->merged) + ld->window)
+			pthread_cond_wait(&ld->cond, &ld->lock);
+		pthread_mutex_unlock(&ld->lock);
 		parse_one(ld, i);
 	}
 }
@@ -124,12 +137,10 @@ static void progress(struct loader *ld, size_t done, double t0, int *shown)
  * -ENOMEM. Runs in the merging thread, in file order. */
 static int duplicate(struct merging *m, size_t i, const struct slot *sl)
 {
-	struct seen me = { .file = i, .size = sl->s.len_bytes, .head_hash = sl->head_hash };
-	struct stat st;
+	struct seen me = { .file = i, .size = sl->s.len_bytes, .head_hash = sl->head_hash,
+			   .dev = sl->dev, .ino = sl->ino, .has_ino = sl->has_ino };
 	const char *host;
 
-	if (fstat(sl->s.fd, &st) == 0)
-		me.dev = st.st_dev, me.ino = st.st_ino, me.has_ino = 1;
 	int ident = sd_load_ident(sl->l, &me.pid, &host, &me.origin_ns) == 0;
 	for (size_t k = 0; k < m->nseen; k++) {
 		const struct seen *o = &m->seen[k];
@@ -241,6 +252,13 @@ static void merge_slot(struct merging *m, size_t i, struct slot *sl)
 					   "such as SIGKILL or a raw exit_group system call, or "
 					   "is still running; --strict refuses it)", m->files[i]);
 		}
+	} else if (r == -EMFILE || r == -ENFILE) {
+		/* not the file's fault: a report without it would be wrong */
+		if (m->shown)
+			fprintf(stderr, "\r\033[K");
+		m->code = sd_error(SD_EXIT_IO, "%s: %s (the report stops: it would leave streams "
+				   "out; raise the limit of open files, ulimit -n)", m->files[i],
+				   strerror(-r));
 	} else {
 		if (m->shown)
 			fprintf(stderr, "\r\033[K");
@@ -266,6 +284,7 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		return -ENOMEM;
 	pthread_mutex_init(&ld.lock, NULL);
 	pthread_cond_init(&ld.cond, NULL);
+	ld.window = jobs > 1 ? 2 * (size_t)jobs : 1;
 	if (jobs > 1 && n > 1)
 		nthreads = start_workers(&ld, jobs, &threads);
 	for (size_t i = 0; i < n; i++) {
@@ -277,6 +296,10 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		}
 		progress(&ld, i, t0, &m.shown);
 		merge_slot(&m, i, &ld.slots[i]);
+		pthread_mutex_lock(&ld.lock);
+		atomic_store(&ld.merged, i + 1);
+		pthread_cond_broadcast(&ld.cond);
+		pthread_mutex_unlock(&ld.lock);
 	}
 	sd_profile_children(p);
 	for (size_t j = 0; j < nthreads; j++)
