@@ -165,7 +165,8 @@ static int expand_paths(char *const *paths, size_t npaths, char ***files, size_t
 enum opt_id {
 	O_FORMAT, O_VIEW, O_METRIC, O_TOP, O_SOURCE, O_GROUP_BY, O_WHERE, O_MIN_PERCENT,
 	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, O_COLOR_BY, /* with a value */
-	O_ADDRESSES, O_STRICT, O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
+	O_ADDRESSES, O_STRICT, O_PROGRESS,
+	O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
 	O_LINES, O_SHORT, O_ABSOLUTE, /* flags */
 };
 
@@ -193,6 +194,7 @@ static const struct opt {
 	{ "--color-by", O_COLOR_BY, 1, SD_CLI_REPORT },
 	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
+	{ "--progress", O_PROGRESS, 0, SD_CLI_REPORT | SD_CLI_DIFF },
 	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
 	{ "--context-above", O_CONTEXT_ABOVE, 0, SD_CLI_REPORT },
 	{ "--inline", O_INLINE, 0, SD_CLI_REPORT },
@@ -366,6 +368,7 @@ static int set_flag(struct sd_cli *c, const struct opt *o)
 	switch (o->id) {
 	case O_ADDRESSES: c->sym |= SD_SYM_ADDRESSES; return 0;
 	case O_STRICT: c->strict = 1; return 0;
+	case O_PROGRESS: c->progress = 1; return 0;
 	case O_BY_THREAD: c->o.by_thread = 1; return 0;
 	case O_CONTEXT_ABOVE: c->o.context_above = 1; return 0;
 	case O_INLINE: c->sym &= ~SD_SYM_NO_INLINE; return 0;
@@ -437,8 +440,8 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 			return r;
 		c->o.stats = v + 1; /* enum sd_stats_key */
 		return 0;
-	case O_ADDRESSES: case O_STRICT: case O_BY_THREAD: case O_CONTEXT_ABOVE: case O_INLINE:
-	case O_NO_INLINE: case O_DEMANGLE: case O_NO_DEMANGLE: case O_LINES: case O_SHORT:
+	case O_ADDRESSES: case O_STRICT: case O_PROGRESS: case O_BY_THREAD: case O_CONTEXT_ABOVE:
+	case O_INLINE: case O_NO_INLINE: case O_DEMANGLE: case O_NO_DEMANGLE: case O_LINES: case O_SHORT:
 	case O_ABSOLUTE:
 		return set_flag(c, o);
 	}
@@ -559,7 +562,9 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 	}
 	code = expand_paths(paths, npaths, &files.v, &files.n);
 	if (code == SD_EXIT_OK)
-		code = sd_load_files(p, files.v, files.n, c->jobs, c->strict, &used);
+		code = sd_load_files(p, files.v, files.n, c->jobs,
+				     (c->strict ? SD_LOAD_STRICT : 0) |
+				     (c->progress ? SD_LOAD_PROGRESS : 0), &used);
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
 	free(files.v);

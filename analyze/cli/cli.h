@@ -59,7 +59,7 @@ struct sd_cli {
 	char *param_copy;       /* the storage of o.params' names */
 	int absolute;           /* diff */
 	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
-	int strict, jobs;
+	int strict, progress, jobs;
 };
 
 /* Parses argv (argv[0] is the subcommand) for command cmd_bit: every option of the one

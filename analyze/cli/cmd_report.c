@@ -31,7 +31,7 @@ static const char usage[] =
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--context-above]\n"
 	"                    [--addresses]\n"
 	"                    [--no-inline] [--no-demangle] [--lines] [--short-names]\n"
-	"                    [--strict] [--jobs N] PATH...\n"
+	"                    [--strict] [--progress] [--jobs N] PATH...\n"
 	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
 	"     source, rank, host (--view regions: attributes, and rank, host, process)\n"
 	"FILTER: attr=value, attr!=value, attr~REGEX, attr!~REGEX, attr (present), !attr\n"

@@ -13,10 +13,13 @@
  * its first HEAD_BYTES bytes the same), is said in one line and skipped.
  *
  * On a terminal, when reading takes more than a second, one progress line is redrawn on
- * stderr (files done, megabytes read) and erased at the end; never when piped.
+ * stderr (files done, megabytes read) and erased at the end; when stderr is not a
+ * terminal (a batch job), only with --progress: a whole line every 2 seconds, and one
+ * at the end (streams used of those given, megabytes, seconds).
  */
 #include "analyze/profile/profile.h"
 #include "common/common.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +61,8 @@ struct loader {
 	 * unmerged loads are bounded by it, whatever the number of files. */
 	_Atomic size_t merged;
 	size_t window;
+	int batch;        /* --progress: lines on a stderr that is not a terminal */
+	double last_said; /* when the last of them was said (merging thread) */
 	_Atomic uint64_t bytes;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -126,11 +131,19 @@ static double now_s(void)
  * stdio's stderr too (util's sd_stderr_sink). */
 static void progress(struct loader *ld, size_t done, double t0, int *shown)
 {
-	if (!isatty(STDERR_FILENO) || now_s() - t0 < 1.0)
+	double now = now_s();
+	if (now - t0 < 1.0)
 		return;
-	fprintf(stderr, "\rsonde: reading %zu/%zu streams, %.0f MB ", done, ld->n,
-		(double)atomic_load(&ld->bytes) / 1e6);
-	*shown = 1;
+	if (isatty(STDERR_FILENO)) {
+		fprintf(stderr, "\rsonde: reading %zu/%zu streams, %.0f MB ", done, ld->n,
+			(double)atomic_load(&ld->bytes) / 1e6);
+		*shown = 1;
+	} else if (ld->batch && now - ld->last_said >= 2.0) {
+		/* --progress in a batch job: a whole line every 2 s, through the sink */
+		sd_msg("sonde: reading %zu/%zu streams, %.0f MB", done, ld->n,
+		       (double)atomic_load(&ld->bytes) / 1e6);
+		ld->last_said = now;
+	}
 }
 
 /* Is slot i (opened and read) a stream merged already? 1 (said), 0 (now remembered), or
@@ -269,10 +282,11 @@ static void merge_slot(struct merging *m, size_t i, struct slot *sl)
 	sd_stream_close(&sl->s);
 }
 
-int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int strict,
+int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, unsigned flags,
 		  size_t *used)
 {
-	struct merging m = { .p = p, .files = files, .strict = strict, .used = used,
+	struct merging m = { .p = p, .files = files, .strict = !!(flags & SD_LOAD_STRICT),
+			     .used = used,
 			     .code = SD_EXIT_OK };
 	struct loader ld = { .p = p, .files = files, .n = n };
 	double t0 = now_s();
@@ -285,6 +299,8 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 	pthread_mutex_init(&ld.lock, NULL);
 	pthread_cond_init(&ld.cond, NULL);
 	ld.window = jobs > 1 ? 2 * (size_t)jobs : 1;
+	ld.batch = !!(flags & SD_LOAD_PROGRESS);
+	ld.last_said = t0;
 	if (jobs > 1 && n > 1)
 		nthreads = start_workers(&ld, jobs, &threads);
 	for (size_t i = 0; i < n; i++) {
@@ -306,6 +322,9 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int st
 		pthread_join(threads[j], NULL);
 	if (m.shown)
 		fprintf(stderr, "\r\033[K");
+	if (ld.batch && !isatty(STDERR_FILENO))
+		sd_msg("sonde: read %zu of %zu streams, %.0f MB in %.1f s", *used, n,
+		       (double)atomic_load(&ld.bytes) / 1e6, now_s() - t0);
 	free(threads);
 	for (size_t k = 0; k < m.nseen; k++)
 		free(m.seen[k].host);

@@ -313,9 +313,12 @@ int sd_profile_add(struct sd_profile *p, struct sd_stream *s, size_t *bad_off);
  * what sd_profile_add would. */
 struct sd_load;
 /* Reads and merges files[0..n) with up to `jobs` threads (load.c); prints the
- * per-file messages; counts usable streams in *used. SD_EXIT_OK, the exit code
- * of the first bad file under strict, or -ENOMEM. */
-int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, int strict,
+ * per-file messages; counts usable streams in *used. flags: SD_LOAD_STRICT (--strict:
+ * a bad or incomplete file is fatal), SD_LOAD_PROGRESS (--progress: progress lines when
+ * stderr is not a terminal). SD_EXIT_OK, the exit code of the first bad file under
+ * strict, or -ENOMEM. */
+enum { SD_LOAD_STRICT = 1, SD_LOAD_PROGRESS = 2 };
+int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, unsigned flags,
 		  size_t *used);
 struct sd_load *sd_profile_parse(const struct sd_profile *p, struct sd_stream *s);
 int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off);
