@@ -23,6 +23,9 @@
  *                timeline's event list of region calls only (sd_timeline_new_regions,
  *                no sample kept), drawn as an inline SVG without script
  *   annotations  one group-by table per attribute the streams recorded
+ *   ranks        with MPI calls timed (sonde run's MPI wrapper): each rank's wall time
+ *                as a bar, compute and MPI (sd_mpi_ranks, the rows of --view mpi), the
+ *                mpi view's table and the imbalance view's (the slowest ranks)
  *   spread       the flat view's rows with --stats thread (and process, rank when the
  *                run has several)
  * --top N sets how many rows each table keeps (default 30).
@@ -504,6 +507,66 @@ static int sec_annotations(FILE *out, struct sd_profile *p, const struct sd_repo
 	return err;
 }
 
+/* Each rank's wall time as a bar, its compute then its MPI time, to one scale; at most
+ * RANK_BARS ranks (the table has them all). An inline SVG without script; each bar's
+ * <title> gives its numbers. */
+enum { RANK_BARS = 256, BAR_H = 16, BAR_X = 70, BAR_W = 760 };
+static void rank_bars(FILE *out, const struct sd_mpi_rank *r, size_t n)
+{
+	size_t shown = n < RANK_BARS ? n : RANK_BARS;
+	uint64_t max = 1;
+	for (size_t i = 0; i < shown; i++)
+		max = r[i].wall_ns > max ? r[i].wall_ns : max;
+	fprintf(out, "<svg class=\"ranks\" width=\"%d\" height=\"%zu\" "
+		"xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">\n",
+		BAR_X + BAR_W + 10, shown * BAR_H + 20);
+	for (size_t i = 0; i < shown; i++) {
+		double c = (double)sd_mpi_compute_ns(&r[i]), m = (double)r[i].mpi_ns;
+		double wc = BAR_W * c / (double)max, wm = BAR_W * m / (double)max;
+		size_t y = i * BAR_H;
+		char name[40];
+		if (r[i].rank >= 0)
+			snprintf(name, sizeof name, "rank %" PRId64, r[i].rank);
+		else
+			snprintf(name, sizeof name, "pid %" PRIu64, r[i].pid);
+		fprintf(out, "<g><title>%s: compute %.3f ms, MPI %.3f ms (%.1f%%)</title>"
+			"<text x=\"0\" y=\"%zu\">%s</text>"
+			"<rect class=\"compute\" x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"%d\" "
+			"fill=\"#4a90d9\"/><rect class=\"mpi\" x=\"%.1f\" y=\"%zu\" "
+			"width=\"%.1f\" height=\"%d\" fill=\"#e8a33d\"/></g>\n", name, c / 1e6,
+			m / 1e6, c + m > 0 ? 100 * m / (c + m) : 0, y + BAR_H - 4, name, BAR_X, y, wc,
+			BAR_H - 3, BAR_X + wc, y, wm, BAR_H - 3);
+	}
+	fprintf(out, "<text x=\"%d\" y=\"%zu\"><tspan fill=\"#4a90d9\">&#9632; compute"
+		"</tspan> <tspan fill=\"#e8a33d\">&#9632; MPI</tspan></text>\n</svg>\n",
+		BAR_X, shown * BAR_H + 14);
+	if (shown < n)
+		fprintf(out, "<p class=\"more\">%zu more ranks in the table</p>\n", n - shown);
+}
+
+static int sec_ranks(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_mpi_rank *r;
+	size_t n;
+	int err = sd_mpi_ranks(p, &r, &n);
+	if (err || !n)
+		return err;
+	fputs("<section id=\"ranks\"><h2>MPI ranks</h2>\n<p class=\"note\">Each rank's wall "
+	      "time: compute (outside MPI calls), then MPI (exact, from the MPI wrapper).</p>\n",
+	      out);
+	rank_bars(out, r, n);
+	sd_mpi_ranks_free(r, n);
+	struct sd_report_opts t = table_opts(o, SD_VIEW_MPI);
+	err = view_table(out, p, &t, "Compute and MPI per rank", NULL);
+	if (!err) {
+		t = table_opts(o, SD_VIEW_IMBALANCE);
+		err = view_table(out, p, &t, "Imbalance across ranks (regions, then functions)",
+				 NULL);
+	}
+	fputs("</section>\n", out);
+	return err;
+}
+
 static int sec_spread(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	static const struct { int key; const char *title; } sp[] = {
@@ -544,6 +607,8 @@ static int sec_tables(FILE *out, struct sd_profile *p, const struct sd_report_op
 		err = sec_regions(out, p, o);
 	if (!err)
 		err = sec_annotations(out, p, o);
+	if (!err)
+		err = sec_ranks(out, p, o);
 	if (!err)
 		err = sec_spread(out, p, o);
 	return err;

@@ -17,13 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mrow {
-	int64_t rank;       /* -1: a process without a rank (no stream has one) */
-	uint64_t pid;       /* the first process of the rank */
-	const char *host;
-	uint64_t wall_ns, mpi_ns, calls;
-	unsigned char *streams; /* per stream: counted in wall_ns */
-};
 
 /* Is context node c an outermost `mpi` level (no `mpi` above it)? */
 static int outer_mpi(const struct sd_profile *p, uint32_t mpi_attr, uint32_t c)
@@ -38,7 +31,7 @@ static int outer_mpi(const struct sd_profile *p, uint32_t mpi_attr, uint32_t c)
 
 /* The row of stream st's unit (made if new), or NULL: a launcher among ranks, or ENOMEM
  * (*err set). */
-static struct mrow *row_of(const struct sd_profile *p, struct mrow **rows, size_t *n,
+static struct sd_mpi_rank *row_of(const struct sd_profile *p, struct sd_mpi_rank **rows, size_t *n,
 			   int ranked, uint32_t st, int *err)
 {
 	const struct sd_stream_info *si = &p->sinfo[st];
@@ -48,7 +41,7 @@ static struct mrow *row_of(const struct sd_profile *p, struct mrow **rows, size_
 		if (ranked ? (*rows)[i].rank == si->rank
 			   : (*rows)[i].pid == si->pid && !strcmp((*rows)[i].host, si->host))
 			return &(*rows)[i];
-	struct mrow *nr = realloc(*rows, (*n + 1) * sizeof(**rows));
+	struct sd_mpi_rank *nr = realloc(*rows, (*n + 1) * sizeof(**rows));
 	unsigned char *seen = calloc(p->nsinfo + 1, 1);
 	if (!nr || !seen) {
 		if (nr)
@@ -58,21 +51,16 @@ static struct mrow *row_of(const struct sd_profile *p, struct mrow **rows, size_
 		return NULL;
 	}
 	*rows = nr;
-	nr[*n] = (struct mrow){ ranked ? si->rank : -1, si->pid, si->host, 0, 0, 0, seen };
+	nr[*n] = (struct sd_mpi_rank){ ranked ? si->rank : -1, si->pid, si->host, 0, 0, 0, seen };
 	return &nr[(*n)++];
 }
 
 static int rank_cmp(const void *a, const void *b)
 {
-	const struct mrow *x = a, *y = b;
+	const struct sd_mpi_rank *x = a, *y = b;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-static uint64_t compute_ns(const struct mrow *r)
-{
-	return r->wall_ns > r->mpi_ns ? r->wall_ns - r->mpi_ns : 0;
 }
 
 static const struct sd_col mpi_cols[] = {
@@ -86,7 +74,7 @@ static const struct sd_col mpi_cols[] = {
 	{ .name = "calls", .width = 9, .gap = " " },
 };
 
-static int print_rows(FILE *out, const struct sd_report_opts *o, const struct mrow *rows,
+static int print_rows(FILE *out, const struct sd_report_opts *o, const struct sd_mpi_rank *rows,
 		      size_t n)
 {
 	struct sd_table *t = sd_table_new(o, mpi_cols, sizeof mpi_cols / sizeof mpi_cols[0]);
@@ -94,8 +82,8 @@ static int print_rows(FILE *out, const struct sd_report_opts *o, const struct mr
 		return -ENOMEM;
 	size_t lo = 0, hi = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct mrow *r = &rows[i];
-		uint64_t comp = compute_ns(r);
+		const struct sd_mpi_rank *r = &rows[i];
+		uint64_t comp = sd_mpi_compute_ns(r);
 		if (r->rank >= 0)
 			sd_table_num(t, "%" PRId64, r->rank);
 		else
@@ -107,8 +95,8 @@ static int print_rows(FILE *out, const struct sd_report_opts *o, const struct mr
 		sd_table_num(t, "%.3f", (double)comp / 1e6);
 		sd_table_num(t, "%.1f", r->wall_ns ? 100.0 * (double)r->mpi_ns / (double)r->wall_ns : 0);
 		sd_table_u64(t, r->calls);
-		lo = comp < compute_ns(&rows[lo]) ? i : lo;
-		hi = comp > compute_ns(&rows[hi]) ? i : hi;
+		lo = comp < sd_mpi_compute_ns(&rows[lo]) ? i : lo;
+		hi = comp > sd_mpi_compute_ns(&rows[hi]) ? i : hi;
 	}
 	int err = sd_table_print_view(out, t, "ranks", 0);
 	sd_table_free(t);
@@ -121,24 +109,24 @@ static int print_rows(FILE *out, const struct sd_report_opts *o, const struct mr
 	return err;
 }
 
-int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+int sd_mpi_ranks(const struct sd_profile *p, struct sd_mpi_rank **out, size_t *nout)
 {
-	struct mrow *rows = NULL;
+	struct sd_mpi_rank *rows = NULL;
 	size_t n = 0;
 	int err = 0, ranked = 0;
 	uint32_t mpi_attr;
 
+	*out = NULL;
+	*nout = 0;
 	if (!sd_strmap_get(&p->attr_map, "mpi", 3, &mpi_attr))
-		return sd_error(SD_EXIT_OK, "report: --view mpi: no MPI call in the streams (run the "
-				"program with sonde run, which times MPI calls when it is linked with "
-				"MPI or started by a launcher: docs/ENV.md, MPI programs)");
+		return 0;
 	for (size_t i = 0; i < p->nsinfo; i++)
 		ranked |= p->sinfo[i].rank >= 0;
 	for (size_t i = 0; i < p->nregions && !err; i++) {
 		const struct sd_region_row *g = &p->regions[i];
 		if (g->stream >= p->nsinfo || !outer_mpi(p, mpi_attr, g->ctx))
 			continue;
-		struct mrow *r = row_of(p, &rows, &n, ranked, g->stream, &err);
+		struct sd_mpi_rank *r = row_of(p, &rows, &n, ranked, g->stream, &err);
 		if (!r)
 			continue;
 		r->mpi_ns += g->incl_ns;
@@ -148,13 +136,36 @@ int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 			r->wall_ns += p->sinfo[g->stream].last_ns;
 		}
 	}
-	if (!err) {
-		if (n > 1)
-			qsort(rows, n, sizeof(*rows), rank_cmp);
-		err = print_rows(out, o, rows, n);
+	if (err) {
+		sd_mpi_ranks_free(rows, n);
+		return err;
 	}
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), rank_cmp);
+	*out = rows;
+	*nout = n;
+	return 0;
+}
+
+void sd_mpi_ranks_free(struct sd_mpi_rank *rows, size_t n)
+{
 	for (size_t i = 0; i < n; i++)
 		free(rows[i].streams);
 	free(rows);
+}
+
+int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_mpi_rank *rows;
+	size_t n;
+	int err = sd_mpi_ranks(p, &rows, &n);
+	if (err)
+		return err;
+	if (!n)
+		return sd_error(SD_EXIT_OK, "report: --view mpi: no MPI call in the streams (run the "
+				"program with sonde run, which times MPI calls when it is linked with "
+				"MPI or started by a launcher: docs/ENV.md, MPI programs)");
+	err = print_rows(out, o, rows, n);
+	sd_mpi_ranks_free(rows, n);
 	return err;
 }

@@ -39,6 +39,22 @@ int sd_out_model(FILE *out, struct sd_profile *p, const struct sd_report_opts *o
 int sd_out_imbalance(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 /* view_mpi.c: --view mpi, each rank's wall time split into MPI and compute */
 int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* Its rows, for the page's chart as for the view: one per rank (per process when no
+ * stream has a rank; a launcher among ranks in none), in rank order. None when the
+ * streams hold no MPI call. 0 or -ENOMEM; free with sd_mpi_ranks_free. */
+struct sd_mpi_rank {
+	int64_t rank;       /* -1: a process without a rank (no stream has one) */
+	uint64_t pid;       /* the first process of the rank */
+	const char *host;
+	uint64_t wall_ns, mpi_ns, calls;
+	unsigned char *streams; /* per stream: counted in wall_ns */
+};
+int sd_mpi_ranks(const struct sd_profile *p, struct sd_mpi_rank **rows, size_t *n);
+void sd_mpi_ranks_free(struct sd_mpi_rank *rows, size_t n);
+static inline uint64_t sd_mpi_compute_ns(const struct sd_mpi_rank *r)
+{
+	return r->wall_ns > r->mpi_ns ? r->wall_ns - r->mpi_ns : 0;
+}
 
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);

@@ -133,6 +133,16 @@ for c in MPI_Sendrecv MPI_Allreduce MPI_Barrier; do
 	grep -q "^region,ms,.*,4,mpi=$c\$" imb.csv || fail "--view imbalance: no row of $c over 4 ranks: $(head -12 imb.csv)"
 done
 
+# the page: a bar per rank, compute then MPI, rank 3's compute the longest, rank 0's the
+# shortest; the mpi and imbalance tables
+"$SONDE" report --format html -o page.html prof 2>/dev/null || fail "report --format html"
+grep -q '<section id="ranks">' page.html || fail "the page has no ranks section"
+[ "$(grep -o '<rect class="mpi"' page.html | wc -l)" -eq 4 ] || fail "the page: 4 MPI bars expected"
+grep -o '<rect class="compute"[^>]*width="[0-9.]*"' page.html | sed 's/.*width="//; s/"//' >bars.txt
+awk 'NR == 1 { a = $1 } NR == 4 { d = $1 } END { exit !(NR == 4 && d > a) }' bars.txt ||
+	fail "the page's compute bars (rank order): $(tr '\n' ' ' <bars.txt)"
+grep -q 'Imbalance across ranks' page.html || fail "the page has no imbalance table"
+
 # --where rank=2: rank 2's rows only; a rank of no stream is said
 "$SONDE" report --view regions --group-by rank,mpi --where rank=2 --format csv prof >r2.csv 2>/dev/null
 [ "$(tail -n +2 r2.csv | grep -vc '^rank=2/')" -eq 0 ] && [ "$(tail -n +2 r2.csv | wc -l)" -ge 5 ] ||
