@@ -135,7 +135,7 @@ done
 
 # the page: a bar per rank, compute then MPI, rank 3's compute the longest, rank 0's the
 # shortest; the mpi and imbalance tables
-"$SONDE" report --format html -o page.html prof 2>/dev/null || fail "report --format html"
+"$SONDE" report --format html -o page.html prof >/dev/null 2>&1 || fail "report --format html"
 grep -q '<section id="ranks">' page.html || fail "the page has no ranks section"
 [ "$(grep -o '<rect class="mpi"' page.html | wc -l)" -eq 4 ] || fail "the page: 4 MPI bars expected"
 grep -o '<rect class="compute"[^>]*width="[0-9.]*"' page.html | sed 's/.*width="//; s/"//' >bars.txt
