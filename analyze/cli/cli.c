@@ -107,7 +107,7 @@ static int scan_dir(struct files *f, const char *dir, int depth, size_t *skipped
 }
 
 /* Expand PATHs into files in f (appended; the caller frees them). */
-static int expand(struct files *f, char *const *paths, size_t npaths)
+static int expand(struct files *f, char *const *paths, size_t npaths, size_t *unreadable)
 {
 	for (size_t i = 0; i < npaths; i++) {
 		struct stat st;
@@ -131,6 +131,7 @@ static int expand(struct files *f, char *const *paths, size_t npaths)
 			return -ENOMEM;
 		if (err)
 			return sd_error(SD_EXIT_IO, "%s: %s", paths[i], strerror(-err));
+		*unreadable += skipped;
 		if (f->n == before && skipped)
 			return sd_error(SD_EXIT_BADINPUT, "%s: none of its .sonde entries is a regular "
 					"file (nothing to read; see the lines above)", paths[i]);
@@ -148,10 +149,11 @@ static int expand(struct files *f, char *const *paths, size_t npaths)
  * *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or SD_EXIT_IO /
  * SD_EXIT_BADINPUT after printing why, or -ENOMEM. *files (each string and the array,
  * possibly partial on error) belong to the caller. */
-static int expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles)
+static int expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles,
+			size_t *unreadable)
 {
 	struct files f = { 0 };
-	int code = expand(&f, paths, npaths);
+	int code = expand(&f, paths, npaths, unreadable);
 
 	*files = f.v;
 	*nfiles = f.n;
@@ -560,11 +562,13 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 			return sd_error(SD_EXIT_USAGE, "%s: --where '%s': %s", c->cmd, c->wheres[i],
 					why);
 	}
-	code = expand_paths(paths, npaths, &files.v, &files.n);
+	size_t skipped = 0; /* a directory's .sonde entries that are no regular file (said) */
+	code = expand_paths(paths, npaths, &files.v, &files.n, &skipped);
 	if (code == SD_EXIT_OK)
 		code = sd_load_files(p, files.v, files.n, c->jobs,
 				     (c->strict ? SD_LOAD_STRICT : 0) |
 				     (c->progress ? SD_LOAD_PROGRESS : 0), &used);
+	p->unreadable += skipped;
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
 	free(files.v);

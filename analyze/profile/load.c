@@ -276,6 +276,7 @@ static void merge_slot(struct merging *m, size_t i, struct slot *sl)
 		if (m->shown)
 			fprintf(stderr, "\r\033[K");
 		int c = sd_stream_perror(&sl->s, m->files[i], r);
+		p->unreadable++;
 		if (m->strict)
 			m->code = c;
 	}

@@ -264,6 +264,7 @@ struct sd_profile {
 				     * share of samples_read + dropped; filters aside) */
 	struct sd_stream_info *sinfo; size_t nsinfo, capsinfo; /* merged streams, in order */
 	uint64_t streams, truncated;
+	uint64_t unreadable; /* files given that could not be read (said, left out; load.c) */
 	struct sd_proc *pids; size_t npids, cappids; /* distinct processes (host, pid, start) */
 	struct sd_child *child; size_t nchild, capchild; /* CHILD records, merged */
 	struct sd_u64map childmap;  /* pid -> its latest entry in children */

@@ -138,8 +138,10 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 		fprintf(out, " (%.0f %s)", p->weight, o->weight_unit);
 	else if (o->weight)
 		fprintf(out, " (%.3f ms)", p->weight / 1e6);
-	fprintf(out, "  streams: %" PRIu64 "  processes: %zu", p->streams,
-		p->npids + p->children_nostream);
+	fprintf(out, "  streams: %" PRIu64, p->streams);
+	if (p->unreadable) /* each said above, with why */
+		fprintf(out, " (%" PRIu64 " more unreadable, left out)", p->unreadable);
+	fprintf(out, "  processes: %zu", p->npids + p->children_nostream);
 	if (p->children_nostream) /* children their parent recorded, without a stream */
 		fprintf(out, " (%zu without a stream: --view processes)", p->children_nostream);
 	fprintf(out, "  threads: %zu\n", p->nthreads);
@@ -170,10 +172,11 @@ static void flat_head_json(FILE *out, const struct sd_profile *p, const struct s
 	sd_json_head(out, p, o, sd_metric_name(o));
 	if (o->counter)
 		fprintf(out, ",\"metric_total\":%.0f", f->all);
-	fprintf(out, ",\"streams\":%" PRIu64 ",\"processes\":%zu,\"processes_without_stream\":%zu,"
-		"\"threads\":%zu,\"dropped\":%" PRIu64 ",\"dropped_region_events\":%" PRIu64 ",",
-		p->streams, p->npids + p->children_nostream, p->children_nostream, p->nthreads,
-		p->dropped, p->dropped_regions);
+	fprintf(out, ",\"streams\":%" PRIu64 ",\"unreadable_streams\":%" PRIu64 ",\"processes\":%zu,"
+		"\"processes_without_stream\":%zu,\"threads\":%zu,\"dropped\":%" PRIu64
+		",\"dropped_region_events\":%" PRIu64 ",", p->streams, p->unreadable,
+		p->npids + p->children_nostream, p->children_nostream, p->nthreads, p->dropped,
+		p->dropped_regions);
 	if (f->st)
 		sd_stats_json_key(out, f->st);
 }

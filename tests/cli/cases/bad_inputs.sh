@@ -46,7 +46,10 @@
 	run "$SONDE" report foreign.sonde a.sonde
 	expect_rc 0 "one foreign file among good ones"
 	expect_err_line "sonde: foreign.sonde: not a sonde stream (expected a msgpack HEADER record at byte 0)"
-	grep -qx 'samples: 90 (100 periods)  streams: 1  processes: 1  threads: 2' "$T/out" || fail "good file reported"
+	grep -qx 'samples: 90 (100 periods)  streams: 1 (1 more unreadable, left out)  processes: 1  threads: 2' "$T/out" ||
+		fail "good file reported, the bad one counted: $(head -1 "$T/out")"
+	run "$SONDE" report --format json foreign.sonde a.sonde
+	grep -q '"streams":1,"unreadable_streams":1,' "$T/out" || fail "json: $(head -c 400 "$T/out")"
 	printf '\x94\x01\xa5sonde\x02\x80' >v2.sonde
 	run "$SONDE" dump v2.sonde
 	expect_rc 4 "version 2"

@@ -23,7 +23,7 @@ mk_main,0,0.00,100,100.00,mkstream
 EOF
 	run "$SONDE" report --min-percent 20 --top 2 --format json a.sonde
 	expect_file "$T/out" <<EOF
-{"incomplete_streams":0,$W_NOTES,"metric":"periods","samples":90,"periods":100,"weight_ms":100.000,"truncated_samples":0,"streams":1,"processes":1,"processes_without_stream":0,"threads":2,"dropped":4,"dropped_region_events":0,"rows":[
+{"incomplete_streams":0,$W_NOTES,"metric":"periods","samples":90,"periods":100,"weight_ms":100.000,"truncated_samples":0,"streams":1,"unreadable_streams":0,"processes":1,"processes_without_stream":0,"threads":2,"dropped":4,"dropped_region_events":0,"rows":[
 {"function":"mk_beta","self":60,"self_pct":60.00,"total":60,"total_pct":60.00,"module":"mkstream"},
 {"function":"mk_alpha","self":20,"self_pct":20.00,"total":70,"total_pct":70.00,"module":"mkstream"}]}
 EOF

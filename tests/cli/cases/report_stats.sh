@@ -39,7 +39,7 @@ mk_main,0,0.00,240,100.00,mkstream,0,0.000,0,0.000,2,0,0
 EOF
 	run "$SONDE" report --stats process --format json --top 1 $P
 	expect_file "$T/out" <<'EOF'
-{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"periods","samples":240,"periods":240,"weight_ms":240.000,"truncated_samples":0,"streams":4,"processes":4,"processes_without_stream":0,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
+{"incomplete_streams":0,"warnings":[],"throttled":[],"coverage":{"computed":false,"why":"the streams do not record their threads' CPU time (written by an older sonde)"},"metric":"periods","samples":240,"periods":240,"weight_ms":240.000,"truncated_samples":0,"streams":4,"unreadable_streams":0,"processes":4,"processes_without_stream":0,"threads":12,"dropped":0,"dropped_region_events":0,"stats":"process","rows":[
 {"function":"mk_beta","self":140,"self_pct":58.33,"total":140,"total_pct":58.33,"module":"mkstream","min":20,"mean":35.000,"max":50,"stddev":11.180,"n":4,"min_at":"100","max_at":"400"}]}
 EOF
 	run "$SONDE" report --stats thread $P
