@@ -555,7 +555,7 @@ static int sec_ranks(FILE *out, struct sd_profile *p, const struct sd_report_opt
 	      "time: compute (outside MPI calls), then MPI (exact, from the MPI wrapper).</p>\n",
 	      out);
 	rank_bars(out, r, n);
-	sd_mpi_ranks_free(r, n);
+	free(r);
 	struct sd_report_opts t = table_opts(o, SD_VIEW_MPI);
 	err = view_table(out, p, &t, "Compute and MPI per rank", NULL);
 	if (!err) {

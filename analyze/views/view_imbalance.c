@@ -21,33 +21,6 @@
 /* One row: a region path (merged context node) or a function, by its stats row id. */
 struct irow { uint32_t id; int region; char *name; struct sd_spread sp; };
 
-/* "attr=value/..." of context node c, outermost first. malloc'ed, NULL on ENOMEM. */
-static char *ctx_path(const struct sd_profile *p, uint32_t c)
-{
-	size_t len = 0;
-	for (uint32_t x = c; x; x = p->ctx[x].parent)
-		len += strlen(p->attr_names[p->ctx[x].attr]) +
-		       strlen(p->value_strs[p->ctx[x].value]) + 2;
-	char *s = malloc(len + 1);
-	if (!s)
-		return NULL;
-	char *q = s + len;
-	*q = 0;
-	for (uint32_t x = c; x; x = p->ctx[x].parent) {
-		const char *a = p->attr_names[p->ctx[x].attr], *v = p->value_strs[p->ctx[x].value];
-		size_t la = strlen(a), lv = strlen(v);
-		if (q != s + len)
-			*--q = '/';
-		q -= lv;
-		memcpy(q, v, lv);
-		*--q = '=';
-		q -= la;
-		memcpy(q, a, la);
-	}
-	memmove(s, q, strlen(q) + 1);
-	return s;
-}
-
 /* The stats rows: functions by function id, region paths after them by context id. The
  * unit of a region row is its stream's process (its rank). 0 or -ENOMEM. */
 static int fill(struct sd_stats *s, struct sd_profile *p, const struct sd_report_opts *o,
@@ -101,7 +74,7 @@ static int collect(const struct sd_stats *s, const struct sd_profile *p, uint32_
 		r->id = (uint32_t)id;
 		r->region = id >= nfuncs;
 		r->sp = sp;
-		r->name = r->region ? ctx_path(p, (uint32_t)(id - nfuncs))
+		r->name = r->region ? sd_ctx_path(p, (uint32_t)(id - nfuncs), NULL)
 				    : strdup(sd_sym_func(p->sym, (uint32_t)id)->display);
 		if (!r->name)
 			return -ENOMEM;

@@ -29,30 +29,24 @@ static int outer_mpi(const struct sd_profile *p, uint32_t mpi_attr, uint32_t c)
 	return 1;
 }
 
-/* The row of stream st's unit (made if new), or NULL: a launcher among ranks, or ENOMEM
- * (*err set). */
-static struct sd_mpi_rank *row_of(const struct sd_profile *p, struct sd_mpi_rank **rows, size_t *n,
-			   int ranked, uint32_t st, int *err)
+/* The row of stream st's unit, made if new: its index, -1 for a launcher among ranks,
+ * -2 on ENOMEM. Called once per stream (sd_mpi_ranks keeps the answer). */
+static long row_of(const struct sd_profile *p, struct sd_mpi_rank **rows, size_t *n,
+		   int ranked, uint32_t st)
 {
 	const struct sd_stream_info *si = &p->sinfo[st];
 	if (ranked && si->rank < 0)
-		return NULL;
+		return -1;
 	for (size_t i = 0; i < *n; i++)
 		if (ranked ? (*rows)[i].rank == si->rank
 			   : (*rows)[i].pid == si->pid && !strcmp((*rows)[i].host, si->host))
-			return &(*rows)[i];
+			return (long)i;
 	struct sd_mpi_rank *nr = realloc(*rows, (*n + 1) * sizeof(**rows));
-	unsigned char *seen = calloc(p->nsinfo + 1, 1);
-	if (!nr || !seen) {
-		if (nr)
-			*rows = nr;
-		free(seen);
-		*err = -ENOMEM;
-		return NULL;
-	}
+	if (!nr)
+		return -2;
 	*rows = nr;
-	nr[*n] = (struct sd_mpi_rank){ ranked ? si->rank : -1, si->pid, si->host, 0, 0, 0, seen };
-	return &nr[(*n)++];
+	nr[*n] = (struct sd_mpi_rank){ ranked ? si->rank : -1, si->pid, si->host, 0, 0, 0 };
+	return (long)(*n)++;
 }
 
 static int rank_cmp(const void *a, const void *b)
@@ -113,45 +107,45 @@ int sd_mpi_ranks(const struct sd_profile *p, struct sd_mpi_rank **out, size_t *n
 {
 	struct sd_mpi_rank *rows = NULL;
 	size_t n = 0;
-	int err = 0, ranked = 0;
+	int ranked = 0;
 	uint32_t mpi_attr;
 
 	*out = NULL;
 	*nout = 0;
 	if (!sd_strmap_get(&p->attr_map, "mpi", 3, &mpi_attr))
 		return 0;
+	/* per stream: its row + 2 (1: a launcher among ranks; 0: not seen yet) */
+	long *at = calloc(p->nsinfo + 1, sizeof(*at));
+	if (!at)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->nsinfo; i++)
 		ranked |= p->sinfo[i].rank >= 0;
-	for (size_t i = 0; i < p->nregions && !err; i++) {
+	for (size_t i = 0; i < p->nregions; i++) {
 		const struct sd_region_row *g = &p->regions[i];
 		if (g->stream >= p->nsinfo || !outer_mpi(p, mpi_attr, g->ctx))
 			continue;
-		struct sd_mpi_rank *r = row_of(p, &rows, &n, ranked, g->stream, &err);
-		if (!r)
-			continue;
-		r->mpi_ns += g->incl_ns;
-		r->calls += g->calls;
-		if (!r->streams[g->stream]) {
-			r->streams[g->stream] = 1;
-			r->wall_ns += p->sinfo[g->stream].last_ns;
+		if (!at[g->stream]) { /* the stream's first MPI call: its span counts once */
+			long r = row_of(p, &rows, &n, ranked, g->stream);
+			if (r == -2) {
+				free(at);
+				free(rows);
+				return -ENOMEM;
+			}
+			at[g->stream] = r + 2;
+			if (r >= 0)
+				rows[r].wall_ns += p->sinfo[g->stream].last_ns;
 		}
+		if (at[g->stream] < 2)
+			continue;
+		rows[at[g->stream] - 2].mpi_ns += g->incl_ns;
+		rows[at[g->stream] - 2].calls += g->calls;
 	}
-	if (err) {
-		sd_mpi_ranks_free(rows, n);
-		return err;
-	}
+	free(at);
 	if (n > 1)
 		qsort(rows, n, sizeof(*rows), rank_cmp);
 	*out = rows;
 	*nout = n;
 	return 0;
-}
-
-void sd_mpi_ranks_free(struct sd_mpi_rank *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].streams);
-	free(rows);
 }
 
 int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
@@ -166,6 +160,6 @@ int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 				"program with sonde run, which times MPI calls when it is linked with "
 				"MPI or started by a launcher: docs/ENV.md, MPI programs)");
 	err = print_rows(out, o, rows, n);
-	sd_mpi_ranks_free(rows, n);
+	free(rows);
 	return err;
 }

@@ -119,14 +119,11 @@ static uint32_t kept_node(const struct sd_profile *p, const struct levels *lv, u
 	return c;
 }
 
-/* "attr=value/..." of the kept levels of c's path (c itself kept), made once per node. */
-static const char *kept_path(const struct sd_profile *p, struct levels *lv, uint32_t c)
+char *sd_ctx_path(const struct sd_profile *p, uint32_t c, const unsigned char *kept)
 {
-	if (lv->path[c])
-		return lv->path[c];
 	size_t len = 0;
 	for (uint32_t x = c; x; x = p->ctx[x].parent)
-		if (lv->kept[p->ctx[x].attr])
+		if (!kept || kept[p->ctx[x].attr])
 			len += strlen(p->attr_names[p->ctx[x].attr]) +
 			       strlen(p->value_strs[p->ctx[x].value]) + 2;
 	char *s = malloc(len + 1), *q;
@@ -135,7 +132,7 @@ static const char *kept_path(const struct sd_profile *p, struct levels *lv, uint
 	q = s + len;
 	*q = 0;
 	for (uint32_t x = c; x; x = p->ctx[x].parent) {
-		if (!lv->kept[p->ctx[x].attr])
+		if (kept && !kept[p->ctx[x].attr])
 			continue;
 		const char *a = p->attr_names[p->ctx[x].attr], *v = p->value_strs[p->ctx[x].value];
 		size_t la = strlen(a), lvv = strlen(v);
@@ -148,7 +145,13 @@ static const char *kept_path(const struct sd_profile *p, struct levels *lv, uint
 		memcpy(q, a, la);
 	}
 	memmove(s, q, strlen(q) + 1);
-	return lv->path[c] = s;
+	return s;
+}
+
+/* "attr=value/..." of the kept levels of c's path (c itself kept), made once per node. */
+static const char *kept_path(const struct sd_profile *p, struct levels *lv, uint32_t c)
+{
+	return lv->path[c] ? lv->path[c] : (lv->path[c] = sd_ctx_path(p, c, lv->kept));
 }
 
 /* The row of (path[, thread]), made empty if new: its index, or -1 on ENOMEM. */

@@ -214,7 +214,7 @@ struct sd_spread sd_stats_spread(const struct sd_stats *s, uint32_t row)
 		m++;
 	}
 	if (m < s->nunits) { /* units without samples in this row are zeros */
-		size_t z = first_zero_unit(s, row);
+		size_t z = m ? first_zero_unit(s, row) : 0; /* no value at all: every unit 0 */
 		if (st.min > 0 || (st.min == 0 && z < st.min_at) || !m)
 			st.min = 0, st.min_at = z;
 		if (st.max < 0 || (st.max == 0 && z < st.max_at) || !m)

@@ -29,6 +29,9 @@ int sd_out_streams(FILE *out, const struct sd_profile *p, const struct sd_report
 int sd_out_group(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_tree(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 int sd_out_regions(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* view_regions.c: "attr=value/..." of context node c's levels, outermost first, those
+ * whose attribute kept[] marks (NULL: all). malloc'ed; NULL on ENOMEM. */
+char *sd_ctx_path(const struct sd_profile *p, uint32_t c, const unsigned char *kept);
 
 /* view_callers.c: --view callers|callees o->func: 0, said (no such function), -ENOMEM */
 int sd_out_callers(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
@@ -41,16 +44,14 @@ int sd_out_imbalance(FILE *out, struct sd_profile *p, const struct sd_report_opt
 int sd_out_mpi(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 /* Its rows, for the page's chart as for the view: one per rank (per process when no
  * stream has a rank; a launcher among ranks in none), in rank order. None when the
- * streams hold no MPI call. 0 or -ENOMEM; free with sd_mpi_ranks_free. */
+ * streams hold no MPI call. 0 or -ENOMEM; the caller frees *rows. */
 struct sd_mpi_rank {
 	int64_t rank;       /* -1: a process without a rank (no stream has one) */
 	uint64_t pid;       /* the first process of the rank */
 	const char *host;
 	uint64_t wall_ns, mpi_ns, calls;
-	unsigned char *streams; /* per stream: counted in wall_ns */
 };
 int sd_mpi_ranks(const struct sd_profile *p, struct sd_mpi_rank **rows, size_t *n);
-void sd_mpi_ranks_free(struct sd_mpi_rank *rows, size_t n);
 static inline uint64_t sd_mpi_compute_ns(const struct sd_mpi_rank *r)
 {
 	return r->wall_ns > r->mpi_ns ? r->wall_ns - r->mpi_ns : 0;
