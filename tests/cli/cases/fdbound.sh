@@ -12,8 +12,15 @@
 		[ $rc -eq 0 ] || fail "--jobs $j under ulimit -n 24: status $rc: $(head -3 "$T/err")"
 		head -1 "$T/out" | grep -q ' streams: 200 ' || fail "--jobs $j: $(head -1 "$T/out")"
 	done
-	(ulimit -n 5 && exec "$SONDE" report --jobs 2 d) >"$T/out" 2>"$T/err"
-	rc=$?
-	[ $rc -ne 0 ] || fail "under ulimit -n 5 the report exited 0: $(head -1 "$T/out")"
-	grep -q '^sonde: d/s[0-9]*\.sonde: Too many open files (the report stops: it would leave streams out; raise the limit of open files, ulimit -n)$' "$T/err" ||
-		fail "under ulimit -n 5: $(cat "$T/err")"
+	# open() of one stream fails with EMFILE (tests/fault's shim, next to sonde: a limit
+	# low enough to hit would depend on how the workers happen to overlap)
+	for j in 1 2 8; do
+		ASAN_OPTIONS=verify_asan_link_order=0 \
+		LD_PRELOAD="$(dirname "$SONDE")/libsonde_fault.so" SD_FAULT_FROM=any \
+			SD_FAULT='open/s150.sonde:1=EMFILE,openat/s150.sonde:1=EMFILE' \
+			"$SONDE" report --jobs $j d >"$T/out" 2>"$T/err"
+		rc=$?
+		[ $rc -ne 0 ] || fail "--jobs $j, EMFILE on one stream: the report exited 0: $(head -1 "$T/out")"
+		grep -qx 'sonde: d/s150\.sonde: Too many open files (the report stops: it would leave streams out; raise the limit of open files, ulimit -n)' "$T/err" ||
+			fail "--jobs $j, EMFILE on one stream: $(cat "$T/err")"
+	done
