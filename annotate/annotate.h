@@ -54,6 +54,7 @@ struct sd_region_stat {
 	uintptr_t site; /* where the node was first opened (the caller's return address) */
 	uint64_t calls, forced, incl_ns, excl_ns, min_ns, max_ns;
 	double sumsq_ns2; /* sum of the squared inclusive times */
+	uint64_t sent, recv; /* bytes its calls sent and received (MPI calls), 0: none */
 	int changed;            /* collect: calls or forced changed since the last one */
 	uint64_t open_begin_ns; /* a call still open began then (CLOCK_MONOTONIC); 0: none */
 	unsigned ncounts;

@@ -47,6 +47,7 @@ struct sd_rstat {
 	_Atomic uint64_t open_t0;
 	uint64_t calls, forced, incl, excl, min, max;
 	double sumsq;
+	uint64_t sent, recv; /* bytes its calls moved (MPI: sonde_rt_attr_end_traffic) */
 	uint64_t counts[SD_REGION_COUNTERS_MAX];
 	uint64_t written_calls, written_forced, written_open; /* what the collector wrote last */
 };
@@ -78,6 +79,12 @@ uint16_t sd_ann_node_attr(uint32_t id);
 /* Is node id a level of attribute attr with value v? */
 int sd_ann_node_is(uint32_t id, uint16_t attr, const struct sd_value *v);
 uint64_t sd_ann_hash_str(const char *s, size_t n);
+/* A value of an API call: a string (cut at SD_VALUE_MAX, said once for fn's attr), an
+ * integer or a double; and a node's value as text, for messages. */
+void sd_ann_value_str(struct sd_value *v, const char *fn, const char *attr, const char *s);
+void sd_ann_value_int(struct sd_value *v, int64_t i);
+void sd_ann_value_double(struct sd_value *v, double d);
+const char *sd_ann_value_text(uint32_t node, char *buf, size_t len);
 void sd_ann_lock(void);
 void sd_ann_unlock(void);
 void sd_ann_lock_reset(void);

@@ -33,6 +33,7 @@ struct entry {
 	 * its children so far, its entry in the thread's table, and the
 	 * counters at its beginning */
 	uint64_t t0, child;
+	uint64_t sent, recv; /* bytes its call moved (sonde_rt_attr_end_traffic) */
 	struct sd_rstat *rs;
 	uint64_t c0[SD_REGION_COUNTERS_MAX];
 };
@@ -107,55 +108,6 @@ static struct ann_thread *self(void)
 	if (!tls)
 		tls = sd_mem_calloc(1, sizeof *tls);
 	return tls;
-}
-
-/* ---- values ---------------------------------------------------------------- */
-
-static void value_str(struct sd_value *v, const char *fn, const char *attr, const char *s)
-{
-	memset(v, 0, sizeof *v);
-	v->type = SD_TYPE_STRING;
-	v->s = s ? s : "";
-	v->len = strlen(v->s);
-	if (v->len > SD_VALUE_MAX) {
-		sd_ann_warn("sonde: %s(\"%s\"): value of %zu bytes truncated to %d (see docs/API.md, "
-			    "Limits)", fn, attr, v->len, SD_VALUE_MAX);
-		v->len = SD_VALUE_MAX;
-		v->truncated = 1;
-	}
-	v->key = sd_ann_hash_str(v->s, v->len);
-}
-
-static void value_int(struct sd_value *v, int64_t i)
-{
-	v->site = 0;
-	v->truncated = 0;
-	v->type = SD_TYPE_INT;
-	v->i = i;
-	v->key = (uint64_t)i;
-}
-
-static void value_double(struct sd_value *v, double d)
-{
-	v->site = 0;
-	v->truncated = 0;
-	v->type = SD_TYPE_DOUBLE;
-	v->d = d;
-	memcpy(&v->key, &d, sizeof v->key);
-}
-
-/* Text of a node's value, for messages. */
-static const char *value_text(uint32_t node, char *buf, size_t len)
-{
-	struct sd_value v;
-	sd_ann_node_value(node, &v);
-	if (v.type == SD_TYPE_INT)
-		snprintf(buf, len, "%lld", (long long)v.i);
-	else if (v.type == SD_TYPE_DOUBLE)
-		snprintf(buf, len, "%g", v.d);
-	else
-		snprintf(buf, len, "%s", v.s);
-	return buf;
 }
 
 static const char *attr_name(uint16_t id)
@@ -245,6 +197,7 @@ static inline void agg_begin(struct ann_thread *t, struct entry *e)
 	struct sd_rtable *rt = t->rt ? t->rt : table_make(t);
 	e->rs = rt ? sd_rtable_entry(rt, e->node) : NULL;
 	e->child = 0;
+	e->sent = e->recv = 0;
 	if (hooks.ncounters && e->rs && hooks.read_counters(e->c0) != 0)
 		e->rs = NULL; /* counters unreadable: not timed rather than wrong */
 	e->t0 = rclock();
@@ -279,6 +232,8 @@ static inline void agg_end(struct stack *st, unsigned j, int forced)
 	s->incl += incl;
 	s->excl += excl;
 	s->sumsq += (double)incl * (double)incl;
+	s->sent += e->sent;
+	s->recv += e->recv;
 	atomic_store_explicit(&s->open_t0, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < nc; i++)
 		s->counts[i] += c[i] - e->c0[i];
@@ -457,10 +412,10 @@ __attribute__((noinline)) static void op_end_slow(struct sd_attr *a, const char 
 	const struct entry *in = &st->e[top];
 	if (want && in->attr == a->id)
 		sd_ann_warn("sonde: %s(\"%s\"): innermost open region is \"%s\" (check nesting)", fn,
-			    want, value_text(in->node, b1, sizeof b1));
+			    want, sd_ann_value_text(in->node, b1, sizeof b1));
 	else
 		sd_ann_warn("sonde: %s(\"%s\"): innermost open value is \"%s\" of \"%s\" (check "
-			    "nesting)", fn, want ? want : a->name, value_text(in->node, b1, sizeof b1),
+			    "nesting)", fn, want ? want : a->name, sd_ann_value_text(in->node, b1, sizeof b1),
 			    attr_name(in->attr));
 	(void)b2;
 	struct entry saved[SD_STACK_MAX];
@@ -553,7 +508,7 @@ SONDE_API void sonde_rt_begin(const char *attr, const char *value)
 	struct sd_attr *a = entry_attr(attr, SD_TYPE_STRING);
 	struct sd_value v;
 	if (a) {
-		value_str(&v, "sonde_begin", attr, value);
+		sd_ann_value_str(&v, "sonde_begin", attr, value);
 		CALLER_SITE(v);
 		op_begin(a, &v, "sonde_begin");
 	}
@@ -564,7 +519,7 @@ SONDE_API void sonde_rt_begin_int(const char *attr, int64_t value)
 	struct sd_attr *a = entry_attr(attr, SD_TYPE_INT);
 	struct sd_value v;
 	if (a) {
-		value_int(&v, value);
+		sd_ann_value_int(&v, value);
 		CALLER_SITE(v);
 		op_begin(a, &v, "sonde_begin_int");
 	}
@@ -575,7 +530,7 @@ SONDE_API void sonde_rt_set(const char *attr, const char *value)
 	struct sd_attr *a = entry_attr(attr, SD_TYPE_STRING);
 	struct sd_value v;
 	if (a) {
-		value_str(&v, "sonde_set", attr, value);
+		sd_ann_value_str(&v, "sonde_set", attr, value);
 		CALLER_SITE(v);
 		op_set(a, &v, "sonde_set");
 	}
@@ -586,7 +541,7 @@ SONDE_API void sonde_rt_set_int(const char *attr, int64_t value)
 	struct sd_attr *a = entry_attr(attr, SD_TYPE_INT);
 	struct sd_value v;
 	if (a) {
-		value_int(&v, value);
+		sd_ann_value_int(&v, value);
 		CALLER_SITE(v);
 		op_set(a, &v, "sonde_set_int");
 	}
@@ -626,7 +581,7 @@ SONDE_API void sonde_rt_attr_begin_str(sonde_attr_t h, const char *value)
 	if (!on() || !h)
 		return;
 	struct sd_value v;
-	value_str(&v, "sonde_attr_begin_str", A(h)->name, value);
+	sd_ann_value_str(&v, "sonde_attr_begin_str", A(h)->name, value);
 	CALLER_SITE(v);
 	op_begin(A(h), &v, "sonde_attr_begin_str");
 }
@@ -661,7 +616,7 @@ SONDE_API void sonde_rt_attr_begin_int(sonde_attr_t h, int64_t value)
 			}
 	}
 	struct sd_value v;
-	value_int(&v, value);
+	sd_ann_value_int(&v, value);
 	CALLER_SITE(v);
 	op_begin(a, &v, "sonde_attr_begin_int");
 }
@@ -671,7 +626,7 @@ SONDE_API void sonde_rt_attr_begin_double(sonde_attr_t h, double value)
 	if (!on() || !h)
 		return;
 	struct sd_value v;
-	value_double(&v, value);
+	sd_ann_value_double(&v, value);
 	CALLER_SITE(v);
 	op_begin(A(h), &v, "sonde_attr_begin_double");
 }
@@ -681,7 +636,7 @@ SONDE_API void sonde_rt_attr_set_str(sonde_attr_t h, const char *value)
 	if (!on() || !h)
 		return;
 	struct sd_value v;
-	value_str(&v, "sonde_attr_set_str", A(h)->name, value);
+	sd_ann_value_str(&v, "sonde_attr_set_str", A(h)->name, value);
 	CALLER_SITE(v);
 	op_set(A(h), &v, "sonde_attr_set_str");
 }
@@ -691,7 +646,7 @@ SONDE_API void sonde_rt_attr_set_int(sonde_attr_t h, int64_t value)
 	if (!on() || !h)
 		return;
 	struct sd_value v;
-	value_int(&v, value);
+	sd_ann_value_int(&v, value);
 	CALLER_SITE(v);
 	op_set(A(h), &v, "sonde_attr_set_int");
 }
@@ -701,7 +656,7 @@ SONDE_API void sonde_rt_attr_set_double(sonde_attr_t h, double value)
 	if (!on() || !h)
 		return;
 	struct sd_value v;
-	value_double(&v, value);
+	sd_ann_value_double(&v, value);
 	CALLER_SITE(v);
 	op_set(A(h), &v, "sonde_attr_set_double");
 }
@@ -723,6 +678,26 @@ SONDE_API void sonde_rt_attr_end(sonde_attr_t h)
 	op_end(a, NULL, "sonde_attr_end");
 }
 
+/* Not in sonde.h's API: libsonde_mpi.so's end of an MPI call that moved bytes. The
+ * innermost open level of a (this thread's) is charged sent and received bytes, then
+ * ended as by sonde_attr_end. Only aggregated regions (SONDE_REGIONS=on) keep them. */
+SONDE_API void sonde_rt_attr_end_traffic(sonde_attr_t h, uint64_t sent, uint64_t recv)
+{
+	if (!on() || !h)
+		return;
+	struct sd_attr *a = A(h);
+	struct ann_thread *t = tls;
+	if (t && agg && a->scope == SD_SCOPE_THREAD && !t->st.overflow) {
+		for (unsigned j = t->st.depth; j-- > 0;)
+			if (t->st.e[j].attr == a->id) {
+				t->st.e[j].sent += sent;
+				t->st.e[j].recv += recv;
+				break;
+			}
+	}
+	sonde_rt_attr_end(h);
+}
+
 /* ---- queries ---------------------------------------------------------------------- */
 
 SONDE_API int sonde_rt_region_query(const char *attr, int type, const char *s, int64_t i,
@@ -738,9 +713,9 @@ SONDE_API int sonde_rt_region_query(const char *attr, int type, const char *s, i
 		return SONDE_NONE;
 	struct sd_value v;
 	if (type == SONDE_INT)
-		value_int(&v, i);
+		sd_ann_value_int(&v, i);
 	else
-		value_str(&v, "sonde_query", attr, s);
+		sd_ann_value_str(&v, "sonde_query", attr, s);
 	struct sd_region_stat st = { .min_ns = UINT64_MAX };
 	struct ann_thread *t = tls;
 	sd_rtable_query(t ? t->rt : NULL, scope == SONDE_PROCESS, a->id, &v, &st);

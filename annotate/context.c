@@ -443,3 +443,52 @@ void sd_ann_lock_reset(void)
 	pthread_mutex_init(&lock, NULL);
 	pthread_mutex_init(&site_lock, NULL);
 }
+
+/* ---- values of the API's calls ------------------------------------------------- */
+
+void sd_ann_value_str(struct sd_value *v, const char *fn, const char *attr, const char *s)
+{
+	memset(v, 0, sizeof *v);
+	v->type = SD_TYPE_STRING;
+	v->s = s ? s : "";
+	v->len = strlen(v->s);
+	if (v->len > SD_VALUE_MAX) {
+		sd_ann_warn("sonde: %s(\"%s\"): value of %zu bytes truncated to %d (see docs/API.md, "
+			    "Limits)", fn, attr, v->len, SD_VALUE_MAX);
+		v->len = SD_VALUE_MAX;
+		v->truncated = 1;
+	}
+	v->key = sd_ann_hash_str(v->s, v->len);
+}
+
+void sd_ann_value_int(struct sd_value *v, int64_t i)
+{
+	v->site = 0;
+	v->truncated = 0;
+	v->type = SD_TYPE_INT;
+	v->i = i;
+	v->key = (uint64_t)i;
+}
+
+void sd_ann_value_double(struct sd_value *v, double d)
+{
+	v->site = 0;
+	v->truncated = 0;
+	v->type = SD_TYPE_DOUBLE;
+	v->d = d;
+	memcpy(&v->key, &d, sizeof v->key);
+}
+
+/* Text of a node's value, for messages. */
+const char *sd_ann_value_text(uint32_t node, char *buf, size_t len)
+{
+	struct sd_value v;
+	sd_ann_node_value(node, &v);
+	if (v.type == SD_TYPE_INT)
+		snprintf(buf, len, "%lld", (long long)v.i);
+	else if (v.type == SD_TYPE_DOUBLE)
+		snprintf(buf, len, "%g", v.d);
+	else
+		snprintf(buf, len, "%s", v.s);
+	return buf;
+}

@@ -237,6 +237,8 @@ static int entry_read(const struct sd_rstat *s, unsigned nc, double f, struct sd
 		o->min_ns = (uint64_t)((double)s->min * f);
 		o->max_ns = (uint64_t)((double)s->max * f);
 		o->sumsq_ns2 = s->sumsq * f * f;
+		o->sent = s->sent;
+		o->recv = s->recv;
 		o->site = s->site;
 		*t0 = atomic_load_explicit(&s->open_t0, memory_order_relaxed);
 		o->open_begin_ns = *t0 ? mono_of(*t0, f) : 0;
@@ -300,6 +302,8 @@ static void retire(struct sd_rtable *src)
 			d->incl += s->incl;
 			d->excl += s->excl;
 			d->sumsq += s->sumsq;
+			d->sent += s->sent;
+			d->recv += s->recv;
 			for (unsigned j = 0; j < retired->ncounters && j < src->ncounters; j++)
 				d->counts[j] += s->counts[j];
 		}

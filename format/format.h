@@ -42,14 +42,15 @@ enum sd_kind {
 	SD_K_REGION_STATS,
 	SD_K_REGION_OPEN,
 	SD_K_CHILD,
-	SD_K_LAST = SD_K_CHILD /* the highest kind this version defines */
+	SD_K_MESSAGES,
+	SD_K_LAST = SD_K_MESSAGES /* the highest kind this version defines */
 };
 
 /* Record names, indexed by kind ("" for 0). */
 #define SD_KIND_NAMES                                                                     \
 	{ "", "HEADER", "MODULE", "MODULE_END", "THREAD", "THREAD_END", "FRAME", "SAMPLE", \
 	  "DROPS", "END", "NOTE", "ATTRIBUTE", "CONTEXT", "REGION", "THREAD_CPU", "UNSAMPLED",     \
-	  "REGION_STATS", "REGION_OPEN", "CHILD" }
+	  "REGION_STATS", "REGION_OPEN", "CHILD", "MESSAGES" }
 
 /* Field positions, per kind (element 0 is the kind). Optional trailing
  * fields are marked; every other field is always present. */
@@ -91,7 +92,8 @@ enum { SD_F_UNSAMPLED_THREAD = 1, SD_F_UNSAMPLED_T, SD_F_UNSAMPLED_REASON, SD_F_
 enum { SD_F_RSTATS_THREAD = 1, SD_F_RSTATS_T, SD_F_RSTATS_NODE, SD_F_RSTATS_CALLS,
        SD_F_RSTATS_INCL, SD_F_RSTATS_EXCL, SD_F_RSTATS_MIN, SD_F_RSTATS_MAX,
        SD_F_RSTATS_SUMSQ, SD_F_RSTATS_FORCED, SD_F_RSTATS_SITE,
-       SD_F_RSTATS_COUNTS, /* optional: inclusive counter deltas */
+       SD_F_RSTATS_COUNTS,  /* optional: inclusive counter deltas */
+       SD_F_RSTATS_TRAFFIC, /* optional (needs COUNTS): [bytes sent, bytes received] */
        SD_F_RSTATS_N };
 /* REGION_OPEN: a region of a thread still open when its REGION_STATS were read. */
 enum { SD_F_ROPEN_THREAD = 1, SD_F_ROPEN_T, SD_F_ROPEN_NODE, SD_F_ROPEN_BEGIN, SD_F_ROPEN_N };
@@ -99,6 +101,10 @@ enum { SD_F_ROPEN_THREAD = 1, SD_F_ROPEN_T, SD_F_ROPEN_NODE, SD_F_ROPEN_BEGIN, S
 enum { SD_F_CHILD_T = 1, SD_F_CHILD_PID, SD_F_CHILD_EVENT,
        SD_F_CHILD_VALUE, /* optional: events exit (code) and signal (number) */
        SD_F_CHILD_N };
+/* MESSAGES: the MPI point-to-point messages this process (world rank `rank` of
+ * `size`) sent, per peer (world rank), since its stream began; the last one counts.
+ * peers: [[peer, msgs, bytes]...] */
+enum { SD_F_MSGS_T = 1, SD_F_MSGS_RANK, SD_F_MSGS_SIZE, SD_F_MSGS_PEERS, SD_F_MSGS_N };
 
 /* Field names (docs/FORMAT.md's layouts), per kind, after the kind:
  * fields[kind][SD_F_X - 1]; NULL after the last. */
@@ -123,9 +129,10 @@ enum { SD_F_CHILD_T = 1, SD_F_CHILD_PID, SD_F_CHILD_EVENT,
 		[SD_K_UNSAMPLED] = { "thread", "t", "reason", "cpu_ns" },               \
 		[SD_K_REGION_STATS] = { "thread", "t", "node", "calls", "incl_ns",       \
 					"excl_ns", "min_ns", "max_ns", "sumsq_ns2",     \
-					"forced", "site", "counts" },                   \
+					"forced", "site", "counts", "traffic" },                   \
 		[SD_K_REGION_OPEN] = { "thread", "t", "node", "begin_t" },              \
 		[SD_K_CHILD] = { "t", "pid", "event", "value" },                        \
+		[SD_K_MESSAGES] = { "t", "rank", "size", "peers" },                       \
 	}
 
 /* SAMPLE flags bits. */

@@ -78,10 +78,25 @@ void sd_mpi_begin(const char *name)
 	sonde_attr_begin_str(attr, name);
 }
 
+/* Not in sonde.h's API: libsonde.so's region end with bytes (annotate/api.c). */
+extern void sonde_rt_attr_end_traffic(sonde_attr_t a, uint64_t sent, uint64_t recv)
+	__attribute__((weak));
+
 void sd_mpi_leave(int outer)
 {
 	depth--;
 	if (outer)
+		sonde_attr_end(attr);
+}
+
+void sd_mpi_leave_tx(int outer, uint64_t sent, uint64_t recv)
+{
+	depth--;
+	if (!outer)
+		return;
+	if ((sent || recv) && attr && sonde_rt_attr_end_traffic)
+		sonde_rt_attr_end_traffic(attr, sent, recv);
+	else
 		sonde_attr_end(attr);
 }
 

@@ -186,6 +186,7 @@ void sd_drain(int final)
 {
 	sd_notes_emit();
 	sd_notes_children_emit();
+	sd_traffic_emit();
 	struct sd_ring **p;
 	for (p = &sd_w.rings; *p;) {
 		struct sd_ring *r = *p;

@@ -338,6 +338,29 @@ void sd_stream_child(uint64_t t_ns, int32_t pid, unsigned event, int32_t value)
 		msgpack_pack_uint32(&sd_w.pk, (uint32_t)value);
 }
 
+void sd_stream_messages(uint32_t rank, uint32_t n, _Atomic uint64_t *v, uint32_t npeers)
+{
+	rec_begin(SD_F_MSGS_N);
+	msgpack_pack_uint8(&sd_w.pk, SD_K_MESSAGES);
+	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
+	msgpack_pack_uint32(&sd_w.pk, rank);
+	msgpack_pack_uint32(&sd_w.pk, n);
+	/* counts only grow: the npeers counted are nonzero still; one that became nonzero
+	 * since may take a later one's place here, and the next record has both */
+	msgpack_pack_array(&sd_w.pk, npeers);
+	for (uint32_t p = 0; p < n && npeers; p++) {
+		uint64_t msgs = atomic_load_explicit(&v[2 * (size_t)p], memory_order_relaxed);
+		if (!msgs)
+			continue;
+		npeers--;
+		msgpack_pack_array(&sd_w.pk, 3);
+		msgpack_pack_uint32(&sd_w.pk, p);
+		msgpack_pack_uint64(&sd_w.pk, msgs);
+		msgpack_pack_uint64(&sd_w.pk, atomic_load_explicit(&v[2 * (size_t)p + 1],
+								   memory_order_relaxed));
+	}
+}
+
 void sd_stream_end(const char *reason, int signo)
 {
 	uint64_t dropped = sd_w.n_dropped;
@@ -561,8 +584,9 @@ void sd_stream_region(struct sd_ring *r, const struct sd_rec *rec)
 
 void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s)
 {
+	int traffic = s->sent || s->recv;
 	emit_contexts_upto(s->node);
-	rec_begin(s->ncounts ? SD_F_RSTATS_N : SD_F_RSTATS_COUNTS);
+	rec_begin(traffic ? SD_F_RSTATS_N : s->ncounts ? SD_F_RSTATS_TRAFFIC : SD_F_RSTATS_COUNTS);
 	msgpack_pack_uint8(&sd_w.pk, SD_K_REGION_STATS);
 	msgpack_pack_uint32(&sd_w.pk, r->idx);
 	msgpack_pack_uint64(&sd_w.pk, sd_stream_rel(sd_now_ns_sigsafe()));
@@ -575,10 +599,15 @@ void sd_stream_region_stat(struct sd_ring *r, const struct sd_region_stat *s)
 	msgpack_pack_double(&sd_w.pk, s->sumsq_ns2);
 	msgpack_pack_uint64(&sd_w.pk, s->forced);
 	msgpack_pack_uint32(&sd_w.pk, 0); /* site: not recorded yet */
-	if (s->ncounts) {
+	if (s->ncounts || traffic) {
 		msgpack_pack_array(&sd_w.pk, s->ncounts);
 		for (unsigned i = 0; i < s->ncounts; i++)
 			msgpack_pack_uint64(&sd_w.pk, s->counts[i]);
+	}
+	if (traffic) {
+		msgpack_pack_array(&sd_w.pk, 2);
+		msgpack_pack_uint64(&sd_w.pk, s->sent);
+		msgpack_pack_uint64(&sd_w.pk, s->recv);
 	}
 }
 

@@ -251,6 +251,7 @@ int sd_writer_fork_child(struct sd_ring *keep)
 	atomic_store(&sd_w.notes_done, 0);
 	sd_w.notes_sent = 0;
 	sd_notes_children_reset(); /* the parent's events are the parent's to write */
+	sd_traffic_fork_child();
 	atomic_store(&sd_w.ended, 0);
 	atomic_store(&sd_w.final_req, 0);
 	atomic_store(&sd_w.final_done, 0);

@@ -204,6 +204,9 @@ void sd_notes_emit(void);
 void sd_notes_children_emit(void);
 void sd_notes_children_reset(void);
 void sd_notes_drops_emit(void);
+/* traffic.c: MPI messages sent, per peer */
+void sd_traffic_emit(void);
+void sd_traffic_fork_child(void);
 
 /* outfile.c, writer lock held (prepare_dir: also before the writer starts,
  * from sd_writer_open_dir or sd_writer_init).
@@ -299,6 +302,9 @@ void sd_stream_end(const char *reason, int signo);
 /* CHILD: event (enum sd_child_event) of child pid at t_ns (CLOCK_MONOTONIC). */
 void sd_stream_child(uint64_t t_ns, int32_t pid, unsigned event, int32_t value);
 void sd_stream_note(const char *text);
+/* MESSAGES of world rank `rank`: v holds (msgs, bytes) of each of n peers, npeers of
+ * them nonzero */
+void sd_stream_messages(uint32_t rank, uint32_t n, _Atomic uint64_t *v, uint32_t npeers);
 void sd_stream_intern_reset(void);
 uint64_t sd_stream_rel(uint64_t t_ns);
 

@@ -58,6 +58,8 @@ const struct sd_view_def sd_view_defs[] = {
 	  "each region and function across the ranks: spread, imbalance, slowest rank" },
 	{ "mpi", SD_VIEW_MPI, ROWS, 0, OTHERS, sd_out_mpi,
 	  "each rank's wall time split into MPI calls and compute" },
+	{ "comm", SD_VIEW_COMM, ROWS, 0, OTHERS, sd_out_comm,
+	  "the rank x rank matrix of MPI messages and bytes sent" },
 	/* --group-by's table: chosen by that option, not by --view */
 	{ NULL, SD_VIEW_GROUP, ROWS, 0, SD_TAKES_ALL & ~SD_TAKES_GROUP_BY, sd_out_group, NULL },
 };

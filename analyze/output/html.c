@@ -35,6 +35,7 @@
 #include "common/common.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -544,6 +545,53 @@ static void rank_bars(FILE *out, const struct sd_mpi_rank *r, size_t n)
 		fprintf(out, "<p class=\"more\">%zu more ranks in the table</p>\n", n - shown);
 }
 
+/* The communication matrix as a heat map: a cell per (sender, receiver) pair with
+ * messages, its colour the bytes on a log scale from the least (light) to the most (dark
+ * red), its <title> the numbers. Jobs of up to HEAT_RANKS ranks; the pairs table follows. */
+enum { HEAT_RANKS = 1024, HEAT_PX = 512, HEAT_X = 40, HEAT_Y = 34, HEAT_LABELS = 32 };
+static int comm_heat(FILE *out, const struct sd_profile *p)
+{
+	struct sd_comm_pair *v;
+	size_t n;
+	uint32_t w = p->msg_world;
+	if (sd_comm_pairs(p, &v, &n))
+		return -ENOMEM;
+	if (!n || w > HEAT_RANKS) {
+		if (n)
+			fprintf(out, "<p class=\"note\">%" PRIu32 " ranks: no heat map beyond %d (the "
+				"table has the largest pairs).</p>\n", w, HEAT_RANKS);
+		free(v);
+		return 0;
+	}
+	double cell = (double)HEAT_PX / w, lo = 0, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		double b = log((double)v[i].bytes + 1);
+		lo = !i || b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	fprintf(out, "<svg class=\"comm\" width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/"
+		"2000/svg\" font-size=\"11\"><text x=\"0\" y=\"12\">rows: from rank, columns: to "
+		"rank</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f4\" "
+		"stroke=\"#ccc\"/>\n", HEAT_X + HEAT_PX + 10, HEAT_Y + HEAT_PX + 10, HEAT_X, HEAT_Y,
+		HEAT_PX, HEAT_PX);
+	for (uint32_t r = 0; w <= HEAT_LABELS && r < w; r++)
+		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%" PRIu32 "</text>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%" PRIu32 "</text>\n",
+			HEAT_X + (r + 0.5) * cell, HEAT_Y - 4, r, HEAT_X - 4,
+			HEAT_Y + (r + 0.5) * cell + 4, r);
+	for (size_t i = 0; i < n; i++) {
+		double f = hi > lo ? (log((double)v[i].bytes + 1) - lo) / (hi - lo) : 1;
+		fprintf(out, "<rect class=\"pair\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+			"fill=\"hsl(%.0f,85%%,%.0f%%)\"><title>rank %" PRIu32 " to rank %" PRIu32
+			": %" PRIu64 " bytes in %" PRIu64 " messages</title></rect>\n",
+			HEAT_X + v[i].dst * cell, HEAT_Y + v[i].src * cell, cell, cell, 45 - 45 * f,
+			85 - 50 * f, v[i].src, v[i].dst, v[i].bytes, v[i].msgs);
+	}
+	fputs("</svg>\n", out);
+	free(v);
+	return 0;
+}
+
 static int sec_ranks(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 {
 	struct sd_mpi_rank *r;
@@ -562,6 +610,15 @@ static int sec_ranks(FILE *out, struct sd_profile *p, const struct sd_report_opt
 		t = table_opts(o, SD_VIEW_IMBALANCE);
 		err = view_table(out, p, &t, "Imbalance across ranks (regions, then functions)",
 				 NULL);
+	}
+	if (!err && p->nmsgs) {
+		fputs("<h3>Communication: bytes sent, rank to rank</h3>\n<p class=\"note\">"
+		      "Point-to-point messages (sends that returned); collectives are in the "
+		      "regions' bytes.</p>\n", out);
+		err = comm_heat(out, p);
+		t = table_opts(o, SD_VIEW_COMM);
+		if (!err)
+			err = view_table(out, p, &t, "Messages per pair (rank order; the largest when more than the page shows)", NULL);
 	}
 	fputs("</section>\n", out);
 	return err;

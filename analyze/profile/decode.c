@@ -49,6 +49,7 @@ void sd_sstate_fini(struct sstate *st)
 	for (size_t i = 0; i < st->nregs; i++)
 		free(st->regs[i].cnt);
 	free(st->regs);
+	free(st->peers);
 	sd_u64map_fini(&st->regmap);
 	for (size_t i = 0; i < st->nctrs; i++) {
 		struct scounter *c = &st->ctrs[i];
@@ -191,8 +192,11 @@ found:;
 /* NULL if o is an array of n unsigned integers, else why it is corrupt. */
 const char *sd_decode_check_counts(const msgpack_object *o, size_t n, const char *what)
 {
-	int i = !strcmp(what, "SAMPLE deltas") ? 0 : !strcmp(what, "REGION counts") ? 1 : 2;
-	static const char *const why[3][3] = {
+	int i = !strcmp(what, "SAMPLE deltas")	  ? 0
+		: !strcmp(what, "REGION counts")  ? 1
+		: !strcmp(what, "THREAD_END deltas") ? 2
+						  : 3;
+	static const char *const why[4][3] = {
 		{ "SAMPLE deltas is not an array",
 		  "SAMPLE deltas does not have one value per header counter",
 		  "SAMPLE deltas holds a value that is not an unsigned integer" },
@@ -202,10 +206,14 @@ const char *sd_decode_check_counts(const msgpack_object *o, size_t n, const char
 		{ "THREAD_END deltas is not an array",
 		  "THREAD_END deltas does not have one value per header counter",
 		  "THREAD_END deltas holds a value that is not an unsigned integer" },
+		{ "REGION_STATS counts is not an array",
+		  "REGION_STATS counts does not have one value per header counter",
+		  "REGION_STATS counts holds a value that is not an unsigned integer" },
 	};
 	if (o->type != MSGPACK_OBJECT_ARRAY)
 		return why[i][0];
-	if (o->via.array.size != n && !(i == 2 && o->via.array.size == 0)) /* THREAD_END: none */
+	/* THREAD_END and REGION_STATS (before its traffic): [] is none */
+	if (o->via.array.size != n && !(i >= 2 && o->via.array.size == 0))
 		return why[i][1];
 	for (uint32_t k = 0; k < o->via.array.size; k++)
 		if (o->via.array.ptr[k].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
@@ -238,6 +246,7 @@ static const char *field_why(const struct sd_record *r, char *buf, size_t len)
 					"forced:u", "site:u" },
 		[SD_K_REGION_OPEN] = { "thread:u", "t:u", "node:u", "begin_t:u" },
 		[SD_K_CHILD] = { "t:u", "pid:u", "event:s", "+value:u" },
+		[SD_K_MESSAGES] = { "t:u", "rank:u", "size:u" },
 	};
 	static const char *const kinds[SD_K_LAST + 1] = SD_KIND_NAMES;
 
@@ -650,6 +659,7 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_END] = rec_end, [SD_K_REGION_STATS] = sd_decode_rec_region_stats,
 		[SD_K_REGION_OPEN] = sd_decode_rec_region_open,
 		[SD_K_NOTE] = rec_note, [SD_K_CHILD] = rec_child,
+		[SD_K_MESSAGES] = sd_decode_rec_messages,
 	};
 	/* where `t` is in the records that have one (SAMPLE: its thread's time) */
 	static const uint8_t t_index[SD_K_LAST + 1] = {
@@ -658,7 +668,7 @@ static int decode_record(struct sd_profile *p, struct sstate *st, const struct s
 		[SD_K_END] = SD_F_END_T, [SD_K_NOTE] = SD_F_NOTE_T, [SD_K_REGION] = SD_F_REGION_T,
 		[SD_K_THREAD_CPU] = SD_F_THREAD_CPU_T, [SD_K_UNSAMPLED] = SD_F_UNSAMPLED_T,
 		[SD_K_REGION_STATS] = SD_F_RSTATS_T, [SD_K_REGION_OPEN] = SD_F_ROPEN_T,
-		[SD_K_CHILD] = SD_F_CHILD_T };
+		[SD_K_CHILD] = SD_F_CHILD_T, [SD_K_MESSAGES] = SD_F_MSGS_T };
 	uint64_t t;
 
 	if (r->kind > SD_K_LAST)

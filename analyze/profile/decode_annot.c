@@ -372,6 +372,8 @@ int sd_decode_rec_region_stats(struct rec_ctx *c)
 	const struct sd_record *r = c->r;
 	uint64_t thread, t, node, calls, incl, excl, mn, mx, forced, site;
 	const msgpack_object *cn = r->n > SD_F_RSTATS_COUNTS ? &r->v[SD_F_RSTATS_COUNTS] : NULL;
+	const msgpack_object *tx = r->n > SD_F_RSTATS_TRAFFIC ? &r->v[SD_F_RSTATS_TRAFFIC] : NULL;
+	uint64_t sent = 0, recv = 0;
 	double sumsq;
 	if (sd_rec_u64(r, SD_F_RSTATS_THREAD, &thread) || sd_rec_u64(r, SD_F_RSTATS_T, &t) ||
 	    sd_rec_u64(r, SD_F_RSTATS_NODE, &node) || sd_rec_u64(r, SD_F_RSTATS_CALLS, &calls) ||
@@ -381,6 +383,11 @@ int sd_decode_rec_region_stats(struct rec_ctx *c)
 	    sd_rec_u64(r, SD_F_RSTATS_FORCED, &forced) || sd_rec_u64(r, SD_F_RSTATS_SITE, &site))
 		return REC_BAD;
 	if (cn && (c->why = sd_decode_check_counts(cn, st->nctrs, "REGION_STATS counts")))
+		return REC_BAD;
+	c->why = "REGION_STATS traffic is not [bytes sent, bytes received]";
+	if (tx && (tx->type != MSGPACK_OBJECT_ARRAY || tx->via.array.size != 2 ||
+		   sd_obj_u64(&tx->via.array.ptr[0], &sent) ||
+		   sd_obj_u64(&tx->via.array.ptr[1], &recv)))
 		return REC_BAD;
 	if (!sd_decode_known_thread(c, thread,
 				    "REGION_STATS names a thread that no THREAD record defined "
@@ -398,14 +405,15 @@ int sd_decode_rec_region_stats(struct rec_ctx *c)
 	g->calls = calls, g->incl = incl, g->excl = excl, g->forced = forced, g->sumsq = sumsq;
 	g->open = 0; /* a later REGION_OPEN says if a call is open again */
 	g->min = calls ? mn : UINT64_MAX, g->max = mx;
-	if (cn) {
+	g->sent = sent, g->recv = recv;
+	if (cn && cn->via.array.size && st->nctrs) { /* []: none (before traffic) */
 		if (!g->cnt && !(g->cnt = calloc(st->nctrs, sizeof(*g->cnt))))
 			return -ENOMEM;
 		for (size_t k = 0; k < st->nctrs; k++)
 			g->cnt[k] = cn->via.array.ptr[k].via.u64;
 	}
 	st->nregion_stats++;
-	st->nregion_counts += cn != NULL;
+	st->nregion_counts += cn && cn->via.array.size && st->nctrs;
 	st->threads[thread].last_t = t > st->threads[thread].last_t ? t : st->threads[thread].last_t;
 	return 0;
 }
@@ -435,5 +443,45 @@ int sd_decode_rec_region_open(struct rec_ctx *c)
 		return -ENOMEM;
 	g->open = 1;
 	g->open_t = begin;
+	return 0;
+}
+
+/* MESSAGES: the MPI messages the process sent, per peer (world rank), since its stream
+ * began; the last record counts. */
+int sd_decode_rec_messages(struct rec_ctx *c)
+{
+	struct sstate *st = c->st;
+	const struct sd_record *r = c->r;
+	uint64_t t, rank, size;
+	if (sd_rec_u64(r, SD_F_MSGS_T, &t) || sd_rec_u64(r, SD_F_MSGS_RANK, &rank) ||
+	    sd_rec_u64(r, SD_F_MSGS_SIZE, &size))
+		return REC_BAD;
+	const msgpack_object *a = r->n > SD_F_MSGS_PEERS ? &r->v[SD_F_MSGS_PEERS] : NULL;
+	c->why = "MESSAGES rank is not below its size (at most 2^24)";
+	if (size > (1u << 24) || rank >= size)
+		return REC_BAD;
+	c->why = "MESSAGES peers is not an array of [peer, messages, bytes] with peers below size";
+	if (!a || a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size > size)
+		return REC_BAD;
+	struct speer *pe = calloc(a->via.array.size + 1, sizeof(*pe));
+	if (!pe)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < a->via.array.size; i++) {
+		const msgpack_object *e = &a->via.array.ptr[i];
+		uint64_t peer;
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 3 ||
+		    sd_obj_u64(&e->via.array.ptr[0], &peer) || peer >= size ||
+		    sd_obj_u64(&e->via.array.ptr[1], &pe[i].msgs) ||
+		    sd_obj_u64(&e->via.array.ptr[2], &pe[i].bytes)) {
+			free(pe);
+			return REC_BAD;
+		}
+		pe[i].peer = (uint32_t)peer;
+	}
+	free(st->peers);
+	st->peers = pe;
+	st->npeers = a->via.array.size;
+	st->msg_rank = (uint32_t)rank, st->msg_size = (uint32_t)size;
+	st->has_msgs = 1;
 	return 0;
 }

@@ -640,7 +640,25 @@ static int merge_regions(struct sd_profile *p, const struct sstate *st)
 			.calls = g->calls, .incl_ns = g->incl, .excl_ns = g->excl, .min_ns = g->min,
 			.max_ns = g->max, .forced = g->forced, .sumsq = g->sumsq,
 			.open_end = g->open_end, .left_out = g->left_out,
+			.sent = g->sent, .recv = g->recv,
 			.stream = (uint32_t)(p->nsinfo - 1) };
+	}
+	return 0;
+}
+
+/* The stream's MPI messages sent, one row per peer. */
+static int merge_messages(struct sd_profile *p, const struct sstate *st)
+{
+	if (!st->has_msgs)
+		return 0;
+	if (st->msg_size > p->msg_world)
+		p->msg_world = st->msg_size;
+	for (size_t i = 0; i < st->npeers; i++) {
+		if (sd_grow(&p->msgs, &p->capmsgs, p->nmsgs + 1, sizeof(*p->msgs)))
+			return -ENOMEM;
+		p->msgs[p->nmsgs++] = (struct sd_msg_row){ st->msg_rank, st->peers[i].peer,
+							   (uint32_t)(p->nsinfo - 1),
+							   st->peers[i].msgs, st->peers[i].bytes };
 	}
 	return 0;
 }
@@ -718,7 +736,7 @@ int sd_merge_stream(struct sd_profile *p, struct sstate *st, const char *name, i
 	    merge_drops(p, st, &sdrop, &rdrop) ||
 	    merge_stream_info(p, st, name, truncated, sdrop, rdrop) ||
 	    merge_rows(p, st, srcrow, nostack_c, badnode_c) ||
-	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st) ||
+	    (keep_ends && merge_end_rows(p, st)) || merge_regions(p, st) || merge_messages(p, st) ||
 	    sd_obs_merged(p, st, row0, keep_ends))
 		goto out;
 	p->region_records += st->nregion_records;

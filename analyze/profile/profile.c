@@ -113,6 +113,7 @@ void sd_profile_fini(struct sd_profile *p)
 	for (size_t i = 0; i < p->nregions; i++)
 		free(p->regions[i].counts);
 	free(p->regions);
+	free(p->msgs);
 	for (size_t i = 0; i < p->ncounters; i++) {
 		struct sd_counter_row *c = &p->counters[i];
 		free(c->name), free(c->group), free(c->unit), free(c->source);

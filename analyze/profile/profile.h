@@ -206,7 +206,12 @@ struct sd_region_row {
 	uint64_t *counts;           /* inclusive counter deltas (REGION counts), by
 				     * sd_profile.counters index; owned; NULL if none */
 	uint32_t ncounts;
+	uint64_t sent, recv;        /* bytes its calls sent and received (MPI calls) */
 };
+
+/* MPI point-to-point messages world rank src sent to world rank dst (the MESSAGES record
+ * of a stream of src), for --view comm. */
+struct sd_msg_row { uint32_t src, dst, stream; uint64_t msgs, bytes; };
 
 /* One --where filter: attribute `attr` (an attr_names id) compared with `value`. */
 enum sd_where_op { SD_WHERE_EQ, SD_WHERE_NE, SD_WHERE_PRESENT, SD_WHERE_ABSENT };
@@ -281,6 +286,8 @@ struct sd_profile {
 	struct sd_strmap ctx_children; /* (parent, attr, value) -> ctx node */
 	struct sd_crow *rows; size_t nrows, caprows;
 	struct sd_region_row *regions; size_t nregions, capregions;
+	struct sd_msg_row *msgs; size_t nmsgs, capmsgs; /* MESSAGES, all streams */
+	uint32_t msg_world;            /* the largest world size they name */
 	uint64_t region_records;       /* REGION records read, all streams */
 	uint64_t region_stats;         /* REGION_STATS records read, all streams */
 	uint64_t region_counts;        /* REGION records that carried counts */

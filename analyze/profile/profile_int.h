@@ -51,7 +51,10 @@ struct sreg { uint32_t thread, node; uint64_t calls, incl, excl, min, max, force
 	      uint64_t left_out;  /* calls left out: a begin or end of theirs was lost */
 	      uint64_t open_t; int open; /* REGION_OPEN: a call open since open_t */
 	      double sumsq; /* of the inclusive times, ns^2 */
+	      uint64_t sent, recv; /* bytes its calls moved (REGION_STATS traffic) */
 	      uint64_t *cnt; /* inclusive counter deltas, NULL until the first */ };
+/* A peer of the stream's last MESSAGES record: msgs messages of bytes in all sent to it. */
+struct speer { uint32_t peer; uint64_t msgs, bytes; };
 struct scounter { char *name, *group, *unit, *source; uint32_t gid; };
 /* A child process its CHILD records name: how it started (how: an SD_CHILD_* start
  * event, -1: a start of a later format; has_start 0: only its end was recorded) and
@@ -106,6 +109,9 @@ struct sstate {
 	uint64_t throttled;                            /* bit i: a NOTE says source i was
 							* throttled (i < 64) */
 	struct schild *children; size_t nchildren, capchildren; /* CHILD records, by pid */
+	struct speer *peers; size_t npeers;            /* the last MESSAGES record's */
+	uint32_t msg_rank, msg_size;                   /* its world rank and size */
+	int has_msgs;                                  /* a MESSAGES record was read */
 	struct sd_u64map childmap;                     /* pid -> its latest entry in children */
 	/* the profile's observers (sd_profile_observe), copied when it is read, and
 	 * each one's state for this stream */
@@ -171,6 +177,7 @@ int sd_decode_rec_context(struct rec_ctx *c);
 int sd_decode_rec_region(struct rec_ctx *c);
 int sd_decode_rec_region_stats(struct rec_ctx *c);
 int sd_decode_rec_region_open(struct rec_ctx *c);
+int sd_decode_rec_messages(struct rec_ctx *c);
 /* decode_annot.c: the regions still open at the stream's end, closed. 0 or -ENOMEM. */
 int sd_decode_regions_end(struct sstate *st);
 

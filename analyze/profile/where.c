@@ -241,6 +241,21 @@ static int region_ok(const struct sd_profile *p, const struct sd_filters *f, con
 	return 1;
 }
 
+/* A stream's MPI messages (--view comm) are kept by the filters on its keys (rank, host,
+ * process); the others (functions, threads, attributes) do not apply to them. */
+static int msgs_ok(const struct sd_profile *p, const struct sd_filters *f, uint32_t stream)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const struct sd_filter *w = &f->v[i];
+		if ((w->builtin == B_RANK || w->builtin == B_HOST) && !stream_key_holds(p, w, stream))
+			return 0;
+		if (w->builtin == B_PROCESS && stream < p->nsinfo &&
+		    !process_holds(p, w, p->sinfo[stream].pid, stream))
+			return 0;
+	}
+	return 1;
+}
+
 /* The observers' region calls (the timeline's: --format trace) are filtered as region
  * rows. */
 struct region_args { const struct sd_filters *f; const long *attrs; };
@@ -331,6 +346,11 @@ int sd_filters_apply(struct sd_profile *p, const struct sd_filters *f)
 			free(p->regions[i].counts);
 	}
 	p->nregions = n;
+	n = 0;
+	for (size_t i = 0; i < p->nmsgs; i++) /* by the keys of its stream only */
+		if (msgs_ok(p, f, p->msgs[i].stream))
+			p->msgs[n++] = p->msgs[i];
+	p->nmsgs = n;
 	sd_obs_regions_kept(p, tl_region_ok, &(struct region_args){ f, attrs });
 	if (had && !p->nrows && !p->nregions)
 		sd_msg("sonde: report: --where: no sample or region of the streams matches (the "

@@ -173,6 +173,7 @@ static long row_of(struct sd_strmap *map, struct rrow *rows, size_t *n, const ch
 		memset(r, 0, sizeof(*r));
 		r->r = *g; /* pid, tid, tname, stream */
 		r->r.calls = r->r.incl_ns = r->r.excl_ns = r->r.max_ns = r->r.forced = 0;
+		r->r.sent = r->r.recv = 0;
 		r->r.open_end = r->r.left_out = 0;
 		r->r.min_ns = UINT64_MAX;
 		r->r.counts = nc ? calloc(nc, sizeof(uint64_t)) : NULL;
@@ -257,6 +258,8 @@ static int region_rows(const struct sd_profile *p, const struct sd_report_opts *
 		r->r.calls += g->calls;
 		r->r.incl_ns += g->incl_ns;
 		r->r.forced += g->forced;
+		r->r.sent += g->sent;
+		r->r.recv += g->recv;
 		r->r.open_end += g->open_end;
 		r->r.left_out += g->left_out;
 		r->sumsq += g->sumsq;
@@ -300,8 +303,14 @@ static const struct sd_col region_cols[R_NCOLS] = {
 	{ .name = "forced", .width = 7, .gap = " " },
 };
 
+/* The bytes MPI calls moved, after forced when a region has any. */
+static const struct sd_col traffic_cols[2] = {
+	{ .name = "bytes_sent", .width = 12, .gap = " " },
+	{ .name = "bytes_recv", .width = 12, .gap = " " },
+};
+
 static void row_cells(struct sd_table *t, const struct sd_report_opts *o, const struct rrow *row,
-		      size_t nc)
+		      int tx, size_t nc)
 {
 	const struct sd_region_row *r = &row->r;
 	char tbuf[600];
@@ -320,6 +329,10 @@ static void row_cells(struct sd_table *t, const struct sd_report_opts *o, const 
 	ms_cell(t, (uint64_t)llround(sd_stddev(r->calls, (double)r->incl_ns, row->sumsq)));
 	ms_cell(t, r->max_ns);
 	sd_table_u64(t, r->forced);
+	if (tx) {
+		sd_table_u64(t, r->sent);
+		sd_table_u64(t, r->recv);
+	}
 	for (size_t c = 0; c < nc; c++)
 		sd_table_u64(t, r->counts[c]);
 }
@@ -359,18 +372,24 @@ static void region_notes(FILE *out, const struct sd_profile *p, const struct sd_
 static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o,
 			 const struct rrow *rows, size_t n, size_t shown, size_t nc)
 {
-	struct sd_col *cols = calloc(R_NCOLS + nc, sizeof(*cols));
-	size_t skip = o->by_thread ? 0 : R_BT;
+	struct sd_col *cols = calloc(R_NCOLS + 2 + nc, sizeof(*cols));
+	size_t skip = o->by_thread ? 0 : R_BT, ncols = R_NCOLS;
 	struct sd_table *t = NULL;
 	uint64_t tot[3] = { 0 }; /* forced, open at the end, left out */
-	int err = -ENOMEM;
+	int err = -ENOMEM, tx = 0;
 
 	if (!cols)
 		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tx |= rows[i].r.sent || rows[i].r.recv;
 	memcpy(cols, region_cols, sizeof(region_cols));
+	if (tx) {
+		memcpy(cols + ncols, traffic_cols, sizeof(traffic_cols));
+		ncols += 2;
+	}
 	for (size_t c = 0; c < nc; c++)
-		cols[R_NCOLS + c] = (struct sd_col){ .name = p->counters[c].name, .width = 8 };
-	if (!(t = sd_table_new(o, cols + skip, R_NCOLS + nc - skip)))
+		cols[ncols++] = (struct sd_col){ .name = p->counters[c].name, .width = 8 };
+	if (!(t = sd_table_new(o, cols + skip, ncols - skip)))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		tot[0] += rows[i].r.forced;
@@ -378,7 +397,7 @@ static int print_regions(FILE *out, const struct sd_profile *p, const struct sd_
 		tot[2] += rows[i].r.left_out;
 	}
 	for (size_t i = 0; i < shown; i++)
-		row_cells(t, o, &rows[i], nc);
+		row_cells(t, o, &rows[i], tx, nc);
 	if (o->format == SD_FMT_JSON) {
 		sd_json_open(out, o);
 		region_notes(out, p, o, tot);

@@ -57,6 +57,14 @@ static inline uint64_t sd_mpi_compute_ns(const struct sd_mpi_rank *r)
 	return r->wall_ns > r->mpi_ns ? r->wall_ns - r->mpi_ns : 0;
 }
 
+/* view_comm.c: --view comm, the rank x rank matrix of MPI messages sent */
+int sd_out_comm(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
+/* Its pairs, for the page's heat map as for the view: (sender, receiver) world ranks
+ * with the messages and bytes sent, summed over the sender's streams, in rank order.
+ * 0 or -ENOMEM; the caller frees *v. */
+struct sd_comm_pair { uint32_t src, dst; uint64_t msgs, bytes; };
+int sd_comm_pairs(const struct sd_profile *p, struct sd_comm_pair **v, size_t *n);
+
 /* view_processes.c: --view processes, one row per process image (stream): 0 or -ENOMEM */
 int sd_out_processes(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o);
 

@@ -237,6 +237,29 @@ static void cregion(uint64_t thr, uint64_t t, uint64_t node, uint64_t event, uin
 	u64(v); u64(iv); u64(pf);
 }
 
+/* MESSAGES of world rank `rank` of `size`: one peer, msgs messages of bytes in all. */
+static void messages(uint64_t wrank, uint64_t size, uint64_t peer, uint64_t msgs, uint64_t bytes)
+{
+	msgpack_pack_array(&pk, SD_F_MSGS_N);
+	u64(SD_K_MESSAGES); u64(5000); u64(wrank); u64(size);
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_array(&pk, 3); u64(peer); u64(msgs); u64(bytes);
+}
+
+/* REGION_STATS of one call of 1000 ns of node, with no counts and traffic [sent, recv]
+ * (nvals 2; more: zeros after them). */
+static void rstats_traffic(uint64_t thr, uint64_t node, uint64_t sent, uint64_t recv,
+			   unsigned nvals)
+{
+	msgpack_pack_array(&pk, SD_F_RSTATS_N);
+	u64(SD_K_REGION_STATS); u64(thr); u64(4000); u64(node); u64(1); u64(1000); u64(1000);
+	u64(1000); u64(1000); msgpack_pack_double(&pk, 1e6); u64(0); u64(0);
+	msgpack_pack_array(&pk, 0);
+	msgpack_pack_array(&pk, nvals); u64(sent); u64(recv);
+	for (unsigned i = 2; i < nvals; i++)
+		u64(0);
+}
+
 static void region(uint64_t thr, uint64_t t, uint64_t node, uint64_t event)
 {
 	msgpack_pack_array(&pk, SD_F_REGION_COUNTS);
@@ -881,7 +904,13 @@ int main(int argc, char **argv)
 			region(2, 1000, 1, 1);            /* thread 2 never defined */
 		else if (!strcmp(w, "region_node"))
 			region(1, 1000, 2, 1);            /* context 2 never defined */
-		else if (!strcmp(w, "region_t")) {
+		else if (!strcmp(w, "msgs_peer"))
+			messages(1, 4, 4, 1, 8);         /* peer 4 of a world of 4 */
+		else if (!strcmp(w, "msgs_rank"))
+			messages(4, 4, 1, 1, 8);         /* rank 4 of a world of 4 */
+		else if (!strcmp(w, "rstats_traffic")) { /* traffic of 3 values */
+			rstats_traffic(1, 1, 10, 20, 3);
+		} else if (!strcmp(w, "region_t")) {
 			msgpack_pack_array(&pk, SD_F_REGION_COUNTS);       /* t: str */
 			u64(SD_K_REGION); u64(1); str("1000"); u64(1); u64(1);
 		} else if (!strcmp(w, "region_event")) {
@@ -949,6 +978,18 @@ int main(int argc, char **argv)
 		msgpack_pack_array(&pk, SD_F_RSTATS_COUNTS);
 		u64(SD_K_REGION_STATS); u64(1); u64(2000); u64(node); u64(2); u64(2000); u64(2000);
 		u64(1000); u64(1000); msgpack_pack_double(&pk, 2e6); u64(0); u64(0);
+	} else if (!strcmp(argv[1], "messages")) {
+		/* An MPI rank's traffic (world rank 1 of 3): MPI_Send sent 3000 bytes,
+		 * MPI_Recv received 500 (REGION_STATS traffic); MESSAGES to peer 2, first 1
+		 * message of 100 bytes, then (the totals, superseding) 3 of 3000. */
+		thread(1, pid, 1000, "main");
+		attribute(1, "mpi", "string", "thread");
+		context(1, 0, 1, "MPI_Send");
+		context(2, 0, 1, "MPI_Recv");
+		rstats_traffic(1, 1, 3000, 0, 2);
+		rstats_traffic(1, 2, 0, 500, 2);
+		messages(1, 3, 2, 1, 100);
+		messages(1, 3, 2, 3, 3000);
 	} else if (!strcmp(argv[1], "cycle")) {
 		/* a FRAME whose parent is not an earlier node */
 		thread(1, pid, 0, "main");

@@ -16,17 +16,20 @@
 #   - --stats rank and --view imbalance count the 4 ranks (not the launcher)
 #     and name the ranks that compute least and most;
 #   - --where rank=2 keeps rank 2's rows only, and a rank no stream has is said;
+#   - each call's bytes sent and received are the program's (Sendrecv, Allreduce), and
+#     --view comm is the ring: STEPS messages of BYTES from each rank to the next;
 #   - the MPI calls are named MPI_* (not PMPI_*), sonde's wrapper frames are
 #     left out: in C, MPI_Sendrecv's caller is exchange().
 # Skipped with one line where MPI is not installed or the programs are not built.
 #
 # usage: mpi.sh BUILD_DIR CASE
-CASES="c_outer c_inner fortran_outer fortran_inner"
+CASES="c_outer c_inner fortran_outer fortran_inner traffic"
 . "$(dirname "$0")/lib.sh"
 case=${2:?usage: mpi.sh BUILD_DIR CASE}
 case $case in
 c_*) PROG=$B/mpi_imbalance ;;
 fortran_*) PROG=$B/mpi_imbalance_f ;;
+traffic) PROG=$B/mpi_traffic ;;
 *) fail "unknown case $case (one of: $CASES)" ;;
 esac
 command -v mpirun >/dev/null || skip "mpirun not found (openmpi-bin: .ci/deps installs it)"
@@ -35,13 +38,48 @@ command -v mpirun >/dev/null || skip "mpirun not found (openmpi-bin: .ci/deps in
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shared memory between the ranks, no network; ranks may outnumber the CPUs
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
-STEPS=8 ITERS=1000000
+STEPS=8 ITERS=1000000 BYTES=65536
 MPIRUN=(mpirun -n 4)
+
+# traffic: messages of known sizes and partners (world, a split communicator with ranks
+# reversed, non-blocking, synchronous, MPI_PROC_NULL, collectives); each rank prints its
+# own ledger, which --view comm and the regions' byte columns must equal exactly
+if [ "$case" = traffic ]; then
+	watched 240 "$SONDE" run -o prof -- "${MPIRUN[@]}" "$PROG" >out 2>err ||
+		fail "the job failed: $(tail -5 err) $(cat hang.txt 2>/dev/null)"
+	"$SONDE" report --view comm --format csv prof >comm.csv 2>comm.err || fail "--view comm: $(cat comm.err)"
+	awk '$1 == "ledger" { print $2 "," $4 "," $6 "," $8 }' out | sort >want.csv
+	tail -n +2 comm.csv | cut -d, -f1-4 | sort >got.csv
+	[ -s want.csv ] && cmp -s want.csv got.csv ||
+		fail "--view comm: $(tr '\n' ' ' <got.csv), the ranks' ledgers: $(tr '\n' ' ' <want.csv)"
+	"$SONDE" report --view regions --group-by rank,mpi --format csv prof >regions.csv 2>regions.err ||
+		fail "report --view regions: $(cat regions.err)"
+	awk '$1 == "call" { print "rank=" $2 "/mpi=" $3 "," $5 "," $7 }' out | sort >want.csv
+	awk -F, 'NR > 1 { print $1 "," $10 "," $11 }' regions.csv | sort >all.csv
+	# the calls the ledger names (a call a rank did not make: no row, 0 bytes)
+	while IFS=, read -r path s r; do
+		got=$(awk -F, -v p="$path" '$1 == p { print $2 "," $3 }' all.csv)
+		[ "${got:-0,0}" = "$s,$r" ] || fail "$path: sonde says sent,received ${got:-none}, the program $s,$r"
+	done <want.csv
+	# nothing sent to MPI_PROC_NULL, yet the call is a call
+	n=$(awk -F, '$1 == "rank=0/mpi=MPI_Send" { print $2 }' regions.csv)
+	[ "$n" = 2 ] || fail "rank 0: MPI_Send called ${n:-0} times, 2 expected (one to MPI_PROC_NULL)"
+	# the page's heat map: a cell per pair, its numbers in its title
+	"$SONDE" report --format html -o page.html prof >/dev/null 2>&1 || fail "report --format html"
+	[ "$(grep -c '<rect class="pair"' page.html)" -eq "$(wc -l <got.csv)" ] ||
+		fail "the page: $(grep -c '<rect class="pair"' page.html) heat map cells, $(wc -l <got.csv) pairs"
+	while IFS=, read -r s d m by; do
+		grep -q "<title>rank $s to rank $d: $by bytes in $m messages</title>" page.html ||
+			fail "the page: no cell of rank $s to rank $d ($by bytes in $m messages)"
+	done <got.csv
+	echo "ok: traffic: --view comm and the calls' bytes equal the ranks' ledgers ($(wc -l <got.csv) pairs)"
+	exit 0
+fi
 if [ "${case#*_}" = outer ]; then
 	# as in a batch script: SLURM_PROCID=0 reaches the launcher too, which is no rank
-	SLURM_PROCID=0 watched 240 "$SONDE" run -o prof -- "${MPIRUN[@]}" "$PROG" $STEPS $ITERS >out 2>err
+	SLURM_PROCID=0 watched 240 "$SONDE" run -o prof -- "${MPIRUN[@]}" "$PROG" $STEPS $ITERS $BYTES >out 2>err
 else
-	watched 240 "${MPIRUN[@]}" "$SONDE" run -o prof -- "$PROG" $STEPS $ITERS >out 2>err
+	watched 240 "${MPIRUN[@]}" "$SONDE" run -o prof -- "$PROG" $STEPS $ITERS $BYTES >out 2>err
 fi
 rc=$?
 [ $rc -eq 0 ] || fail "the job failed (status $rc): $(tail -5 err) $(cat out) $(cat hang.txt 2>/dev/null)"
@@ -82,6 +120,30 @@ for r in 0 1 2 3; do
 	echo "rank $r: MPI $ms ms (program: $want ms)"
 done
 grep -q '^rank=(none)/' regions.csv && fail "a region without a rank: $(cat regions.csv)"
+
+# bytes per call, as the program passed them: MPI_Sendrecv sends and receives BYTES a
+# step, MPI_Allreduce one double each way, MPI_Barrier nothing
+head -1 regions.csv | grep -q ',bytes_sent,bytes_recv$' || fail "no byte columns: $(head -1 regions.csv)"
+for r in 0 1 2 3; do
+	for c in "MPI_Sendrecv $((STEPS * BYTES))" "MPI_Allreduce $((STEPS * 8))"; do
+		set -- $c
+		got=$(awk -F, -v p="rank=$r/mpi=$1" '$1 == p { print $10 "," $11 }' regions.csv)
+		[ "$got" = "$2,$2" ] || fail "rank $r: $1 sent,received ${got:-none} bytes, $2,$2 expected: $(cat regions.csv)"
+	done
+	got=$(awk -F, -v p="rank=$r/mpi=MPI_Barrier" '$1 == p { print $10 "," $11 }' regions.csv)
+	[ "$got" = "0,0" ] || fail "rank $r: MPI_Barrier moved $got bytes"
+done
+
+# --view comm: the ring, rank r to rank r+1, STEPS messages of BYTES each, nothing else
+"$SONDE" report --view comm --format csv prof >comm.csv 2>comm.err || fail "--view comm: $(cat comm.err)"
+printf 'src,dst,messages,bytes,mean_bytes\n' >comm.want
+for r in 0 1 2 3; do
+	echo "$r,$(((r + 1) % 4)),$STEPS,$((STEPS * BYTES)),$BYTES" >>comm.want
+done
+sort -t, -k1,1n comm.want | cmp -s - <(sort -t, -k1,1n comm.csv) ||
+	fail "--view comm: $(cat comm.csv), expected: $(cat comm.want)"
+"$SONDE" report --view comm prof >comm.txt 2>/dev/null
+grep -q "^$((STEPS * 4)) messages, .* between 4 pairs of 4 ranks" comm.txt || fail "--view comm text: $(cat comm.txt)"
 
 # --view mpi: each rank's wall time split, its compute (wall - MPI) the program's own
 # compute time and what runs outside both (loading MPI's libraries before MPI_Init, exit):
