@@ -16,6 +16,11 @@
  * stderr (files done, megabytes read) and erased at the end; when stderr is not a
  * terminal (a batch job), only with --progress: a whole line every 2 seconds, and one
  * at the end (streams used of those given, megabytes, seconds).
+ *
+ * With a remote loader (sd_load_set_remote: the MPI report), other processes parse the
+ * files instead of the workers and send each parsed file (wire.c) with what the merging
+ * needs of its slot; process 0 receives them in file order and merges them as here, so
+ * its profile and messages are those of a local load.
  */
 #include "analyze/profile/profile.h"
 #include "common/common.h"
@@ -40,6 +45,7 @@ struct slot {
 	int open_r;
 	dev_t dev; ino_t ino; int has_ino; /* of the opened file, for duplicates */
 	uint64_t head_hash;  /* of its first HEAD_BYTES bytes (0: unread) */
+	char *why;           /* s.err_why, when received from another process (owned) */
 	_Atomic int ready;
 };
 
@@ -101,6 +107,147 @@ static void parse_one(struct loader *ld, size_t i)
 	atomic_store(&sl->ready, 1);
 	pthread_cond_broadcast(&ld->cond);
 	pthread_mutex_unlock(&ld->lock);
+}
+
+/* ---- remote parsing (the MPI report) ------------------------------------------------ */
+
+static const struct sd_load_remote *remote;
+static int remote_used; /* once: the parsing processes end with their files */
+
+void sd_load_set_remote(const struct sd_load_remote *r)
+{
+	remote = r;
+}
+
+/* The process that parses file i. */
+static int owner(size_t i)
+{
+	return 1 + (int)(i % (size_t)(remote->nprocs - 1));
+}
+
+/* What the merging needs of a slot parsed elsewhere, before its load's bytes and the
+ * text of its error (why_len: its length + 1, 0: none). */
+struct slot_wire {
+	uint64_t i, mode, dev, ino, has_ino, has_load, head_hash, len_bytes, err_off, version;
+	uint64_t why_len;
+	int64_t open_r;
+};
+
+/* Slot i as bytes (malloc'ed): 0 or -ENOMEM. A load that cannot be packed is sent as
+ * -ENOMEM, which stops the report in process 0. */
+static int pack_slot(const struct slot *sl, size_t i, uint8_t **out, size_t *len)
+{
+	uint8_t *lb = NULL;
+	size_t ll = 0, wl = sl->s.err_why ? strlen(sl->s.err_why) : 0;
+	int packed = sl->l && sd_load_pack(sl->l, &lb, &ll) == 0;
+	struct slot_wire h = { i, sl->s.mode, (uint64_t)sl->dev, (uint64_t)sl->ino,
+			       (uint64_t)sl->has_ino, (uint64_t)packed, sl->head_hash,
+			       sl->s.len_bytes, sl->s.err_off, sl->s.version,
+			       sl->s.err_why ? wl + 1 : 0, sl->open_r };
+	if (sl->open_r == 0 && !packed)
+		h.open_r = -ENOMEM;
+	*len = sizeof h + wl + ll;
+	if (!(*out = malloc(*len))) {
+		free(lb);
+		return -ENOMEM;
+	}
+	memcpy(*out, &h, sizeof h);
+	memcpy(*out + sizeof h, sl->s.err_why, wl);
+	memcpy(*out + sizeof h + wl, lb, ll);
+	free(lb);
+	return 0;
+}
+
+static int unpack_slot(struct slot *sl, size_t i, const char *name, const uint8_t *b, size_t len)
+{
+	struct slot_wire h;
+	if (len < sizeof h)
+		return -EBADMSG;
+	memcpy(&h, b, sizeof h);
+	size_t wl = h.why_len ? h.why_len - 1 : 0;
+	if (h.i != i || wl > len - sizeof h)
+		return -EBADMSG;
+	sl->s.fd = -1;
+	sl->s.name = name;
+	sl->s.mode = (unsigned)h.mode, sl->s.len_bytes = h.len_bytes;
+	sl->s.err_off = h.err_off, sl->s.version = h.version;
+	sl->open_r = (int)h.open_r;
+	sl->dev = (dev_t)h.dev, sl->ino = (ino_t)h.ino, sl->has_ino = (int)h.has_ino;
+	sl->head_hash = h.head_hash;
+	if (h.why_len) {
+		if (!(sl->why = malloc(wl + 1)))
+			return -ENOMEM;
+		memcpy(sl->why, b + sizeof h, wl);
+		sl->why[wl] = 0;
+		sl->s.err_why = sl->why;
+	}
+	if (h.has_load && !(sl->l = sd_load_unpack(b + sizeof h + wl, len - sizeof h - wl, name)))
+		return -EBADMSG;
+	return 0;
+}
+
+static void parse_one(struct loader *ld, size_t i);
+
+/* A parsing process: its files, in order, to process 0; does not return. */
+static void work_remote(struct loader *ld)
+{
+	for (size_t i = (size_t)remote->me - 1; i < ld->n; i += (size_t)remote->nprocs - 1) {
+		struct slot *sl = &ld->slots[i];
+		uint8_t *b = NULL;
+		size_t len = 0;
+		parse_one(ld, i);
+		if (pack_slot(sl, i, &b, &len) == 0)
+			remote->send(remote->arg, b, len);
+		else /* not even the slot: its header alone, as out of memory */
+			remote->send(remote->arg, (const uint8_t *)&(struct slot_wire){
+					     .i = i, .open_r = -ENOMEM }, sizeof(struct slot_wire));
+		free(b);
+		sd_load_free(sl->l);
+		sl->l = NULL;
+	}
+	remote->finished(remote->arg);
+}
+
+/* Process 0: file i from the process that parsed it. One it cannot have is said as an
+ * unreadable file (-EIO), never left out silently. */
+static void fetch_remote(struct loader *ld, size_t i)
+{
+	struct slot *sl = &ld->slots[i];
+	uint8_t *b = NULL;
+	size_t len = 0;
+	int r = remote->recv(remote->arg, owner(i), &b, &len);
+	if (r == 0)
+		r = unpack_slot(sl, i, ld->files[i], b, len);
+	if (r) {
+		sd_load_free(sl->l);
+		sl->l = NULL;
+		sl->open_r = r == -ENOMEM ? -ENOMEM : -EIO;
+		sl->s.fd = -1;
+	}
+	free(b);
+	atomic_fetch_add(&ld->bytes, (uint64_t)sl->s.len_bytes);
+	atomic_store(&sl->ready, 1);
+}
+
+/* Do all processes read the same files? (collective; 0 without a remote loader) */
+static int remote_agreed(const struct sd_profile *p, char **files, size_t n)
+{
+	if (!remote || remote->nprocs < 2 || remote_used++)
+		return 0;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = h * 1099511628211ull ^ sd_fnv1a(files[i], strlen(files[i]) + 1);
+	int same = remote->agree(remote->arg, n, h);
+	/* observers (the formats of every sample's time: speedscope, trace, the page's
+	 * timeline) keep per-stream state that is not sent: rank 0 reads alone, as said in
+	 * docs/REPORT.md, and nothing is said here, the output being the same */
+	int ok = same && !p->nobs;
+	if (!ok && remote->me != 0)
+		remote->finished(remote->arg);
+	if (!same && n)
+		sd_msg("sonde: report: the MPI ranks do not all read these %zu streams (another "
+		       "file list, or a rank stopped before reading): rank 0 reads them alone", n);
+	return ok;
 }
 
 static void *worker(void *arg)
@@ -302,10 +449,15 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, unsign
 	ld.window = jobs > 1 ? 2 * (size_t)jobs : 1;
 	ld.batch = !!(flags & SD_LOAD_PROGRESS);
 	ld.last_said = t0;
-	if (jobs > 1 && n > 1)
+	int rem = remote_agreed(p, files, n);
+	if (rem && remote->me != 0)
+		work_remote(&ld); /* does not return */
+	if (!rem && jobs > 1 && n > 1)
 		nthreads = start_workers(&ld, jobs, &threads);
 	for (size_t i = 0; i < n; i++) {
-		if (!nthreads) {
+		if (rem) {
+			fetch_remote(&ld, i);
+		} else if (!nthreads) {
 			atomic_store(&ld.next, i + 1);
 			parse_one(&ld, i);
 		} else {
@@ -313,6 +465,8 @@ int sd_load_files(struct sd_profile *p, char **files, size_t n, int jobs, unsign
 		}
 		progress(&ld, i, t0, &m.shown);
 		merge_slot(&m, i, &ld.slots[i]);
+		free(ld.slots[i].why);
+		ld.slots[i].why = NULL;
 		pthread_mutex_lock(&ld.lock);
 		atomic_store(&ld.merged, i + 1);
 		pthread_cond_broadcast(&ld.cond);

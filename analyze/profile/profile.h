@@ -338,6 +338,29 @@ int sd_load_ident(const struct sd_load *l, uint64_t *pid, const char **host, uin
 void sd_profile_children(struct sd_profile *p);
 /* Drop a load without merging it. */
 void sd_load_free(struct sd_load *l);
+/* wire.c: a load as bytes of this build (for processes of one job) and back. pack: 0 or
+ * -ENOMEM (*out malloc'ed); unpack: NULL when buf is not such bytes or on ENOMEM (name:
+ * the stream's, not copied). */
+int sd_load_pack(const struct sd_load *l, uint8_t **out, size_t *len);
+struct sd_load *sd_load_unpack(const uint8_t *buf, size_t len, const char *name);
+
+/* Streams parsed in other processes (the MPI report, cli/report_mpi.c): process 0 merges,
+ * processes 1..nprocs-1 parse file i when 1 + i % (nprocs - 1) is theirs and send it, in
+ * file order. Every process calls agree() once, with its file count and a hash of the
+ * names (0 when it reads none): 1 when every process gave the same, then sd_load_files
+ * works as said (a parsing process calls finished() after its last file, which does not
+ * return); 0: process 0 reads everything itself, the others read nothing. Not used when
+ * the profile has observers (their per-stream state is not sent). */
+struct sd_load_remote {
+	void *arg;
+	int me, nprocs;
+	int (*agree)(void *arg, uint64_t n, uint64_t names);
+	int (*send)(void *arg, const uint8_t *buf, size_t len);        /* to process 0 */
+	int (*recv)(void *arg, int from, uint8_t **buf, size_t *len);  /* malloc'ed */
+	void (*finished)(void *arg);
+};
+/* Sets (or with NULL clears) the remote loading of later sd_load_files calls. */
+void sd_load_set_remote(const struct sd_load_remote *r);
 /* where.c: add a plain --where filter (`attr=value`, `attr!=value`, `attr`, `!attr`)
  * before any stream is merged. 0, -EINVAL (malformed: empty attribute name) or -ENOMEM. */
 int sd_profile_where(struct sd_profile *p, const char *expr);
