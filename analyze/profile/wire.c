@@ -197,14 +197,10 @@ static void clear_pointers(struct sstate *st)
  * leaves a state that sd_sstate_fini frees whole). */
 struct counts { size_t nmods, nthreads, nsources, ndrops, nattrs, nctxs, nregs, nctrs, nun; };
 
-static void get_state(struct rbuf *r, struct sstate *st)
+/* The modules: paths, build-ids. */
+static void get_modules(struct rbuf *r, struct sstate *st, const struct counts *cp)
 {
-	get(r, st, sizeof *st);
-	struct counts c = { st->nmods, st->nthreads, st->nsources, st->ndrops, st->nattrs,
-			    st->nctxs, st->nregs, st->nctrs, st->nun };
-	clear_pointers(st);
-	st->nmods = st->nthreads = st->nsources = st->ndrops = st->nattrs = st->nctxs = 0;
-	st->nregs = st->nctrs = st->nun = 0;
+	struct counts c = *cp;
 	st->host = get_str(r);
 	st->nodes = get_arr(r, st->nnodes, NULL, sizeof *st->nodes);
 	st->mods = get_arr(r, c.nmods, NULL, sizeof *st->mods);
@@ -218,6 +214,12 @@ static void get_state(struct rbuf *r, struct sstate *st)
 		st->modpath[i] = get_str(r);
 		st->modbid[i] = get_arr(r, st->modbidlen ? st->modbidlen[i] : 0, NULL, 1);
 	}
+}
+
+/* The threads and the sources. */
+static void get_threads(struct rbuf *r, struct sstate *st, const struct counts *cp)
+{
+	struct counts c = *cp;
 	st->threads = get_arr(r, c.nthreads, NULL, sizeof *st->threads);
 	for (size_t i = 0; st->threads && i < c.nthreads; i++) {
 		struct sthread *t = &st->threads[i];
@@ -241,6 +243,12 @@ static void get_state(struct rbuf *r, struct sstate *st)
 		s->name = get_str(r), s->spec = get_str(r), s->unit = get_str(r);
 		s->mechanism = get_str(r);
 	}
+}
+
+/* Drops, attributes, contexts, keys and regions. */
+static void get_tables(struct rbuf *r, struct sstate *st, const struct counts *cp)
+{
+	struct counts c = *cp;
 	st->dropv = get_arr(r, c.ndrops, NULL, sizeof *st->dropv);
 	st->dropt = get_arr(r, c.ndrops, NULL, sizeof *st->dropt);
 	if (!r->bad && c.ndrops && !(st->dropr = calloc(c.ndrops, sizeof *st->dropr)))
@@ -270,6 +278,12 @@ static void get_state(struct rbuf *r, struct sstate *st)
 		st->nregs = c.nregs;
 	for (size_t i = 0; !r->bad && i < st->nregs; i++)
 		st->regs[i].cnt = get_arr(r, c.nctrs, NULL, sizeof(uint64_t));
+}
+
+/* Counters, the HEADER's strings, children and peers. */
+static void get_rest(struct rbuf *r, struct sstate *st, const struct counts *cp)
+{
+	struct counts c = *cp;
 	st->ctrs = get_arr(r, c.nctrs, NULL, sizeof *st->ctrs);
 	for (size_t i = 0; st->ctrs && i < c.nctrs; i++)
 		st->ctrs[i].name = st->ctrs[i].group = st->ctrs[i].unit = st->ctrs[i].source = NULL;
@@ -299,6 +313,20 @@ static void get_state(struct rbuf *r, struct sstate *st)
 		st->npeers = 0;
 	if (!st->nodes)
 		st->nnodes = 0;
+}
+
+static void get_state(struct rbuf *r, struct sstate *st)
+{
+	get(r, st, sizeof *st);
+	struct counts c = { st->nmods, st->nthreads, st->nsources, st->ndrops, st->nattrs,
+			    st->nctxs, st->nregs, st->nctrs, st->nun };
+	clear_pointers(st);
+	st->nmods = st->nthreads = st->nsources = st->ndrops = st->nattrs = st->nctxs = 0;
+	st->nregs = st->nctrs = st->nun = 0;
+	get_modules(r, st, &c);
+	get_threads(r, st, &c);
+	get_tables(r, st, &c);
+	get_rest(r, st, &c);
 }
 
 int sd_load_pack(const struct sd_load *l, uint8_t **out, size_t *len)
