@@ -22,7 +22,7 @@
 		SD_MPI_OPEN(NAME, ARGS);                                              \
 		int rc = real_##NAME ARGS;                                            \
 		uint64_t sent = 0, recv = 0;                                          \
-		if (rc == MPI_SUCCESS) {                                              \
+		if (rc == MPI_SUCCESS && sd_mpi_counting()) {                          \
 			sent = (SENT);                                                \
 			recv = (RECV);                                                \
 		}                                                                     \

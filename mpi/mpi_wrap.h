@@ -17,6 +17,9 @@ void sd_mpi_begin(const char *name);
  * the bytes it sent and received. */
 void sd_mpi_leave(int outer);
 void sd_mpi_leave_tx(int outer, uint64_t sent, uint64_t recv);
+/* Are bytes wanted? Only when libsonde.so is loaded and keeps them (without it, the
+ * wrappers only pass the calls on, and count nothing). */
+int sd_mpi_counting(void);
 
 /* traffic.c. The real helper function PMPI_<name> (not wrapped), or NULL. */
 void *sd_mpi_helper(void **cache, const char *pname);

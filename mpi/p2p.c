@@ -42,10 +42,12 @@ ALIAS(Init_thread, (int *ac, char ***av, int req, int *got))
 	{                                                                             \
 		SD_MPI_OPEN(NAME, ARGS);                                              \
 		int rc = real_##NAME ARGS;                                            \
-		uint64_t bytes = d == MPI_PROC_NULL ? 0 : sd_mpi_bytes(n, t);          \
-		if (rc == MPI_SUCCESS)                                                \
+		uint64_t bytes = 0;                                                   \
+		if (rc == MPI_SUCCESS && d != MPI_PROC_NULL && sd_mpi_counting()) {    \
+			bytes = sd_mpi_bytes(n, t);                                   \
 			sd_mpi_sent(c, d, bytes);                                     \
-		sd_mpi_leave_tx(outer, rc == MPI_SUCCESS ? bytes : 0, 0);             \
+		}                                                                     \
+		sd_mpi_leave_tx(outer, bytes, 0);                                     \
 		return rc;                                                            \
 	}                                                                             \
 	ALIAS(NAME, PARAMS)
@@ -67,9 +69,10 @@ int PMPI_Recv(void *b, int n, MPI_Datatype t, int s, int g, MPI_Comm c, MPI_Stat
 {
 	MPI_Status own;
 	SD_MPI_OPEN(Recv, (b, n, t, s, g, c, st));
-	MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+	int counting = sd_mpi_counting();
+	MPI_Status *use = st == MPI_STATUS_IGNORE && counting ? &own : st;
 	int rc = real_Recv(b, n, t, s, g, c, use);
-	sd_mpi_leave_tx(outer, 0, rc == MPI_SUCCESS ? sd_mpi_status_bytes(use) : 0);
+	sd_mpi_leave_tx(outer, 0, rc == MPI_SUCCESS && counting ? sd_mpi_status_bytes(use) : 0);
 	return rc;
 }
 ALIAS(Recv, (void *b, int n, MPI_Datatype t, int s, int g, MPI_Comm c, MPI_Status *st))
@@ -79,9 +82,10 @@ int PMPI_Mrecv(void *b, int n, MPI_Datatype t, MPI_Message *m, MPI_Status *st)
 {
 	MPI_Status own;
 	SD_MPI_OPEN(Mrecv, (b, n, t, m, st));
-	MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+	int counting = sd_mpi_counting();
+	MPI_Status *use = st == MPI_STATUS_IGNORE && counting ? &own : st;
 	int rc = real_Mrecv(b, n, t, m, use);
-	sd_mpi_leave_tx(outer, 0, rc == MPI_SUCCESS ? sd_mpi_status_bytes(use) : 0);
+	sd_mpi_leave_tx(outer, 0, rc == MPI_SUCCESS && counting ? sd_mpi_status_bytes(use) : 0);
 	return rc;
 }
 ALIAS(Mrecv, (void *b, int n, MPI_Datatype t, MPI_Message *m, MPI_Status *st))
@@ -94,12 +98,13 @@ int PMPI_Sendrecv SENDRECV_PARAMS
 {
 	MPI_Status own;
 	SD_MPI_OPEN(Sendrecv, (sb, sn, stt, d, sg, rb, rn, rt, s, rg, c, st));
-	MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+	int counting = sd_mpi_counting();
+	MPI_Status *use = st == MPI_STATUS_IGNORE && counting ? &own : st;
 	int rc = real_Sendrecv(sb, sn, stt, d, sg, rb, rn, rt, s, rg, c, use);
-	uint64_t sent = rc == MPI_SUCCESS && d != MPI_PROC_NULL ? sd_mpi_bytes(sn, stt) : 0;
+	uint64_t sent = rc == MPI_SUCCESS && d != MPI_PROC_NULL && counting ? sd_mpi_bytes(sn, stt) : 0;
 	if (sent)
 		sd_mpi_sent(c, d, sent);
-	sd_mpi_leave_tx(outer, sent, rc == MPI_SUCCESS ? sd_mpi_status_bytes(use) : 0);
+	sd_mpi_leave_tx(outer, sent, rc == MPI_SUCCESS && counting ? sd_mpi_status_bytes(use) : 0);
 	return rc;
 }
 ALIAS(Sendrecv, SENDRECV_PARAMS)
@@ -112,12 +117,13 @@ int PMPI_Sendrecv_replace REPLACE_PARAMS
 {
 	MPI_Status own;
 	SD_MPI_OPEN(Sendrecv_replace, (b, n, t, d, sg, s, rg, c, st));
-	MPI_Status *use = st == MPI_STATUS_IGNORE ? &own : st;
+	int counting = sd_mpi_counting();
+	MPI_Status *use = st == MPI_STATUS_IGNORE && counting ? &own : st;
 	int rc = real_Sendrecv_replace(b, n, t, d, sg, s, rg, c, use);
-	uint64_t sent = rc == MPI_SUCCESS && d != MPI_PROC_NULL ? sd_mpi_bytes(n, t) : 0;
+	uint64_t sent = rc == MPI_SUCCESS && d != MPI_PROC_NULL && counting ? sd_mpi_bytes(n, t) : 0;
 	if (sent)
 		sd_mpi_sent(c, d, sent);
-	sd_mpi_leave_tx(outer, sent, rc == MPI_SUCCESS ? sd_mpi_status_bytes(use) : 0);
+	sd_mpi_leave_tx(outer, sent, rc == MPI_SUCCESS && counting ? sd_mpi_status_bytes(use) : 0);
 	return rc;
 }
 ALIAS(Sendrecv_replace, REPLACE_PARAMS)

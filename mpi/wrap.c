@@ -82,6 +82,11 @@ void sd_mpi_begin(const char *name)
 extern void sonde_rt_attr_end_traffic(sonde_attr_t a, uint64_t sent, uint64_t recv)
 	__attribute__((weak));
 
+int sd_mpi_counting(void)
+{
+	return sonde_rt_attr_end_traffic && __atomic_load_n(&attr_made, __ATOMIC_ACQUIRE) && attr;
+}
+
 void sd_mpi_leave(int outer)
 {
 	depth--;
