@@ -152,8 +152,10 @@ static int pack_slot(const struct slot *sl, size_t i, uint8_t **out, size_t *len
 		return -ENOMEM;
 	}
 	memcpy(*out, &h, sizeof h);
-	memcpy(*out + sizeof h, sl->s.err_why, wl);
-	memcpy(*out + sizeof h + wl, lb, ll);
+	if (wl)
+		memcpy(*out + sizeof h, sl->s.err_why, wl);
+	if (ll)
+		memcpy(*out + sizeof h + wl, lb, ll);
 	free(lb);
 	return 0;
 }

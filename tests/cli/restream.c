@@ -120,7 +120,8 @@ static int collect(const msgpack_object *recs, size_t n, struct mod **mods, size
 	for (size_t k = 0; k < *nmods; k++) {
 		struct mod *m = &(*mods)[k];
 		size_t w = 0;
-		qsort(m->a, m->n, sizeof(*m->a), cmp_u64);
+		if (m->n)
+			qsort(m->a, m->n, sizeof(*m->a), cmp_u64);
 		for (size_t j = 0; j < m->n; j++)
 			if (!w || m->a[w - 1] != m->a[j])
 				m->a[w++] = m->a[j];
