@@ -77,14 +77,43 @@ out:
 	return err;
 }
 
+/* --group-by rank of an MPI job: each rank's wall, MPI and compute time (wall - MPI),
+ * exact, as --view mpi has them (the CCA split beside the samples). */
+static const struct sd_col mpi_cols[] = {
+	{ .name = "wall_ms", .width = 11, .gap = "  " },
+	{ .name = "mpi_ms", .width = 11, .gap = " " },
+	{ .name = "compute_ms", .width = 11, .gap = " " },
+};
+
+static void mpi_cells(struct sd_table *t, const struct sd_mpi_rank *r, size_t n, const char *key)
+{
+	char *end;
+	long long k = strtoll(key, &end, 10);
+	for (size_t i = 0; *key && !*end && i < n; i++)
+		if (r[i].rank == k) {
+			sd_table_ms(t, r[i].wall_ns);
+			sd_table_ms(t, r[i].mpi_ns);
+			sd_table_ms(t, sd_mpi_compute_ns(&r[i]));
+			return;
+		}
+	for (size_t c = 0; c < 3; c++)
+		sd_table_null(t);
+}
+
 /* One table for the three formats: the key columns (JSON: the "values" array), the
- * metric, its share and the --stats columns. Text shows the thread key as "TID (NAME)"
- * (the grouper built the keys for o->format). */
+ * metric, its share, the --stats columns and, by rank alone in an MPI job, each rank's
+ * wall, MPI and compute time. Text shows the thread key as "TID (NAME)" (the grouper
+ * built the keys for o->format). */
 static int print_group(FILE *out, const struct grouped *g, const struct sd_profile *p,
 		       const struct sd_report_opts *o)
 {
-	size_t nc = o->ngroup;
-	struct sd_col *cols = calloc(nc + 2 + SD_STATS_NCOLS, sizeof(*cols));
+	size_t nc = o->ngroup, nr = 0;
+	struct sd_mpi_rank *ranks = NULL;
+	if (o->ngroup == 1 && !strcmp(o->group_by[0], "rank") && sd_mpi_ranks(p, &ranks, &nr))
+		return -ENOMEM;
+	if (nr && ranks[0].rank < 0) /* no stream has a rank */
+		nr = 0;
+	struct sd_col *cols = calloc(nc + 5 + SD_STATS_NCOLS, sizeof(*cols));
 	struct sd_table *t = NULL;
 	int err = -ENOMEM;
 
@@ -96,6 +125,8 @@ static int print_group(FILE *out, const struct grouped *g, const struct sd_profi
 	cols[nc++] = (struct sd_col){ .name = "percent", .width = 8, .gap = " " };
 	for (size_t i = 0; g->st && i < SD_STATS_NCOLS; i++)
 		cols[nc++] = sd_stats_cols[i];
+	for (size_t i = 0; nr && i < 3; i++)
+		cols[nc++] = mpi_cols[i];
 	if (!(t = sd_table_new(o, cols, nc)))
 		goto out;
 	for (size_t i = 0; i < g->n; i++) {
@@ -106,6 +137,8 @@ static int print_group(FILE *out, const struct grouped *g, const struct sd_profi
 		sd_table_pct(t, sd_pct(g->groups[i].v, g->all));
 		if (g->st)
 			sd_stats_cells(t, g->st, o, g->groups[i].id);
+		if (nr)
+			mpi_cells(t, ranks, nr, g->groups[i].key);
 	}
 	if (o->format == SD_FMT_JSON) {
 		sd_json_head(out, p, o, sd_metric_name(o));
@@ -123,6 +156,7 @@ static int print_group(FILE *out, const struct grouped *g, const struct sd_profi
 out:
 	sd_table_free(t);
 	free(cols);
+	free(ranks);
 	return err;
 }
 

@@ -158,6 +158,16 @@ for r in 0 1 2 3; do
 	echo "rank $r: compute $got ms (program: $want ms)"
 done
 
+# --group-by rank: each rank's wall, MPI and compute time beside its samples, those of
+# --view mpi
+"$SONDE" report --group-by rank --format csv prof >gr.csv 2>/dev/null
+head -1 gr.csv | grep -q ',wall_ms,mpi_ms,compute_ms$' || fail "--group-by rank: no MPI columns: $(head -1 gr.csv)"
+for r in 0 1 2 3; do
+	a=$(awk -F, -v r=$r '$1 == r { print $4 "," $5 "," $6 }' gr.csv)
+	b=$(awk -F, -v r=$r 'NR > 1 && $1 == r { print $4 "," $5 "," $6 }' mpiv.csv)
+	[ -n "$a" ] && [ "$a" = "$b" ] || fail "rank $r: --group-by rank says $a, --view mpi $b"
+done
+
 # the streams: 4 ranks, and the launcher (outer) apart, with no rank
 "$SONDE" report --view regions --group-by rank,process --format csv prof >procs.csv 2>/dev/null
 nr=$(cut -d, -f1 procs.csv | grep -o '^rank=[0-9]*' | sort -u | wc -l)
