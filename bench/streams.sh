@@ -3,12 +3,14 @@
 # peak open descriptors of `sonde report --jobs 1|2|4` and of the MPI-parallel report
 # `mpirun -n 1|2|4 sonde-mpi report`, and whether each printed the same as the first.
 #
-# usage: bench/streams.sh BUILD_DIR      env: N=10000 streams; KIND=real|flat
+# usage: bench/streams.sh BUILD_DIR      env: N=10000 streams; KIND=real|flat|big
 # KIND=real (the default): N streams made by BUILD_DIR/tests/cli/restream from the real
 # streams of two 4-rank MPI jobs (tests' mpi_imbalance and mpi_traffic; each stream its
 # own rank, host and process, its frames moved to other real functions, so the merged
 # profile grows with N); KIND=flat: the tests' generator's small synthetic stream
-# (mkstream flat: two threads, 100 samples, a distinct pid each).
+# (mkstream flat: two threads, 100 samples, a distinct pid each); KIND=big: N (default 8)
+# real streams each replayed (BUILD_DIR/replay) to SAMPLES samples (default 4 000 000),
+# where parsing, not merging, is the work.
 # Peak descriptors: the largest count of /proc/PID/fd over the report's processes (the
 # ranks', for sonde-mpi), polled every 10 ms; peak memory: the largest maximum resident
 # set of one process (getrusage of the children: the report, or the biggest rank).
@@ -17,21 +19,28 @@ set -u
 die() { echo "streams.sh: $*" >&2; exit 1; }
 [ $# -eq 1 ] && [ -d "$1" ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 B=$(cd "$1" && pwd)
-N=${N:-10000}
 KIND=${KIND:-real}
+N=${N:-$([ "$KIND" = big ] && echo 8 || echo 10000)}
+SAMPLES=${SAMPLES:-4000000}
 [ -x "$B/sonde" ] || die "$B/sonde missing"
 OUT=$(mktemp -d /tmp/sonde-streams.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 mkdir "$OUT/s"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
-if [ "$KIND" = real ]; then
+if [ "$KIND" = real ] || [ "$KIND" = big ]; then
 	[ -x "$B/tests/cli/restream" ] && [ -x "$B/mpi_imbalance" ] && [ -x "$B/mpi_traffic" ] ||
 		die "KIND=real needs restream and the MPI test programs (cmake --build $B; libopenmpi-dev)"
 	"$B/sonde" run -o "$OUT/real" -- mpirun -n 4 "$B/mpi_imbalance" 4 200000 4096 >/dev/null 2>&1 &&
 		"$B/sonde" run -o "$OUT/real" -- mpirun -n 4 "$B/mpi_traffic" >/dev/null 2>&1 ||
 		die "the MPI jobs failed"
 	"$B/tests/cli/restream" "$OUT/s" "$N" "$OUT"/real/*.sonde || die "restream failed"
+	if [ "$KIND" = big ]; then
+		[ -x "$B/replay" ] || die "$B/replay missing"
+		for f in "$OUT"/s/*.sonde; do
+			"$B/replay" "$f" "$f.big" "$SAMPLES" >/dev/null && mv "$f.big" "$f" || die "replay failed"
+		done
+	fi
 else
 	for i in $(seq 1 "$N"); do "$B/tests/cli/mkstream" flat "$OUT/s/s$i.sonde" --pid $((100000 + i)) >/dev/null; done
 fi

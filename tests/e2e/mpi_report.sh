@@ -17,7 +17,7 @@ command -v mpirun >/dev/null || skip "mpirun not found (openmpi-bin: .ci/deps in
 [ -x "$B/sonde-mpi" ] || skip "sonde-mpi not built (MPI's C library: libopenmpi-dev)"
 [ -x "$B/mpi_imbalance" ] && [ -x "$B/mpi_traffic" ] || skip "the MPI test programs are not built"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_mpi_yield_when_idle=1
 
 # real streams: an imbalanced job and one of known messages, 4 ranks each
 watched 240 "$SONDE" run -o real -- mpirun -n 4 "$B/mpi_imbalance" 4 200000 4096 >job.out 2>job.err ||

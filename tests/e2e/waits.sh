@@ -8,7 +8,8 @@
 # compute its wall time within 10 % (plus one period at 10 ms), including a
 # 60 ms sleep sonde cannot see before the thread's first sample (it went to
 # the thread's root [off-cpu] for want of a stack; beside a CPU hog, so did
-# compute's wait for a CPU: 80 of 139 ms in CI). Then it reads
+# compute's wait for a CPU: 80 of 139 ms in CI; when a sample comes before compute, in
+# main's pthread_create, the sleep goes under it, and counts as compute's). Then it reads
 # /dev/zero, mostly in the kernel (item 4): that kernel time is under
 # read_zero;read;[kernel] within 10 % of the thread's system time (getrusage,
 # give or take 3 standard errors of its tick-based split),
@@ -41,10 +42,18 @@ p_sys = sys_ms / (sys_ms + usr_ms) if sys_ms + usr_ms > 0 else 0
 split_err = 3 * 4 * (ticks * p_sys * (1 - p_sys)) ** 0.5
 total = {r["function"]: float(r["total_ms"]) for r in csv.DictReader(open(sys.argv[2]))}
 folded = [l.rsplit(" ", 1)[0].split(";") for l in open(sys.argv[3])]
+weight = [float(l.rsplit(" ", 1)[1]) / 1e6 for l in open(sys.argv[3])]
 period = float(sys.argv[4])
+# compute's unseen sleep goes to the last stack sampled before it: none, normally (the
+# first stack then gets it: compute), but a sample can come in main's pthread_create
+# (a signal held while sonde's wrapper blocks them, delivered as it unblocks, more
+# often on a loaded machine): its [off-cpu] there is compute's sleep
+before = sum(w for p, w in zip(folded, weight)
+             if p[-1] == "[off-cpu]" and "main" in p and
+             p[p.index("main") + 1:][:1] in (["pthread_sigmask"], ["pthread_create"]))
 out = []
 for name, want in truth.items():
-    got = total.get(name, 0.0)
+    got = total.get(name, 0.0) + (before if name == "compute" else 0.0)
     tol = 0.10 * want + (period if name == "compute" else 0)
     assert abs(got - want) <= tol, "%s: %.1f ms in the profile, %.1f ms by its own clock" % (name, got, want)
     if name.startswith("wait_"):
