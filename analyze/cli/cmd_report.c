@@ -22,7 +22,7 @@ static const char usage[] =
 	"                    [--format svg|html [-o FILE] [--color-by ATTR]]\n"
 	"                    [--format speedscope|trace [-o FILE]]\n"
 	"                    [--view flat|threads|sources|counters|tree|regions|streams|\n"
-	"                           coverage|processes]\n"
+	"                           coverage|processes|imbalance|mpi|comm]\n"
 	"                    [--view model --region NAME --param NAME[,NAME...] [--fit mean|min]]\n"
 	"                    [--view callers|callees NAME]\n"
 	"                    [--group-by KEY[,KEY...]] [--where FILTER]...\n"

@@ -55,11 +55,23 @@ static int find_lib(char *buf, size_t len)
 	exe[n] = 0;
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", exe);
-	snprintf(buf, len, "%s/libsonde.so", dirname(dir));
-	if (access(buf, R_OK))
-		return sd_error(SD_EXIT_IO, "libsonde.so: not found next to %s (build it, or set "
-				"SONDE_LIB)", exe);
-	return 0;
+	dirname(dir);
+	/* the build tree: beside the CLI; an installation: its library directory,
+	 * relative to the CLI's (cmake/install.cmake) */
+	char rel[PATH_MAX + 64];
+	snprintf(rel, sizeof(rel), "%s/libsonde.so", dir);
+	if (access(rel, R_OK) == 0 && strlen(rel) < len) {
+		snprintf(buf, len, "%s", rel);
+		return 0;
+	}
+	snprintf(rel, sizeof(rel), "%s/" SONDE_REL_PKGLIBDIR "/libsonde.so", dir);
+	char abs2[PATH_MAX];
+	if (realpath(rel, abs2) && access(abs2, R_OK) == 0 && strlen(abs2) < len) {
+		snprintf(buf, len, "%s", abs2);
+		return 0;
+	}
+	return sd_error(SD_EXIT_IO, "libsonde.so: not found next to %s nor in %s/" SONDE_REL_PKGLIBDIR
+			" (build it, install it with cmake --install, or set SONDE_LIB)", exe, dir);
 }
 
 /* Append `s` to the heap string *acc with separator `sep` (NULL acc: start). */
@@ -183,7 +195,7 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			       "SONDE_OUTPUT)\n"
 			       "  -a, --append        add to the streams DIR holds (else an earlier "
 			       "run's move to DIR.old)\n"
-			       "Preloads libsonde.so from next to sonde (or $SONDE_LIB). Exit status: "
+			       "Preloads libsonde.so from next to sonde, or from LIBDIR/sonde of an installation (or $SONDE_LIB). Exit status: "
 			       "CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
 			       usage);
 			return SD_EXIT_OK;

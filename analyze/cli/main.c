@@ -5,6 +5,7 @@
  * sonde's one log sink (common/log.h), set here: util's sd_stderr_sink.
  */
 #include "analyze/cli/cli.h"
+#include "format/format.h"
 
 #include <string.h>
 
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
 		return SD_EXIT_OK;
 	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-		printf("sonde %s\n", SONDE_VERSION_STRING);
+		printf("sonde %s (stream format %d)\n", SONDE_VERSION_STRING, SD_FORMAT_VERSION);
 		return SD_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
