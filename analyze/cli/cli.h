@@ -21,6 +21,12 @@ int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t d
 /* run_mpi.c: whether CMD is an MPI program (linked with an MPI library) or an MPI
  * launcher, or SONDE_MPI=on says so: 1 with a short reason in why, else 0. */
 int sd_run_is_mpi(const char *cmd, char *why, size_t len);
+/* cmd as execvp finds it, into path. 0, or -1. */
+int sd_run_which(const char *cmd, char *path, size_t len);
+/* run_check.c: whether CMD can be profiled at all (LD_PRELOAD reaches it): SD_EXIT_OK
+ * (or CMD not found: the exec says so), or a said error naming why not (a static
+ * executable; set-user-ID, set-group-ID or file capabilities: secure execution). */
+int sd_run_check(const char *cmd);
 int sd_cmd_report(int argc, char **argv);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);

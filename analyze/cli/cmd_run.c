@@ -356,7 +356,7 @@ int sd_cmd_run(int argc, char **argv)
 		goto out;
 	if (sample && (code = check_sample(sample)) != SD_EXIT_OK)
 		goto out;
-	if ((code = find_lib(lib, sizeof(lib))))
+	if ((code = find_lib(lib, sizeof(lib))) || (code = sd_run_check(argv[cmd])))
 		goto out;
 	if (!out) {
 		const char *base = strrchr(argv[cmd], '/');

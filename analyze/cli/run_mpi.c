@@ -21,8 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* cmd as execvp finds it, into path. 0, or -1. */
-static int which(const char *cmd, char *path, size_t len)
+int sd_run_which(const char *cmd, char *path, size_t len)
 {
 	if (strchr(cmd, '/')) {
 		snprintf(path, len, "%s", cmd);
@@ -79,7 +78,7 @@ int sd_run_is_mpi(const char *cmd, char *why, size_t len)
 		return 1;
 	}
 	char path[PATH_MAX];
-	if (which(cmd, path, sizeof path))
+	if (sd_run_which(cmd, path, sizeof path))
 		return 0; /* the exec says why */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

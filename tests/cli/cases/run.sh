@@ -55,4 +55,4 @@ EOF
 	mkdir bin && cp "$SONDE" bin/sonde
 	run bin/sonde run true
 	expect_rc 3 "no libsonde.so"
-	expect_err_line "sonde: libsonde.so: not found next to $T/bin/sonde (build it, or set SONDE_LIB)"
+	expect_err_line "sonde: libsonde.so: not found next to $T/bin/sonde nor in $T/bin/../lib/sonde (build it, install it with cmake --install, or set SONDE_LIB)"
