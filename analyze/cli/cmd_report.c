@@ -15,7 +15,11 @@
  */
 #include "analyze/cli/cli.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 static const char usage[] =
 	"usage: sonde report [--format text|folded|csv|json] [--format pprof -o FILE]\n"
@@ -108,7 +112,7 @@ static int check_output(struct sd_report_opts *o)
 
 /* What goes with what: the rows of the views and formats (output/defs.c), then the
  * model's own options. */
-static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
+static int check_combination(struct sd_report_opts *o)
 {
 	const struct sd_format_def *fd = sd_format_def_of(o->format);
 	int err;
@@ -133,9 +137,41 @@ static int check_combination(const struct sd_cli *c, struct sd_report_opts *o)
 	if (o->nparams > SD_MODEL_MAXPARAMS)
 		return sd_error(SD_EXIT_USAGE, "report: --param: %zu parameters (a model takes at "
 				"most %d)", o->nparams, SD_MODEL_MAXPARAMS);
-	if (!c->npaths)
-		return sd_error(SD_EXIT_USAGE, "report: no PATH given (%s)", c->see);
 	return 0;
+}
+
+/* No PATH: the newest ./sonde-* directory (sonde run's default output; not a DIR.old),
+ * said in one line. SD_EXIT_OK, or said. */
+static int default_path(struct sd_cli *c)
+{
+	static char best[NAME_MAX + 3];
+	struct timespec bt = { 0 };
+	DIR *d = opendir(".");
+	struct dirent *e;
+	int found = 0;
+	while (d && (e = readdir(d))) {
+		struct stat st;
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, "sonde-", 6) || (n > 4 && !strcmp(e->d_name + n - 4, ".old")) ||
+		    stat(e->d_name, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (!found || st.st_mtim.tv_sec > bt.tv_sec ||
+		    (st.st_mtim.tv_sec == bt.tv_sec && st.st_mtim.tv_nsec > bt.tv_nsec)) {
+			snprintf(best, sizeof best, "./%s", e->d_name);
+			bt = st.st_mtim;
+			found = 1;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (!found)
+		return sd_error(SD_EXIT_USAGE, "report: no PATH given, and no ./sonde-* directory here "
+				"(sonde run writes ./sonde-CMD by default; give the streams' files or "
+				"directories; %s)", c->see);
+	c->paths[c->npaths++] = best;
+	sd_msg("sonde: report: reading %s (the newest ./sonde-* directory here; give a PATH to "
+	       "read another)", best);
+	return SD_EXIT_OK;
 }
 
 /* The regions view needs REGION records: say why there are none. */
@@ -162,7 +198,7 @@ int sd_cmd_report(int argc, char **argv)
 	if (code != SD_EXIT_OK || c.help)
 		goto out;
 	o = c.o; /* the options as parsed; resolving fills the rest */
-	if ((code = check_combination(&c, &o)))
+	if ((code = check_combination(&o)) || (!c.npaths && (code = default_path(&c))))
 		goto out;
 	code = sd_cli_load(&c, c.paths, c.npaths, NULL, &p, &filters);
 	if (code == SD_EXIT_OK)

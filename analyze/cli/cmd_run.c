@@ -34,7 +34,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char usage[] = "usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS]";
+#ifndef SONDE_REL_PKGLIBDIR /* an installation's LIBDIR/sonde from its BINDIR (CMake sets it) */
+#define SONDE_REL_PKGLIBDIR "../lib/sonde"
+#endif
+
+static const char usage[] = "usage: sonde run [-e SPEC]... [-F HZ] [-o DIR] -- CMD [ARGS]";
+
+static void help(void)
+{
+	printf("%s\n\n"
+	       "  -e, --sample SPEC   sampling source, e.g. cpu-time@1ms, wall-time@10ms, a PAPI\n"
+	       "                      event NAME@COUNT (repeatable; sets SONDE_SAMPLE; 'sonde\n"
+	       "                      events' lists what works here)\n"
+	       "  -F, --freq HZ       sample CPU time HZ times a CPU-second, as perf record -F\n"
+	       "                      (the same as -e cpu-time@HZhz)\n"
+	       "  -o, --output DIR    where streams go (default ./sonde-<CMD>; sets SONDE_OUTPUT)\n"
+	       "      --append        add to the streams DIR holds (else an earlier run's move\n"
+	       "                      to DIR.old)\n"
+	       "  -h, --help          this text\n\n"
+	       "Preloads libsonde.so from next to sonde, or from LIBDIR/sonde of an installation\n"
+	       "(or $SONDE_LIB). Every variable of docs/ENV.md applies (SONDE_REGIONS,\n"
+	       "SONDE_COUNTERS, ...). A program that LD_PRELOAD cannot reach (static, set-user-ID,\n"
+	       "set-group-ID, file capabilities) is refused before it starts, exit 4. Exit\n"
+	       "status: CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
+	       usage);
+}
 
 /* Absolute path of libsonde.so into buf: 0, or an exit code after a message. */
 static int find_lib(char *buf, size_t len)
@@ -179,26 +203,36 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 		const char *a = argv[i], *val = NULL;
 		int is_e = !strcmp(a, "-e") || !strcmp(a, "--sample");
 		int is_o = !strcmp(a, "-o") || !strcmp(a, "--output");
+		int is_f = !strcmp(a, "-F") || !strcmp(a, "--freq");
 		if (!strcmp(a, "--")) {
 			i++;
 			break;
 		}
-		if (!strcmp(a, "-a") || !strcmp(a, "--append")) {
+		if (!strcmp(a, "--append")) {
 			*keep_old = 1;
 			continue;
 		}
+		if (!strcmp(a, "-a")) /* perf's -a is system-wide: not what this would do */
+			return sd_error(SD_EXIT_USAGE, "run: '-a': no such option (--append adds to "
+					"the streams DIR holds; sonde profiles CMD and its children, "
+					"not the whole system as perf's -a does)");
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("%s\n\n"
-			       "  -e, --sample SPEC   sampling source, e.g. cpu-time@1ms (repeatable; "
-			       "sets SONDE_SAMPLE)\n"
-			       "  -o, --output DIR    where streams go (default ./sonde-<CMD>; sets "
-			       "SONDE_OUTPUT)\n"
-			       "  -a, --append        add to the streams DIR holds (else an earlier "
-			       "run's move to DIR.old)\n"
-			       "Preloads libsonde.so from next to sonde, or from LIBDIR/sonde of an installation (or $SONDE_LIB). Exit status: "
-			       "CMD's (128+N if killed by signal N; 127 if CMD cannot be run).\n",
-			       usage);
+			help();
 			return SD_EXIT_OK;
+		}
+		if (is_f) { /* -F HZ: cpu-time@HZhz, checked as -e is */
+			if (i + 1 >= argc)
+				return sd_error(SD_EXIT_USAGE, "run: option '%s' needs a value (%s)", a,
+						usage);
+			char spec[64], *end;
+			long hz = strtol(argv[++i], &end, 10);
+			if (*end || end == argv[i] || hz < 1 || hz > 100000)
+				return sd_error(SD_EXIT_USAGE, "run: -F '%s': not a frequency in Hz (e.g. "
+						"-F 999; from 1 to 100000)", argv[i]);
+			snprintf(spec, sizeof spec, "cpu-time@%ldhz", hz);
+			if (append(sample, ",", spec))
+				return -ENOMEM;
+			continue;
 		}
 		if (is_e || is_o) {
 			if (i + 1 >= argc)
@@ -215,8 +249,8 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			val = a + 2;
 		} else if (a[0] == '-' && a[1]) {
 			static const char *const known[] = { "--sample", "--output", "--help",
-							     "--append" };
-			const char *near = sd_nearest(a, known, 4, sizeof(*known));
+							     "--append", "--freq" };
+			const char *near = sd_nearest(a, known, 5, sizeof(*known));
 			if (near)
 				return sd_error(SD_EXIT_USAGE, "run: unknown option '%s' (did you mean "
 						"'%s'? %s)", a, near, usage);

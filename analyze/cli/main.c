@@ -31,7 +31,7 @@ static const struct {
 
 static void help(FILE *out)
 {
-	fputs("usage: sonde COMMAND [ARGS]\n\ncommands:\n", out);
+	fputs("usage: sonde COMMAND [ARGS]\n       sonde help COMMAND\n\ncommands:\n", out);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  sonde %-6s %-36s %s\n", commands[i].name, commands[i].args,
 			commands[i].summary);
@@ -54,6 +54,14 @@ int main(int argc, char **argv)
 	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		if (argc > 2 && !strcmp(cmd, "help")) { /* sonde help CMD: sonde CMD --help */
+			char *sub_argv[] = { argv[2], "--help", NULL };
+			for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+				if (!strcmp(argv[2], commands[i].name))
+					return sd_exit_code(commands[i].fn(2, sub_argv), commands[i].name);
+			return sd_exit_code(sd_error(SD_EXIT_USAGE, "help: %s: no such command (see "
+						     "'sonde --help')", argv[2]), "help");
+		}
 		help(stdout);
 		return SD_EXIT_OK;
 	}

@@ -31,4 +31,4 @@
 	expect_err_line "sonde: diff: unknown option '--absolut' (did you mean '--absolute'? see 'sonde diff --help')"
 	run "$SONDE" run --smaple cpu-time@1ms -- true
 	expect_rc 2 "run option typo"
-	expect_err_line "sonde: run: unknown option '--smaple' (did you mean '--sample'? usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS])"
+	expect_err_line "sonde: run: unknown option '--smaple' (did you mean '--sample'? usage: sonde run [-e SPEC]... [-F HZ] [-o DIR] -- CMD [ARGS])"

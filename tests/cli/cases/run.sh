@@ -2,7 +2,7 @@
 	unset SONDE_OUTPUT SONDE_SAMPLE SONDE_LIB
 	run "$SONDE" run -x true
 	expect_rc 2 "unknown run option"
-	expect_err_line "sonde: run: unknown option '-x' (usage: sonde run [-e SPEC]... [-o DIR] -- CMD [ARGS])"
+	expect_err_line "sonde: run: unknown option '-x' (usage: sonde run [-e SPEC]... [-F HZ] [-o DIR] -- CMD [ARGS])"
 	run "$SONDE" run -e
 	expect_rc 2 "missing value"
 	# a spec the runtime would refuse is refused before the program starts, in its words

@@ -38,7 +38,7 @@ sonde: profile written to p (sonde report p)
 EOF2
 	[ "$(ls p | wc -l)" -eq 2 ] && [ "$(ls p.old | tr '\n' ' ')" = "notes.txt $second " ] ||
 		fail "--append: p holds $(ls p | tr '\n' ' ') (was $before), p.old $(ls p.old | tr '\n' ' ')"
-	run "$SONDE" run -a -o p -- sh -c ': >"$SONDE_OUTPUT/sh.'"$host"'.$$.sonde"'
+	run "$SONDE" run --append -o p -- sh -c ': >"$SONDE_OUTPUT/sh.'"$host"'.$$.sonde"'
 	[ "$(ls p | wc -l)" -eq 3 ] || fail "-a: p holds $(ls p | tr '\n' ' ')"
 	rm -f p/*.sonde
 	mkrun p 2>/dev/null
