@@ -307,7 +307,7 @@ static int print(FILE *out, const struct side *sd, const struct table *t, size_t
 /* --format svg draws B's call paths, all of them; -o goes with it only. */
 static int check_svg(const struct sd_cli *c)
 {
-	if (c->o.output && c->o.format != SD_FMT_SVG)
+	if (c->o.output && strcmp(c->o.output, "-") && c->o.format != SD_FMT_SVG)
 		return sd_error(SD_EXIT_USAGE, "diff: -o FILE: only --format svg writes a file (add "
 				"--format svg, or leave -o out)");
 	if (c->o.format == SD_FMT_SVG && (c->o.ngroup || c->o.top))
@@ -346,10 +346,12 @@ int sd_cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (c.o.format == SD_FMT_SVG) {
+		/* -o -: standard output, as without -o */
+		const char *out_file = c.o.output && strcmp(c.o.output, "-") ? c.o.output : NULL;
 		int err = sd_out_svg_diff(&sd[0].p, &sd[0].o, sd[0].path, &sd[1].p, &sd[1].o,
-					  sd[1].path, c.absolute, c.o.output);
+					  sd[1].path, c.absolute, out_file);
 		code = err;
-		if (!err && !c.o.output && (fflush(stdout) || ferror(stdout)))
+		if (!err && !out_file && (fflush(stdout) || ferror(stdout)))
 			code = sd_error(SD_EXIT_IO, "diff: stdout: %s", strerror(errno));
 		goto out;
 	}

@@ -86,6 +86,9 @@ static int check_output(struct sd_report_opts *o)
 {
 	static const char *const builtin[] = { "function", "thread", "process", "source", "file",
 					       "line", "rank", "host", NULL };
+	/* -o -: standard output, as without -o; pprof (always a file) writes its bytes there */
+	if (o->output && !strcmp(o->output, "-") && sd_format_def_of(o->format)->file != SD_FILE_MUST)
+		o->output = NULL;
 	if (o->output && sd_format_def_of(o->format)->file == SD_FILE_NO) {
 		size_t n = 0, k = 0;
 		char list[256] = "";

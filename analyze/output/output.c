@@ -18,7 +18,7 @@
  * outfile.c; the line on stdout when written). Returns err. */
 static int pprof_said(const char *path, int err)
 {
-	if (err == 0)
+	if (err == 0 && strcmp(path, "-")) /* -o -: the bytes are on stdout, nothing else */
 		printf("sonde: pprof profile written to %s (go tool pprof -top %s)\n", path, path);
 	return err;
 }

@@ -192,6 +192,10 @@ int sd_outfile_open(struct sd_outfile *of, const char *path)
 {
 	uid_t me = geteuid();
 	*of = (struct sd_outfile){ .path = path, .dirfd = -1 };
+	if (!strcmp(path, "-")) { /* standard output (-o -): nothing to make or rename */
+		int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		return fd >= 0 ? fd : said_errno("standard output", errno);
+	}
 	char dir[4096];
 	int r = split_path(of, path, dir, sizeof dir);
 	if (r)

@@ -40,3 +40,23 @@
 	expect_err_line "sonde: report: reading ./sonde-new (the newest ./sonde-* directory here; give a PATH to read another)"
 	grep -q ',22,' "$T/out" && ! grep -q ',11,\|,33,' "$T/out" || fail "report without PATH read: $(cat "$T/out")"
 	cd .. || fail "cd"
+	# -o -: standard output (before: a file named '-'); pprof's bytes there, nothing else
+	mk flat o.sonde
+	run "$SONDE" report --format pprof -o - o.sonde
+	expect_rc 0 "pprof -o -"
+	[ ! -e ./- ] || fail "-o - made a file named '-'"
+	[ "$(head -c 2 "$T/out" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "pprof -o -: not gzip bytes on stdout"
+	if command -v go >/dev/null; then
+		cp "$T/out" o.pb.gz
+		go tool pprof -top o.pb.gz 2>/dev/null | grep -q mk_beta || fail "go tool pprof cannot read pprof -o -"
+	fi
+	run "$SONDE" report --format html -o - o.sonde
+	expect_rc 0 "html -o -"
+	head -1 "$T/out" | grep -q '^<!DOCTYPE html>' || fail "html -o -: $(head -2 "$T/out")"
+	[ ! -s "$T/err" ] && [ ! -e ./- ] || fail "html -o -: $(cat "$T/err")"
+	run "$SONDE" report -o - o.sonde
+	expect_rc 0 "text -o -"
+	# the names other tools give formats
+	run "$SONDE" report --format flamegraph o.sonde
+	expect_rc 2 "flamegraph"
+	expect_err_line "sonde: report: --format: unknown value 'flamegraph' (--format svg makes an interactive flame graph; see 'sonde report --help')"
