@@ -132,6 +132,7 @@ void sd_sym_free(struct sd_symbolizer *sy)
 			close(f->fd);
 		free(f->path);
 		free(f->syms);
+		free(f->plt_names);
 		free(f->maxend);
 		sd_symcache_free(f->cache);
 		free(f->cache_name);

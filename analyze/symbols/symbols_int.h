@@ -31,6 +31,7 @@ struct symfile {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct fsym *syms; size_t nsyms;
+	char *plt_names;             /* the names of its PLT entries' symbols (func@plt) */
 	uint64_t *maxend;            /* maxend[i]: max addr + size of syms[0..i] */
 	struct sd_symcache *cache;   /* raw locations, never NULL once registered */
 	char *cache_name;            /* its file in the cache directory; NULL: not kept */

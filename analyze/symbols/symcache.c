@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 1 };
+enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 2 /* 2: PLT entries named func@plt */ };
 
 struct dhdr {
 	char magic[8];              /* "SONDESYM" */

@@ -184,6 +184,76 @@ static int bind_rank(const GElf_Sym *s)
 	}
 }
 
+/* ---- PLT entries: func@plt, as perf names them ---------------------------------------- */
+
+/* The section of elf named name (NULL: none), its header in *sh. */
+static Elf_Scn *section(Elf *elf, size_t shstr, const char *name, GElf_Shdr *sh)
+{
+	for (Elf_Scn *s = elf_nextscn(elf, NULL); s; s = elf_nextscn(elf, s)) {
+		const char *n = gelf_getshdr(s, sh) ? elf_strptr(elf, shstr, sh->sh_name) : NULL;
+		if (n && !strcmp(n, name))
+			return s;
+	}
+	return NULL;
+}
+
+/* PLT symbols of f (x86-64, aarch64): entry k of .plt.sec (16 bytes), or entry k of .plt
+ * after its header (16 bytes on x86-64, 32 on aarch64), calls the function of .rela.plt's
+ * k-th relocation: a symbol NAME@plt of the entry's size each. Appended to *syms (grown);
+ * how many, 0 when there are none or on ENOMEM (the entries keep the nearest name). */
+static size_t plt_syms(struct symfile *f, struct fsym **syms, size_t n)
+{
+	GElf_Addr bias;
+	GElf_Shdr rsh, dsh, psh, ssh, ehs;
+	size_t shstr, total = 0, used = 0;
+	Elf *elf = dwfl_module_getelf(f->mod, &bias);
+	GElf_Ehdr eh;
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstr))
+		return 0;
+	size_t head = eh.e_machine == EM_X86_64 ? 16 : eh.e_machine == EM_AARCH64 ? 32 : 0;
+	Elf_Scn *rs = section(elf, shstr, ".rela.plt", &rsh);
+	Elf_Scn *ds = rs ? elf_getscn(elf, rsh.sh_link) : NULL;
+	Elf_Scn *ps = section(elf, shstr, ".plt.sec", &ssh);
+	int sec = ps != NULL;
+	if (!ps)
+		ps = section(elf, shstr, ".plt", &ssh);
+	psh = ssh;
+	Elf_Data *rd = rs ? elf_getdata(rs, NULL) : NULL, *dd = ds ? elf_getdata(ds, NULL) : NULL;
+	if (!head || !ps || !rd || !dd || !gelf_getshdr(ds, &dsh) || !rsh.sh_entsize ||
+	    !gelf_getshdr(elf_getscn(elf, dsh.sh_link), &ehs))
+		return 0;
+	size_t nrel = rsh.sh_size / rsh.sh_entsize, first = sec ? 0 : head;
+	if (psh.sh_size <= first || nrel > (psh.sh_size - first) / 16)
+		nrel = psh.sh_size > first ? (psh.sh_size - first) / 16 : 0;
+	for (size_t k = 0; k < nrel; k++) {
+		GElf_Rela r;
+		GElf_Sym s;
+		const char *name = gelf_getrela(rd, (int)k, &r) &&
+				   gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s)
+				   ? elf_strptr(elf, dsh.sh_link, s.st_name) : NULL;
+		total += name ? strlen(name) + 5 : 0;
+	}
+	struct fsym *g = nrel ? realloc(*syms, (n + nrel) * sizeof(*g)) : NULL;
+	if (g)
+		*syms = g;
+	if (!g || !(f->plt_names = malloc(total + 1)))
+		return 0;
+	size_t m = 0;
+	for (size_t k = 0; k < nrel; k++) {
+		GElf_Rela r;
+		GElf_Sym s;
+		const char *name = gelf_getrela(rd, (int)k, &r) &&
+				   gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &s)
+				   ? elf_strptr(elf, dsh.sh_link, s.st_name) : NULL;
+		if (!name || !name[0] || used + strlen(name) + 5 > total)
+			continue;
+		char *p = f->plt_names + used;
+		used += (size_t)sprintf(p, "%s@plt", name) + 1;
+		g[n + m++] = (struct fsym){ psh.sh_addr + bias + first + 16 * k, 16, p, 3u << 24 };
+	}
+	return m;
+}
+
 /* Read f's symbols into the sorted table: 1 if it has a defined function symbol, 0 if
  * not (stripped), -ENOMEM. */
 static int load_symtab(struct symfile *f)
@@ -210,6 +280,7 @@ static int load_symtab(struct symfile *f)
 		f->syms[n++] = (struct fsym){ sym.st_value, sym.st_size, name,
 			(uint32_t)bind_rank(&sym) << 24 | (uint32_t)(0xffffff - (i & 0xffffff)) };
 	}
+	n += plt_syms(f, &f->syms, n);
 	f->nsyms = n;
 	if (!n)
 		return funcs;
@@ -489,9 +560,10 @@ void sd_symfile_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l,
 	int line = 0;
 
 	l->sym = symtab_name(f, addr);
-	/* drop the symbol version ("memcpy@@GLIBC_2.14"): one function, one row */
+	/* drop the symbol version ("memcpy@@GLIBC_2.14"): one function, one row; a PLT
+	 * entry's "@plt" (plt_syms) stays */
 	const char *at = l->sym ? strchr(l->sym, '@') : NULL;
-	if (at && at > l->sym) {
+	if (at && at > l->sym && strcmp(at, "@plt")) {
 		snprintf(symbuf, symlen, "%.*s", (int)(at - l->sym), l->sym);
 		l->sym = symbuf;
 	}
