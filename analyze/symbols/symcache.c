@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 2 /* 2: PLT entries named func@plt */ };
+enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 3 /* 2: PLT entries named func@plt; 3: scoped names of DIEs without a linkage name */ };
 
 struct dhdr {
 	char magic[8];              /* "SONDESYM" */

@@ -538,7 +538,64 @@ void sd_sym_save_caches(struct sd_symbolizer *sy)
 	}
 }
 
-/* Name of a subprogram or inlined-subroutine DIE: linkage name, else DW_AT_name. */
+/* Names made by qualified() for the address being resolved: they live until the next
+ * sd_symfile_resolve (the cache copies them first). The merging thread only. */
+static char qarena[8192];
+static size_t qused;
+
+/* The declaration d stands for (through DW_AT_abstract_origin and DW_AT_specification). */
+static Dwarf_Die declaration(Dwarf_Die *d)
+{
+	Dwarf_Die decl = *d, next;
+	Dwarf_Attribute a;
+	for (int k = 0; k < 8; k++) {
+		if ((dwarf_attr(&decl, DW_AT_abstract_origin, &a) ||
+		     dwarf_attr(&decl, DW_AT_specification, &a)) && dwarf_formref_die(&a, &next))
+			decl = next;
+		else
+			break;
+	}
+	return decl;
+}
+
+/* plain (a DIE's DW_AT_name, for want of a linkage name) qualified by the scopes that
+ * declare it: a namespace, a class, a function (a lambda's operator(), inlined, has no
+ * linkage name: alpha::{lambda:5}::operator(), not operator(), so that the lambdas of
+ * two functions stay two). plain itself when nothing encloses it (C). */
+static const char *qualified(Dwarf_Die *d, const char *plain)
+{
+	Dwarf_Die decl = declaration(d), *sc = NULL;
+	int n = dwarf_getscopes_die(&decl, &sc);
+	char buf[1024];
+	size_t len = 0;
+	for (int i = n - 1; i >= 1 && len < sizeof buf - 64; i--) {
+		int tag = dwarf_tag(&sc[i]);
+		const char *name = dwarf_diename(&sc[i]);
+		Dwarf_Word line = 0;
+		Dwarf_Attribute a;
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+		    tag != DW_TAG_union_type && tag != DW_TAG_subprogram)
+			continue;
+		dwarf_formudata(dwarf_attr(&sc[i], DW_AT_decl_line, &a), &line);
+		if (name)
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s::", name);
+		else if (tag == DW_TAG_namespace)
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "(anonymous namespace)::");
+		else
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "{%s:%llu}::",
+						!strcmp(plain, "operator()") ? "lambda" : "unnamed",
+						(unsigned long long)line);
+	}
+	free(sc);
+	if (!len || len >= sizeof buf - 64 || qused + len + strlen(plain) + 1 > sizeof qarena)
+		return plain;
+	char *q = qarena + qused;
+	qused += (size_t)snprintf(q, sizeof qarena - qused, "%.*s%s", (int)len, buf, plain) + 1;
+	return q;
+}
+
+/* Name of a subprogram or inlined-subroutine DIE: linkage name, else DW_AT_name qualified
+ * by its scopes. */
 static const char *die_name(Dwarf_Die *d)
 {
 	Dwarf_Attribute a;
@@ -546,7 +603,10 @@ static const char *die_name(Dwarf_Die *d)
 
 	if (!n)
 		n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a));
-	return n ? n : dwarf_diename(d);
+	if (n)
+		return n;
+	n = dwarf_diename(d);
+	return n ? qualified(d, n) : NULL;
 }
 
 /* Up to this many inlined frames per address are kept (the outermost ones dropped). */
@@ -559,6 +619,7 @@ void sd_symfile_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l,
 	Dwarf_Die *scopes = NULL;
 	int line = 0;
 
+	qused = 0;
 	l->sym = symtab_name(f, addr);
 	/* drop the symbol version ("memcpy@@GLIBC_2.14"): one function, one row; a PLT
 	 * entry's "@plt" (plt_syms) stays */

@@ -1,10 +1,26 @@
-# plt.sh - samples in a PLT entry are named FUNC@plt, as perf names them (issue 22 item
-# 7; before: _init, the nearest symbol below .plt): a loop calling labs() through the
+# plt.sh - names perf users expect (issue 22 item 7). Samples in a PLT entry are named
+# FUNC@plt, as perf names them (before: _init, the nearest symbol below .plt): a loop
+# calling labs() through the
 # PLT (pltcall) and through .plt.sec (pltcall_ibt, -fcf-protection=full), each read
-# from its ELF file's sections (.rela.plt's relocations, in entry order).
-CASES="plt pltsec"
+# from its ELF file's sections (.rela.plt's relocations, in entry order); and lambdas
+# inlined into a template, each named by its scopes (lambdas).
+CASES="plt pltsec lambdas"
 . "$(dirname "$0")/lib.sh"
 case=${2:?usage: plt.sh BUILD_DIR CASE}
+if [ "$case" = lambdas ]; then
+	# two lambdas inlined into run<>: two functions, named by their scopes (before: one
+	# "operator()" with all the samples)
+	[ -x "$B/lambdas" ] || skip "lambdas not built (no C++ compiler)"
+	profile p "$B/lambdas" || fail "run: $(cat p.err)"
+	"$SONDE" report --format csv p >flat.csv 2>/dev/null || fail "report"
+	a=$(awk -F, '$1 ~ /^alpha::\{lambda:[0-9]+\}::operator\(\)$/ { print $2 }' flat.csv)
+	b=$(awk -F, '$1 ~ /^beta::\{lambda:[0-9]+\}::operator\(\)$/ { print $2 }' flat.csv)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 0 ] && [ "$b" -gt 0 ] ||
+		fail "the lambdas of alpha and beta: $(head -6 flat.csv)"
+	grep -q '^operator(),' flat.csv && fail "a bare operator() row: $(head -6 flat.csv)"
+	pass "lambdas: alpha's $a samples, beta's $b"
+	exit 0
+fi
 PROG=$B/pltcall
 [ "$case" = pltsec ] && PROG=$B/pltcall_ibt
 [ -x "$PROG" ] || skip "$PROG not built"
