@@ -219,22 +219,12 @@ static const void *parse_row(const struct sd_cli *c, const char *opt, const char
 		if (name && !strcmp(val, name))
 			return (const char *)rows + i * stride;
 	}
-	/* names other tools give these formats */
-	static const char *const alias[][3] = {
-		{ "flamegraph", "svg", "an interactive flame graph" },
-		{ "flame", "svg", "an interactive flame graph" },
-		{ "collapsed", "folded", "one line per call path, as stackcollapse writes" },
-		{ "proto", "pprof", "a profile.proto file" },
-		{ "pb", "pprof", "a profile.proto file" },
-		{ "chrome", "trace", "a Chrome JSON trace" },
-		{ "perfetto", "trace", "a Chrome JSON trace Perfetto opens" },
-	};
-	for (size_t i = 0; !strcmp(opt, "--format") && i < sizeof alias / sizeof alias[0]; i++)
-		if (!strcmp(val, alias[i][0])) {
-			sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (--format %s makes %s; %s)",
-				 c->cmd, opt, val, alias[i][1], alias[i][2], c->see);
-			return NULL;
-		}
+	const char *to, *what; /* a name other tools give a format */
+	if (!strcmp(opt, "--format") && sd_format_alias(val, &to, &what)) {
+		sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (--format %s makes %s; %s)",
+			 c->cmd, opt, val, to, what, c->see);
+		return NULL;
+	}
 	const char *near = sd_nearest(val, rows, n, stride);
 	if (near)
 		sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (did you mean '%s'? %s)", c->cmd,

@@ -65,6 +65,26 @@ const struct sd_view_def sd_view_defs[] = {
 };
 const size_t sd_nview_defs = sizeof sd_view_defs / sizeof sd_view_defs[0];
 
+int sd_format_alias(const char *name, const char **to, const char **what)
+{
+	static const char *const alias[][3] = {
+		{ "flamegraph", "svg", "an interactive flame graph" },
+		{ "flame", "svg", "an interactive flame graph" },
+		{ "collapsed", "folded", "one line per call path, as stackcollapse writes" },
+		{ "proto", "pprof", "a profile.proto file" },
+		{ "pb", "pprof", "a profile.proto file" },
+		{ "chrome", "trace", "a Chrome JSON trace" },
+		{ "perfetto", "trace", "a Chrome JSON trace Perfetto opens" },
+	};
+	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+		if (!strcmp(name, alias[i][0])) {
+			*to = alias[i][1];
+			*what = alias[i][2];
+			return 1;
+		}
+	return 0;
+}
+
 const struct sd_format_def sd_format_defs[] = {
 	{ "text", SD_FMT_TEXT, SD_FILE_NO, 1, SD_TAKES_ALL, 0, NULL, "aligned columns (the default)" },
 	{ "folded", SD_FMT_FOLDED, SD_FILE_NO, 0, OTHERS, 0,

@@ -58,6 +58,9 @@ struct sd_format_def {
 };
 extern const struct sd_view_def sd_view_defs[];
 extern const size_t sd_nview_defs;
+/* A name other tools give a format (flamegraph, proto, chrome, ...): 1 with sonde's format
+ * and what it makes, else 0. */
+int sd_format_alias(const char *name, const char **to, const char **what);
 extern const struct sd_format_def sd_format_defs[];
 extern const size_t sd_nformat_defs;
 const struct sd_view_def *sd_view_def_of(enum sd_view id);
