@@ -219,13 +219,11 @@ static const void *parse_row(const struct sd_cli *c, const char *opt, const char
 		if (name && !strcmp(val, name))
 			return (const char *)rows + i * stride;
 	}
-	const char *to, *what; /* a name other tools give a format */
-	if (!strcmp(opt, "--format") && sd_format_alias(val, &to, &what)) {
-		sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (--format %s makes %s; %s)",
-			 c->cmd, opt, val, to, what, c->see);
-		return NULL;
-	}
-	const char *near = sd_nearest(val, rows, n, stride);
+	const char *to, *what, *near; /* to: sonde's name for a name other tools give a format */
+	if (!strcmp(opt, "--format") && sd_format_alias(val, &to, &what))
+		return sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (--format %s makes %s; %s)",
+				c->cmd, opt, val, to, what, c->see), NULL;
+	near = sd_nearest(val, rows, n, stride);
 	if (near)
 		sd_error(SD_EXIT_USAGE, "%s: %s: unknown value '%s' (did you mean '%s'? %s)", c->cmd,
 			 opt, val, near, c->see);
