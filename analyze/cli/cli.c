@@ -409,6 +409,7 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		 * a counter resolved once the streams are loaded */
 		c->o.weight = !strcmp(val, "weight") || !strcmp(val, "time");
 		c->o.samples = !strcmp(val, "samples");
+		c->o.metric_given = 1;
 		c->o.counter = c->o.weight || c->o.samples || !strcmp(val, "periods") ? NULL : val;
 		return 0;
 	case O_SOURCE:

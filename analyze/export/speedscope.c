@@ -9,12 +9,17 @@
  * group-by view makes its rows), heaviest first. Its samples are the call paths of the
  * counted samples, outermost frame first, in time order (the run's clock: every stream's
  * time from its HEADER clock), so speedscope's time-order view is the thread's history
- * with idle time left out; its weights are the report's metric per sample: 1 (unit
- * "none") for samples, weight x period for --metric weight (unit "nanoseconds", or
+ * with idle time left out; its weights are the report's metric per sample (without
+ * --metric, time in "nanoseconds" when every source counted is in ns, as speedscope shows
+ * best; else periods): 1 (unit "none") for samples, weight x period for --metric weight
+ * or time (unit "nanoseconds", or
  * "none" for a source counting events), the sum of the counter's deltas for --metric
  * COUNTER ("none"), THREAD_END deltas being one more sample at the thread's end with the
  * path [thread end] (as in the flat view). Samples of weight 0 are left out: speedscope
  * ignores them.
+ *
+ * The file opens on the profile of the largest total (activeProfileIndex, after the
+ * profiles: the busiest thread, not the first one read).
  *
  * Frames are shared by all profiles, one per function, named as the flat view names it
  * (`display`), with the file of the function where the symbolizer knows it (the first
@@ -37,6 +42,8 @@ struct ss {
 	size_t nframes;
 	uint32_t *path; size_t cappath;
 	size_t nprofiles;
+	size_t busiest;             /* the profile of the largest total: the one it opens on */
+	double most;
 };
 
 /* One sample's path as frame indices, root first. */
@@ -71,6 +78,8 @@ static int put_profile(struct ss *s, const char *name, const size_t *idx, size_t
 		total += sd_tl_value(s->p, s->o, &tl->samples[idx[i]]);
 	if (!(total > 0))
 		return 0;
+	if (total > s->most)
+		s->most = total, s->busiest = s->nprofiles;
 	fputs(s->nprofiles++ ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":",
 	      s->out);
 	sd_json_str(s->out, name, strlen(name));
@@ -115,7 +124,7 @@ static void put_frames(struct ss *s)
 		}
 		putc('}', s->out);
 	}
-	fputs("]}}\n", s->out);
+	fprintf(s->out, "]},\n\"activeProfileIndex\":%zu}\n", s->busiest);
 }
 
 /* One profile per thread: samples sorted by thread, then time. */
@@ -248,9 +257,28 @@ out:
 	return err;
 }
 
-int sd_tl_speedscope(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o)
+/* The metric asked for, but time where the default (periods) counts time: every source
+ * counted is in ns (cpu-time, wall-time), so a period is a duration and the weights are
+ * nanoseconds, as speedscope shows them best. */
+static struct sd_report_opts time_metric(const struct sd_profile *p, const struct sd_report_opts *o)
+{
+	struct sd_report_opts t = *o;
+	int timed = p->nsources > 0;
+	for (size_t i = 0; i < p->nsources; i++)
+		if (p->sources[i].samples && (!p->sources[i].unit || strcmp(p->sources[i].unit, "ns")))
+			timed = 0;
+	if (!o->metric_given && timed) {
+		t.weight = 1;
+		t.weight_unit = NULL;
+	}
+	return t;
+}
+
+int sd_tl_speedscope(FILE *out, const struct sd_profile *p, const struct sd_report_opts *o0)
 {
 	size_t nf = sd_sym_nfuncs(p->sym) + 1;
+	struct sd_report_opts ot = time_metric(p, o0);
+	const struct sd_report_opts *o = &ot;
 	struct ss s = { .out = out, .p = p, .o = o, .frame_of = calloc(nf, sizeof(uint32_t)),
 			.frames = calloc(nf, sizeof(uint32_t)) };
 	int err = -ENOMEM;
@@ -259,7 +287,7 @@ int sd_tl_speedscope(FILE *out, const struct sd_profile *p, const struct sd_repo
 		goto out;
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"exporter\":\"sonde report --format speedscope\",\"name\":\"sonde report\","
-	      "\"activeProfileIndex\":0,\"profiles\":[", out);
+	      "\"profiles\":[", out);
 	err = o->ngroup ? by_group(&s) : by_thread(&s);
 	if (err)
 		goto out;

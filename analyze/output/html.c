@@ -177,15 +177,47 @@ static int capture(struct sd_profile *p, const struct sd_report_opts *o, char **
 static int sec_flame(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 static int sec_tables(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
 
+/* The page's name: the program whose streams hold the most samples (a shell or a launcher
+ * that started it has fewer), and how many other programs the streams hold. */
+static const char *page_name(const struct sd_profile *p, size_t *others)
+{
+	struct sd_strmap map = { 0 };
+	uint64_t *sum = calloc(p->nsinfo + 1, sizeof(*sum));
+	const char *best = p->nsinfo && p->sinfo[0].name ? p->sinfo[0].name : "?";
+	size_t n = 0;
+	uint64_t most = 0;
+	for (size_t i = 0; sum && i < p->nsinfo; i++) {
+		const char *name = p->sinfo[i].name ? p->sinfo[i].name : "?";
+		uint32_t k;
+		if (!sd_strmap_get(&map, name, strlen(name), &k)) {
+			if (sd_strmap_put(&map, name, strlen(name), (uint32_t)n))
+				break; /* no memory: the first stream's name */
+			k = (uint32_t)n++;
+		}
+		sum[k] += p->sinfo[i].samples;
+		if (sum[k] > most || (i == 0 && !most))
+			best = name, most = sum[k];
+	}
+	*others = n ? n - 1 : 0;
+	sd_strmap_fini(&map);
+	free(sum);
+	return best;
+}
+
 static void page_head(FILE *out, const struct sd_profile *p)
 {
-	const char *name = p->nsinfo ? p->sinfo[0].name : "?";
+	size_t others;
+	const char *name = page_name(p, &others);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>sonde: ",
 	      out);
 	escs(out, name);
+	if (others)
+		fprintf(out, " and %zu more", others);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>sonde report: ",
 		page_css);
 	escs(out, name);
+	if (others)
+		fprintf(out, " <small>and %zu other program%s</small>", others, others == 1 ? "" : "s");
 	fputs("</h1>\n<nav><a href=\"#run\">run</a><a href=\"#flame\">flame graph</a>"
 	      "<a href=\"#functions\">functions</a><a href=\"#threads\">threads</a>", out);
 	if (p->region_records || p->region_stats)

@@ -60,6 +60,7 @@ struct sd_report_opts {
 				     * samples or counter the metric is the periods (the sum
 				     * of the samples' weights) */
 	const char *counter;        /* --metric COUNTER: a counter name or group, else NULL */
+	int metric_given;           /* --metric given (speedscope: time by default, else it) */
 	/* set by sd_metric_resolve() once the streams are loaded: */
 	const char *weight_unit;    /* --metric weight: NULL = ns (shown as ms), else the unit */
 	uint32_t *cids; size_t ncids; /* --metric COUNTER: the counters it sums (owned) */

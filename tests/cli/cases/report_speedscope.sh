@@ -50,9 +50,16 @@ EOF
 		csv "$f" "$@" >want.csv
 		[ -s want.csv ] && cmp -s got.csv want.csv || fail "speedscope $* $f: $(tr '\n' ' ' <got.csv) against sonde's csv $(tr '\n' ' ' <want.csv)"
 	}
-	same t.sonde n
+	same t.sonde n --metric periods
 	same t.sonde ms --metric weight
-	same c.sonde n
+	same c.sonde n --metric periods
+	# without --metric: time where every source counted is time (issue 22 item 11)
+	"$SONDE" report --format speedscope t.sonde >d.json 2>/dev/null &&
+		"$SONDE" report --format speedscope --metric time t.sonde >dt.json 2>/dev/null &&
+		cmp -s d.json dt.json || fail "speedscope without --metric is not --metric time"
+	"$SONDE" report --format speedscope p.sonde >dp.json 2>/dev/null &&
+		"$SONDE" report --format speedscope --metric periods p.sonde >dpp.json 2>/dev/null &&
+		cmp -s dp.json dpp.json || fail "speedscope of a PAPI source without --metric is not periods"
 	# a counter is not offered by call path (cli.c, sd_cli_counter_by_code)
 	"$SONDE" report --format speedscope --metric page-faults t.sonde >ss.json 2>ss.err &&
 		fail "speedscope with a counter metric: $(head -c 200 ss.json)"
@@ -60,8 +67,8 @@ EOF
 		fail "speedscope with a counter metric: $(cat ss.err)"
 	same c.sonde ms --metric time --source cpu-time
 	same p.sonde n --metric weight
-	same t.sonde n --where thread=worker --source wall-time
-	same t.sonde n --where 'function~beta'
+	same t.sonde n --where thread=worker --source wall-time --metric periods
+	same t.sonde n --where 'function~beta' --metric periods
 	# the shape: per thread, root first, in time order, units, files of the frames
 	run "$SONDE" report --format speedscope t.sonde
 	expect_rc 0 "speedscope"
@@ -73,14 +80,14 @@ EOF
 import json, sys
 g = json.load(open(sys.argv[1]))
 P = g["profiles"]
-assert [p[:3] for p in P] == [["mkstream[4242] main (tid 4242)", "none", 8]], [p[:3] for p in P]
+assert [p[:3] for p in P] == [["mkstream[4242] main (tid 4242)", "nanoseconds", 8000000]], [p[:3] for p in P]
 A, B, G = ["mk_main", "mk_alpha"], ["mk_main", "mk_alpha", "mk_beta"], ["mk_main", "mk_gamma"]
 assert P[0][3] == [A, A, A, B, B, G, G, G], P[0][3]
 assert g["files"] == ["mk_alpha mkstream.c", "mk_beta mkstream.c", "mk_gamma mkstream.c", "mk_main mkstream.c"], g["files"]
 EOF
 	"$SONDE" report --format speedscope --source wall-time t.sonde >ww.json 2>/dev/null || fail "speedscope --source wall-time"
 	python3 check.py ww.json shape >gotw.json || fail "speedscope shape (wall-time)"
-	python3 -c 'import json,sys; P=json.load(open(sys.argv[1]))["profiles"]; B=["mk_main","mk_alpha","mk_beta"]; sys.exit(not ([p[:3] for p in P] == [["mkstream[4242] worker (tid 4243)", "none", 4]] and P[0][3] == [B] * 4))' gotw.json ||
+	python3 -c 'import json,sys; P=json.load(open(sys.argv[1]))["profiles"]; B=["mk_main","mk_alpha","mk_beta"]; sys.exit(not ([p[:3] for p in P] == [["mkstream[4242] worker (tid 4243)", "nanoseconds", 40000000]] and P[0][3] == [B] * 4))' gotw.json ||
 		fail "speedscope --source wall-time: $(cat gotw.json)"
 	"$SONDE" report --format speedscope --metric weight t.sonde >w.json 2>/dev/null || fail "speedscope --metric weight"
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u=[(p["unit"],p["endValue"]) for p in d["profiles"]]; sys.exit(u != [("nanoseconds",8000000)] and print(u) is None)' w.json ||
@@ -89,7 +96,7 @@ EOF
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u=[(p["unit"],p["endValue"]) for p in d["profiles"]]; sys.exit(u != [("none",50000000)] and print(u) is None)' pw.json ||
 		fail "speedscope --metric weight of a PAPI source: unit none"
 	# --group-by: one profile per value, as the group-by view's rows
-	"$SONDE" report --format speedscope --group-by phase t.sonde >g.json || fail "speedscope --group-by"
+	"$SONDE" report --format speedscope --group-by phase --metric periods t.sonde >g.json || fail "speedscope --group-by"
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print("%s,%d" % (p["name"], p["endValue"])) for p in d["profiles"]]' g.json >got.csv
 	"$SONDE" report --group-by phase --format csv t.sonde | awk -F, 'NR > 1 {print "phase=" $1 "," $2}' >want.csv
 	[ -s want.csv ] && cmp -s got.csv want.csv || fail "speedscope --group-by phase: $(cat got.csv) against $(cat want.csv)"
@@ -109,8 +116,14 @@ EOF
 	node "$CONSUMERS/speedscope_check.mjs" "$dir" "$T/shots" t.speedscope.json --sandwich 20 >ss.out 2>&1 ||
 		fail "speedscope app: $(cat ss.out)"
 	grep -qxF "importer: Importing as speedscope json file" ss.out || fail "speedscope importer: $(cat ss.out)"
-	awk -F'\t' '/^sandwich: / {sub(/^sandwich: /, ""); split($1, s, " "); split($2, t, " "); print $3 "," s[1] "," t[1]}' ss.out | sort >got.csv
-	csv t.sonde --where thread=main >want.csv
+	# the file is in time (no --metric): the app shows durations (3.00ms, 0.00ns), which
+	# are the csv's --metric time in ms
+	awk -F'\t' 'function ms(v) { u = v; sub(/^[0-9.]+/, "", u); sub(/[a-zµ]+$/, "", v)
+		return u == "ns" ? v / 1e6 : u == "ms" ? v : u == "s" ? v * 1e3 : v / 1e3 }
+		/^sandwich: / {sub(/^sandwich: /, ""); split($1, s, " "); split($2, t, " ")
+		printf "%s,%.3f,%.3f\n", $3, ms(s[1]), ms(t[1])}' ss.out | sort >got.csv
+	"$SONDE" report --format csv --metric time --where thread=main t.sonde 2>/dev/null |
+		awk -F, 'NR > 1 {printf "%s,%.3f,%.3f\n", $1, $2, $4}' | sort >want.csv
 	[ -s want.csv ] && cmp -s got.csv want.csv || fail "speedscope Sandwich: $(tr '\n' ' ' <got.csv) against sonde's csv $(tr '\n' ' ' <want.csv)"
 	for f in w.json g.json; do
 		node "$CONSUMERS/speedscope_check.mjs" "$dir" "$T/shots" $f >ss.out 2>&1 || fail "speedscope app on $f: $(cat ss.out)"
