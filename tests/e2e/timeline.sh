@@ -67,7 +67,7 @@ sys.exit(1 if bad else 0)
 EOF
 pass "trace: $N slices of each phase per thread, as timed by the regions view"
 
-"$SONDE" report --format speedscope -o a.speedscope.json a >/dev/null || fail "report --format speedscope"
+"$SONDE" report --format speedscope --metric periods -o a.speedscope.json a >/dev/null || fail "report --format speedscope"
 python3 - a.speedscope.json <<'EOF' | sort >got.csv || fail "speedscope: not a speedscope file"
 import json, sys
 d = json.load(open(sys.argv[1]))
