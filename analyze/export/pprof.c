@@ -8,7 +8,7 @@
  * What goes in:
  *   sample types  samples/count; the sources' weight (time/nanoseconds when every
  *                 source counts ns, else weight/<unit>); one per counter (NAME/count).
- *                 The default is samples.
+ *                 The default is time when every source counts ns, else periods.
  *   samples       one per sample row (thread, source, context, call path): its call
  *                 path leaf first, its values, and labels: each annotation value of its
  *                 thread and process context (numbers as numeric labels with the unit
@@ -394,7 +394,9 @@ static void write_period(struct px *x)
 		f_int(&x->prof, 12, src->period);
 	}
 	f_int(&x->prof, 13, (uint64_t)str_id(&x->s, "sonde report --format pprof"));
-	f_int(&x->prof, 14, (uint64_t)str_id(&x->s, "periods"));
+	/* the default: time, when every source counts it (what pprof users read first) */
+	f_int(&x->prof, 14, (uint64_t)str_id(&x->s, x->wu && !strcmp(x->wu, "ns") ? "time"
+									       : "periods"));
 	for (size_t k = 0; k < x->s.n; k++)
 		f_bytes(&x->prof, 6, x->s.v[k], strlen(x->s.v[k]));
 }

@@ -108,6 +108,7 @@ void sd_symcache_touch(struct sd_symcache *c);
 int sd_symcache_dir_open(const char *dir, char *why, size_t len);
 /* Read cache file `name` of dirfd made for build-id want->bid and size want->size: 0
  * and *out, with *same_file = 1 when it was made from a file of want's identity; -ENOENT (none),
+ * -ESTALE (a cache file of another format version: to be rewritten, nothing to say),
  * -EINVAL (not a valid cache of that file: corrupt, truncated, foreign), -ENOMEM,
  * -errno. Never trusts the file: every offset and count is checked. */
 int sd_symcache_load(int dirfd, const char *name, const struct sd_fileid *want,

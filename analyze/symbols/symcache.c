@@ -291,7 +291,11 @@ int sd_symcache_load(int dirfd, const char *name, const struct sd_fileid *want,
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (size_t)st.st_size < sizeof(h) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		goto out;
-	if (memcmp(h.magic, "SONDESYM", 8) || h.version != VERSION || h.order != 0x01020304 ||
+	if (!memcmp(h.magic, "SONDESYM", 8) && h.version != VERSION) {
+		err = -ESTALE; /* another version's file: rewritten without a word */
+		goto out;
+	}
+	if (memcmp(h.magic, "SONDESYM", 8) || h.order != 0x01020304 ||
 	    h.bid_len > SD_BUILD_ID_MAX || h.bid_len != want->bid_len ||
 	    memcmp(h.bid, want->bid, h.bid_len) || h.size != want->size)
 		goto out;

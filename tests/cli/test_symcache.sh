@@ -193,6 +193,17 @@ symcache_corrupt)
 		report --format folded a.sonde
 		expect_err_empty "after $how: rewritten"
 	done
+	# a cache file of another format version (an older sonde's, a newer one's) is
+	# replaced without a word: nothing is wrong with it (bytes 8..11: the version)
+	for v in '\x01' '\x02' '\x63'; do
+		damage none
+		printf "$v" | dd of="$f" bs=1 seek=8 conv=notrunc status=none
+		report --format folded a.sonde
+		expect_rc 0 "version $v"
+		[ "$(cat "$T/out")" = "$FLAT" ] || fail "version $v: $(cat "$T/out")"
+		expect_err_empty "cache file of version $v"
+		cmp -s "$f" good.sym || fail "version $v: the cache file was not rewritten"
+	done
 	# offsets out of bounds behind a valid checksum (what only the bounds checks catch)
 	if command -v python3 >/dev/null; then
 		for field in sym ninl addr; do

@@ -67,7 +67,7 @@ grep -v '^cpu ' disabled.out | cmp -s plain.out - && [ ! -s disabled.err ] || fa
 # sonde run: an unknown option, and a command that does not exist.
 "$SONDE" run -x -- "$L" spin 0.01 >run.out 2>run.err; st=$?
 [ $st -eq 2 ] || fail "run -x: status $st, expected 2"
-grep -qx "sonde: run: unknown option '-x' (usage: sonde run \[-e SPEC\]... \[-o DIR\] -- CMD \[ARGS\])" run.err ||
+grep -qx "sonde: run: unknown option '-x' (usage: sonde run \[-e SPEC\]... \[-F HZ\] \[-o DIR\] -- CMD \[ARGS\])" run.err ||
 	fail "run -x: stderr $(cat run.err)"
 [ -s run.out ] && fail "run -x: the command ran"
 pass "sonde run -x"

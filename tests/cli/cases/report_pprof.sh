@@ -9,7 +9,11 @@
 	expect_rc 0 "pprof"
 	grep -qx "sonde: pprof profile written to c.pb.gz (go tool pprof -top c.pb.gz)" "$T/out" || fail "pprof: $(cat "$T/out")"
 	[ "$(head -c 2 c.pb.gz | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "pprof: not gzip"
-	go tool pprof -top -nodecount=100 c.pb.gz 2>/dev/null |
+	# the default sample type is time (every source of c.sonde counts ns), as pprof users
+	# read first; periods, the report's own default metric, is one -sample_index away
+	go tool pprof -top c.pb.gz 2>/dev/null | grep -qx "Type: time" ||
+		fail "pprof default type: $(go tool pprof -top c.pb.gz 2>&1 | head -5)"
+	go tool pprof -sample_index=periods -top -nodecount=100 c.pb.gz 2>/dev/null |
 		awk 'f && NF >= 6 {print $6 "," $1} /flat  flat%/ {f = 1}' | sort >go.top
 	"$SONDE" report --format csv c.sonde | awk -F, 'NR > 1 && $2 > 0 {print $1 "," $2}' | sort >sonde.top
 	[ -s go.top ] && cmp -s go.top sonde.top || fail "pprof -top: $(tr '\n' ' ' <go.top) against sonde's $(tr '\n' ' ' <sonde.top)"
@@ -19,12 +23,12 @@
 	[ "$(cat go.head)" = "File: mkstream
 Build ID: $bid" ] || fail "pprof mapping: $(cat go.head), expected mkstream and $bid"
 	# -lines: the innermost frames at their source lines, as sonde's own --lines
-	go tool pprof -lines -top -nodecount=100 c.pb.gz 2>/dev/null |
+	go tool pprof -sample_index=periods -lines -top -nodecount=100 c.pb.gz 2>/dev/null |
 		awk 'f && NF >= 7 && $1 > 0 {n = split($7, a, "/"); print $6 " " a[n] "," $1} /flat  flat%/ {f = 1}' |
 		sort >go.lines
 	"$SONDE" report --lines --format csv c.sonde | awk -F, 'NR > 1 && $2 > 0 {print $1 "," $2}' | sort >sonde.lines
 	[ -s go.lines ] && cmp -s go.lines sonde.lines || fail "pprof -lines: $(tr '\n' ' ' <go.lines) against sonde's $(tr '\n' ' ' <sonde.lines)"
-	go tool pprof -tags c.pb.gz 2>/dev/null >go.tags
+	go tool pprof -sample_index=periods -tags c.pb.gz 2>/dev/null >go.tags
 	for v in solve exchange inner; do
 		want=$("$SONDE" report --group-by phase --format csv c.sonde | awk -F, -v v=$v '$1 == v {print $2}')
 		grep -qE "^ +$want\.0 \([ 0-9.]+%\): $v\$" go.tags || fail "pprof -tags phase=$v: want $want: $(cat go.tags)"
