@@ -1,7 +1,7 @@
 /*
  * cli.c: what `sonde report` and `sonde diff` share: their options (one table, one
- * parser, one set of messages), the expansion of PATHs into stream files, and loading
- * files into a profile with the --where filters, --source and --metric applied.
+ * parser, one set of messages), and loading PATHs (cli_paths.c expands them into stream
+ * files) into a profile with the --where filters, --source and --metric applied.
  *
  * A command parses with sd_cli_parse (its own options are in the table, marked with the
  * commands that take them), then per profile sd_cli_load and sd_cli_resolve. Errors are
@@ -18,149 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
-
-/* ---- PATHs ---------------------------------------------------------------------- */
-
-struct files { char **v; size_t n, cap; };
-
-static int add_file(struct files *f, const char *dir, const char *name)
-{
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		char **nv = realloc(f->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		f->v = nv;
-		f->cap = cap;
-	}
-	size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
-	char *p = malloc(len);
-	if (!p)
-		return -ENOMEM;
-	if (dir)
-		snprintf(p, len, "%s/%s", dir, name);
-	else
-		snprintf(p, len, "%s", name);
-	f->v[f->n++] = p;
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int is_stream_name(const char *n)
-{
-	size_t l = strlen(n);
-	return l > 6 && !strcmp(n + l - 6, ".sonde");
-}
-
-/* Add the *.sonde files of dir (and, when depth > 0, of its subdirectories). An entry
- * whose name ends in .sonde but that is (or, through a symlink, leads to) anything but a
- * regular file or a directory, such as a FIFO or a device, is named on stderr and skipped,
- * never opened (sd_stream_open checks the descriptor again). */
-static int scan_dir(struct files *f, const char *dir, int depth, size_t *skipped)
-{
-	struct files sub = { 0 };
-	int fd = sd_open_path(dir, O_RDONLY | O_DIRECTORY);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	struct dirent *e;
-	int err = 0;
-
-	if (!d) {
-		err = -errno;
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	while (!err && (e = readdir(d))) {
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		/* relative to the open directory: its path may be longer than PATH_MAX */
-		if (fstatat(dirfd(d), e->d_name, &st, 0) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode) && depth > 0)
-			err = add_file(&sub, dir, e->d_name);
-		else if (S_ISREG(st.st_mode) && is_stream_name(e->d_name))
-			err = add_file(f, dir, e->d_name);
-		else if (!S_ISDIR(st.st_mode) && is_stream_name(e->d_name)) {
-			struct files one = { 0 };
-			if (!(err = add_file(&one, dir, e->d_name)))
-				sd_notreg_perror(one.v[0], (unsigned)st.st_mode), (*skipped)++;
-			free(one.v ? one.v[0] : NULL);
-			free(one.v);
-		}
-	}
-	closedir(d);
-	if (sub.n > 1)
-		qsort(sub.v, sub.n, sizeof(*sub.v), cmp_str);
-	for (size_t i = 0; i < sub.n; i++) {
-		if (!err)
-			err = scan_dir(f, sub.v[i], depth - 1, skipped);
-		free(sub.v[i]);
-	}
-	free(sub.v);
-	return err;
-}
-
-/* Expand PATHs into files in f (appended; the caller frees them). */
-static int expand(struct files *f, char *const *paths, size_t npaths, size_t *unreadable)
-{
-	for (size_t i = 0; i < npaths; i++) {
-		struct stat st;
-		size_t before = f->n;
-		int fd = sd_open_path(paths[i], O_PATH); /* stat(2) of a path of any length */
-		if (fd < 0 || fstat(fd, &st) < 0) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return sd_error(SD_EXIT_IO, "%s: %s", paths[i], strerror(e));
-		}
-		close(fd);
-		if (!S_ISDIR(st.st_mode)) {
-			if (add_file(f, NULL, paths[i]))
-				return -ENOMEM;
-			continue;
-		}
-		size_t skipped = 0;
-		int err = scan_dir(f, paths[i], 1, &skipped);
-		if (err == -ENOMEM)
-			return -ENOMEM;
-		if (err)
-			return sd_error(SD_EXIT_IO, "%s: %s", paths[i], strerror(-err));
-		*unreadable += skipped;
-		if (f->n == before && skipped)
-			return sd_error(SD_EXIT_BADINPUT, "%s: none of its .sonde entries is a regular "
-					"file (nothing to read; see the lines above)", paths[i]);
-		if (f->n == before)
-			return sd_error(SD_EXIT_BADINPUT, "%s: no .sonde files in this directory (give "
-					"the output directory of 'sonde run', or stream files)",
-					paths[i]);
-		qsort(f->v + before, f->n - before, sizeof(*f->v), cmp_str);
-	}
-
-	return SD_EXIT_OK;
-}
-
-/* The stream files of PATHs as `sonde report` reads them (a file as is; a directory's
- * *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or SD_EXIT_IO /
- * SD_EXIT_BADINPUT after printing why, or -ENOMEM. *files (each string and the array,
- * possibly partial on error) belong to the caller. */
-static int expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles,
-			size_t *unreadable)
-{
-	struct files f = { 0 };
-	int code = expand(&f, paths, npaths, unreadable);
-
-	*files = f.v;
-	*nfiles = f.n;
-	return code;
-}
-
-
 
 /* ---- options -------------------------------------------------------------------- */
 
@@ -169,44 +28,115 @@ enum opt_id {
 	O_STATS, O_JOBS, O_REGION, O_PARAM, O_FIT, O_OUTPUT, O_COLOR_BY, /* with a value */
 	O_ADDRESSES, O_STRICT, O_PROGRESS,
 	O_BY_THREAD, O_CONTEXT_ABOVE, O_INLINE, O_NO_INLINE, O_DEMANGLE, O_NO_DEMANGLE,
-	O_LINES, O_SHORT, O_ABSOLUTE, /* flags */
+	O_LINES, O_SHORT, O_NO_SHORT, O_QUIET, O_ABSOLUTE, /* flags */
 };
 
+#define R SD_CLI_REPORT
+#define D SD_CLI_DIFF
 static const struct opt {
 	const char *name;
 	enum opt_id id;
 	int value;     /* takes a value (--opt V or --opt=V) */
 	unsigned cmds; /* SD_CLI_REPORT | SD_CLI_DIFF */
+	const char *arg, *help; /* --help: the value's name, what the option does */
 } opts[] = {
-	{ "--format", O_FORMAT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--view", O_VIEW, 1, SD_CLI_REPORT },
-	{ "--metric", O_METRIC, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--top", O_TOP, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--source", O_SOURCE, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--group-by", O_GROUP_BY, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--where", O_WHERE, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--min-percent", O_MIN_PERCENT, 1, SD_CLI_REPORT },
-	{ "--stats", O_STATS, 1, SD_CLI_REPORT },
-	{ "--jobs", O_JOBS, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--region", O_REGION, 1, SD_CLI_REPORT },
-	{ "--param", O_PARAM, 1, SD_CLI_REPORT },
-	{ "--fit", O_FIT, 1, SD_CLI_REPORT },
-	{ "-o", O_OUTPUT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--output", O_OUTPUT, 1, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--color-by", O_COLOR_BY, 1, SD_CLI_REPORT },
-	{ "--addresses", O_ADDRESSES, 0, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--strict", O_STRICT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--progress", O_PROGRESS, 0, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--by-thread", O_BY_THREAD, 0, SD_CLI_REPORT },
-	{ "--context-above", O_CONTEXT_ABOVE, 0, SD_CLI_REPORT },
-	{ "--inline", O_INLINE, 0, SD_CLI_REPORT },
-	{ "--no-inline", O_NO_INLINE, 0, SD_CLI_REPORT },
-	{ "--demangle", O_DEMANGLE, 0, SD_CLI_REPORT },
-	{ "--no-demangle", O_NO_DEMANGLE, 0, SD_CLI_REPORT },
-	{ "--lines", O_LINES, 0, SD_CLI_REPORT },
-	{ "--short-names", O_SHORT, 0, SD_CLI_REPORT | SD_CLI_DIFF },
-	{ "--absolute", O_ABSOLUTE, 0, SD_CLI_DIFF },
+	{ "--format", O_FORMAT, 1, R | D, "NAME", "the output format (default text)" },
+	{ "--view", O_VIEW, 1, R, "NAME", "what the rows are (below; default flat)" },
+	{ "--metric", O_METRIC, 1, R | D, "M", "what the rows add up: periods (the samples, each "
+	  "counted by the periods it stands for; the default), samples, weight or time (ms of "
+	  "cpu-time and wall-time samples), or a COUNTER's deltas" },
+	{ "--top", O_TOP, 1, R | D, "N", "only the first N rows (0: all)" },
+	{ "--source", O_SOURCE, 1, R | D, "NAME", "only the samples of one source (see --view "
+	  "sources; with several, the views that add samples show cpu-time)" },
+	{ "--group-by", O_GROUP_BY, 1, R | D, "KEY[,KEY...]", "a row per combination of the "
+	  "KEYs' values (with --view regions: the levels kept)" },
+	{ "--where", O_WHERE, 1, R | D, "FILTER", "only the samples that match (repeatable: "
+	  "all must match); one that matches nothing is said" },
+	{ "--min-percent", O_MIN_PERCENT, 1, R, "P", "tree, svg, html: leave out nodes under "
+	  "P % of the total (default 0.5); given, the flat view drops such rows too" },
+	{ "--stats", O_STATS, 1, R, "KEY", "min, mean and max of each row across threads, "
+	  "processes or ranks, naming which has the min and the max" },
+	{ "--jobs", O_JOBS, 1, R | D, "N", "read the streams with N threads (-j N; default: "
+	  "the CPUs); the output is the same for every N" },
+	{ "--region", O_REGION, 1, R, "NAME", "--view model: the region (NAME or ATTR=VALUE)" },
+	{ "--param", O_PARAM, 1, R, "NAME[,NAME...]", "--view model: the attributes that are "
+	  "the parameters of the law" },
+	{ "--fit", O_FIT, 1, R, "mean|min", "--view model: fit each value's mean call (the "
+	  "default) or its shortest" },
+	{ "-o", O_OUTPUT, 1, R | D, "FILE", NULL },
+	{ "--output", O_OUTPUT, 1, R | D, "FILE", "where pprof, svg, html, speedscope and trace "
+	  "go (-: standard output; a file is replaced whole, never through another user's "
+	  "link)" },
+	{ "--color-by", O_COLOR_BY, 1, R, "ATTR", "svg, html: colour frames by an annotation "
+	  "attribute's value (default: by module)" },
+	{ "--addresses", O_ADDRESSES, 0, R | D, NULL, "frames as module+offset, never named" },
+	{ "--strict", O_STRICT, 0, R | D, NULL, "a bad or incomplete stream fails the report "
+	  "(exit 4) instead of being said and left out" },
+	{ "--progress", O_PROGRESS, 0, R | D, NULL, "a progress line on stderr in batch jobs "
+	  "too (a terminal gets one after a second of reading)" },
+	{ "--by-thread", O_BY_THREAD, 0, R, NULL, "--view regions: a row per thread" },
+	{ "--context-above", O_CONTEXT_ABOVE, 0, R, NULL, "--view tree: annotation levels "
+	  "above the call stack instead of spliced into it" },
+	{ "--inline", O_INLINE, 0, R, NULL, "inlined functions as frames of their own (the "
+	  "default)" },
+	{ "--no-inline", O_NO_INLINE, 0, R, NULL, "inlined functions folded into their caller" },
+	{ "--demangle", O_DEMANGLE, 0, R, NULL, "C++ names demangled (the default)" },
+	{ "--no-demangle", O_NO_DEMANGLE, 0, R, NULL, "names as the symbol table has them" },
+	{ "--lines", O_LINES, 0, R, NULL, "functions at their source lines (FUNC file:line)" },
+	{ "--short-names", O_SHORT, 0, R | D, NULL, "C++ names without template arguments and "
+	  "parameters (the default of text on a terminal)" },
+	{ "--no-short-names", O_NO_SHORT, 0, R | D, NULL, "C++ names whole on a terminal too" },
+	{ "-q", O_QUIET, 0, R, NULL, NULL },
+	{ "--quiet", O_QUIET, 0, R, NULL, "no coverage block above the flat view (the "
+	  "notes stay)" },
+	{ "--absolute", O_ABSOLUTE, 0, D, NULL, "delta = b - a and ratio = b / a in the "
+	  "metric's values (for runs of equal length), not shares" },
 };
+#undef R
+#undef D
+
+/* Text wrapped at 79 columns, its lines after the first indented by `in` (the first
+ * goes on from column `at`). */
+static void put_wrapped(const char *s, int at, int in)
+{
+	int col = at;
+	while (*s) {
+		size_t w = strcspn(s, " ");
+		if (col > in && col + 1 + (int)w > 79) {
+			printf("\n%*s", in, "");
+			col = in;
+		} else if (col > in) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", (int)w, s);
+		col += (int)w;
+		s += w + (s[w] == ' ');
+	}
+	putchar('\n');
+}
+
+/* --help's options: each of the command's options with what it does (an alias row
+ * without help text joins the row after it: "-o, --output FILE"). */
+static void help_options(unsigned cmd_bit)
+{
+	printf("\noptions:\n");
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		const struct opt *o = &opts[k], *alias = k && !opts[k - 1].help ? &opts[k - 1] : NULL;
+		if (!(o->cmds & cmd_bit) || !o->help)
+			continue;
+		char head[64];
+		int n = snprintf(head, sizeof head, "  %s%s%s%s%s", alias ? alias->name : "",
+				 alias ? ", " : "", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		printf("%s", head);
+		if (n >= 26)
+			printf("\n%26s", "");
+		else
+			printf("%*s", 26 - n, "");
+		put_wrapped(o->help, 26, 26);
+	}
+	printf("  -h, --help%14sthis text\n", "");
+}
 
 /* The row of `val` among the n rows at `rows` (stride bytes apart, each beginning with its
  * name, NULL for a row no option names: output/defs.c), or NULL after saying it is
@@ -382,7 +312,9 @@ static int set_flag(struct sd_cli *c, const struct opt *o)
 	case O_DEMANGLE: c->sym &= ~SD_SYM_NO_DEMANGLE; return 0;
 	case O_NO_DEMANGLE: c->sym |= SD_SYM_NO_DEMANGLE; return 0;
 	case O_LINES: c->sym |= SD_SYM_LINES; return 0;
-	case O_SHORT: c->sym |= SD_SYM_SHORT; return 0;
+	case O_SHORT: c->sym |= SD_SYM_SHORT; c->names_given = 1; return 0;
+	case O_NO_SHORT: c->sym &= ~SD_SYM_SHORT; c->names_given = 1; return 0;
+	case O_QUIET: c->o.quiet = 1; return 0;
 	case O_ABSOLUTE: c->absolute = 1; return 0;
 	default:
 		return not_handled(c, o);
@@ -449,10 +381,30 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 		return 0;
 	case O_ADDRESSES: case O_STRICT: case O_PROGRESS: case O_BY_THREAD: case O_CONTEXT_ABOVE:
 	case O_INLINE: case O_NO_INLINE: case O_DEMANGLE: case O_NO_DEMANGLE: case O_LINES: case O_SHORT:
-	case O_ABSOLUTE:
+	case O_NO_SHORT: case O_QUIET: case O_ABSOLUTE:
 		return set_flag(c, o);
 	}
 	return not_handled(c, o);
+}
+
+/* Text on a terminal (docs/REPORT.md, "On a terminal"): names cut to its width, C++
+ * names short unless --no-short-names, shares in colour unless NO_COLOR or TERM=dumb.
+ * Pipes and files get every name whole and no colour. */
+static void on_terminal(struct sd_cli *c)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS"), *nocolor = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (c->o.format != SD_FMT_TEXT || (c->o.output && strcmp(c->o.output, "-")) ||
+	    !isatty(STDOUT_FILENO))
+		return;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		c->o.width = ws.ws_col;
+	else
+		c->o.width = cols && atoi(cols) > 0 ? (unsigned)atoi(cols) : 80;
+	c->o.color = !(nocolor && *nocolor) && !(term && !strcmp(term, "dumb"));
+	if (!c->names_given)
+		c->sym |= SD_SYM_SHORT;
 }
 
 int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv)
@@ -479,9 +431,11 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			printf("%s\n", usage);
+			help_options(cmd_bit);
 			if (cmd_bit == SD_CLI_REPORT)
 				help_tables();
-			printf("\nColumns and formats: docs/REPORT.md.\n");
+			printf("\nColumns, views and formats in full: docs/REPORT.md (installed in "
+			       "share/doc/sonde).\n");
 			c->help = 1;
 			return SD_EXIT_OK;
 		}
@@ -527,6 +481,7 @@ int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc
 		if (r)
 			return r; /* said, or -ENOMEM */
 	}
+	on_terminal(c);
 	return SD_EXIT_OK;
 }
 
@@ -546,7 +501,7 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 		struct sd_profile *p, struct sd_filters *filters)
 {
 	char why[300] = "no attribute name (use attr=value, attr!=value, attr~regex, attr or !attr)";
-	struct files files = { 0 };
+	struct { char **v; size_t n; } files = { 0 };
 	size_t used = 0;
 	int code;
 
@@ -568,7 +523,7 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 					why);
 	}
 	size_t skipped = 0; /* a directory's .sonde entries that are no regular file (said) */
-	code = expand_paths(paths, npaths, &files.v, &files.n, &skipped);
+	code = sd_cli_expand_paths(paths, npaths, &files.v, &files.n, &skipped);
 	if (code == SD_EXIT_OK)
 		code = sd_load_files(p, files.v, files.n, c->jobs,
 				     (c->strict ? SD_LOAD_STRICT : 0) |

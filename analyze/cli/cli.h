@@ -65,6 +65,7 @@ struct sd_cli {
 	char *param_copy;       /* the storage of o.params' names */
 	int absolute;           /* diff */
 	int sym;                /* SD_SYM_* flags: --addresses, --[no-]inline, ... */
+	int names_given;        /* --short-names or --no-short-names (else: short on a tty) */
 	int strict, progress, jobs;
 };
 
@@ -73,6 +74,12 @@ struct sd_cli {
  * c->help set after -h), said (SD_EXIT_USAGE), or -ENOMEM. */
 int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv);
 void sd_cli_fini(struct sd_cli *c);
+/* cli_paths.c: the stream files of PATHs as `sonde report` reads them (a file as is; a
+ * directory's *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or
+ * SD_EXIT_IO / SD_EXIT_BADINPUT after saying why, or -ENOMEM. *files (each string and the
+ * array, possibly partial on error) belong to the caller. */
+int sd_cli_expand_paths(char *const *paths, size_t npaths, char ***files, size_t *nfiles,
+			size_t *unreadable);
 /* Loads the streams of PATHs into p (initialized here) with the --where filters (parsed
  * into filters), --source and the symbol flags. `label` names the input in messages (a
  * diff side's path; NULL for report). SD_EXIT_OK, said, or -ENOMEM. */

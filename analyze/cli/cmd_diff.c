@@ -24,7 +24,7 @@ static const char usage[] =
 	"                  [--metric periods|samples|weight|COUNTER]\n"
 	"                  [--group-by KEY[,KEY...]] [--where FILTER]... [--top N]\n"
 	"                  [--source NAME] [--jobs N] [--strict] [--progress] [--addresses]\n"
-	"                  [--absolute] A B\n"
+	"                  [--[no-]short-names] [--absolute] A B\n"
 	"A, B: a stream file or a directory of streams (as for 'sonde report')\n"
 	"rows: per function (self) or per --group-by combination; a_pct, b_pct: share of\n"
 	"each side's total; delta = b_pct - a_pct; ratio = b_pct / a_pct; sorted by |delta|;\n"

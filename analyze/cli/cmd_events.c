@@ -269,7 +269,10 @@ int sd_cmd_events(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			printf("%s\n\nLists the sampling sources, counters and PAPI events that work on "
 			       "this machine for this user,\nprobing each one; columns: docs/ENV.md "
-			       "('sonde events').\n", usage);
+			       "('sonde events').\n\noptions:\n"
+			       "  --all                     also what does not work here, with why\n"
+			       "  --format text|csv|json    the output format (default text)\n"
+			       "  -h, --help                this text\n", usage);
 			return SD_EXIT_OK;
 		}
 		if (!strcmp(a, "--all")) {

@@ -34,7 +34,7 @@ static const char usage[] =
 	"                    [--stats thread|process|rank]\n"
 	"                    [--source NAME] [--min-percent P] [--by-thread] [--context-above]\n"
 	"                    [--addresses]\n"
-	"                    [--no-inline] [--no-demangle] [--lines] [--short-names]\n"
+	"                    [--no-inline] [--no-demangle] [--lines] [--[no-]short-names] [-q]\n"
 	"                    [--strict] [--progress] [--jobs N] PATH...\n"
 	"KEY: an annotation attribute, or function, file, line, thread, process, module,\n"
 	"     source, rank, host (--view regions: attributes, and rank, host, process)\n"

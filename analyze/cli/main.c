@@ -18,7 +18,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *args, *summary;
 } commands[] = {
-	{ "run", sd_cmd_run, "[-e SPEC]... [-o DIR] -- CMD [ARGS]",
+	{ "run", sd_cmd_run, "[-e SPEC]... [-F HZ] [-o DIR] -- CMD [ARGS]",
 	  "run CMD with the sampler preloaded; write streams to DIR" },
 	{ "report", sd_cmd_report, "[OPTIONS] PATH...",
 	  "merge, symbolize and summarize streams (files or directories)" },
@@ -33,7 +33,7 @@ static void help(FILE *out)
 {
 	fputs("usage: sonde COMMAND [ARGS]\n       sonde help COMMAND\n\ncommands:\n", out);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  sonde %-6s %-36s %s\n", commands[i].name, commands[i].args,
+		fprintf(out, "  sonde %-6s %-44s %s\n", commands[i].name, commands[i].args,
 			commands[i].summary);
 	fprintf(out, "\n'sonde COMMAND --help' describes each command's options.\n\n"
 		"exit codes:\n"

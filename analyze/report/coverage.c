@@ -147,8 +147,16 @@ static void put_gaps(FILE *out, const struct sd_cov_row *c, int why)
 	if (c->unexplained_ns >= 0)
 		fprintf(out, "%sunexplained %.3f ms", n ? ", " : "", c->unexplained_ns / 1e6);
 	else
-		fprintf(out, "%sover %.3f ms (sampled more than measured)", n ? ", " : "",
-			-c->unexplained_ns / 1e6);
+		fprintf(out, "%sover %.3f ms (sampled more than measured%s)", n ? ", " : "",
+			-c->unexplained_ns / 1e6, c->split ? ": the kernel's tick-based user/sys "
+			"split put some user time under sys" : "");
+}
+
+/* A share of user time over 100 % says why: user is the kernel's estimate from ticks. */
+static void over_user(FILE *out, const struct sd_cov_row *c, double pc)
+{
+	if (c->split && pc >= 100.005)
+		fputs(" (over 100%: user time is the kernel's estimate from its ticks)", out);
 }
 
 /* The notes under the account: what it leaves out and how it counts. */
@@ -204,6 +212,7 @@ static void thread_line(FILE *out, const struct sd_cov_row *c)
 		c->cpu_from == SD_COV_FLUSH ? " up to the last flush" : "", c->sampled_ns / 1e6);
 	if (pc >= 0)
 		fprintf(out, " (%.2f%% of %s)", pc, of);
+	over_user(out, c, pc);
 	fputs("; ", out);
 	put_gaps(out, c, 0);
 	putc('\n', out);
@@ -228,6 +237,7 @@ void sd_cov_block(FILE *out, const struct sd_profile *p)
 	fprintf(out, ", sampled %.3f ms by %s", t->sampled_ns / 1e6, p->cov.spec);
 	if (pc >= 0)
 		fprintf(out, ": %.2f%% of %s time", pc, of);
+	over_user(out, t, pc);
 	fputs("\ncoverage gaps: ", out);
 	put_gaps(out, t, 1);
 	putc('\n', out);

@@ -78,6 +78,10 @@ struct sd_report_opts {
 	const char *color_by;       /* svg: --color-by ATTR (NULL: colour by module) */
 	const char *func;           /* callers/callees: the function NAME (not owned) */
 	int stats;                  /* --stats: 0 none, else enum sd_stats_key */
+	/* text on a terminal (the CLI decides): */
+	unsigned width;             /* the terminal's columns: names cut to fit (0: whole) */
+	int color;                  /* shares coloured, headings bold (NO_COLOR: off) */
+	int quiet;                  /* -q: no coverage block above the view */
 	/* Not an option: a view's table handed over whole instead of printed (the html
 	 * page renders its cells; table.c). Returns 0 or -ENOMEM. */
 	int (*table_sink)(void *arg, const struct sd_table *t);

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cell { size_t off; unsigned char str, null; };
+struct cell { size_t off; unsigned char str, null, heat; }; /* heat: a share's colour */
 
 struct sd_table {
 	enum sd_format fmt;
@@ -157,6 +157,8 @@ void sd_table_metric(struct sd_table *t, double v)
 void sd_table_pct(struct sd_table *t, double pct)
 {
 	sd_table_num(t, t->fmt == SD_FMT_TEXT ? "%.2f%%" : "%.2f", pct);
+	if (!t->err) /* perf's colours for a share: red from 5 %, green from 0.5 % */
+		t->cells[t->ncells - 1].heat = pct >= 5 ? 2 : pct >= 0.5 ? 1 : 0;
 }
 
 void sd_table_ms(struct sd_table *t, uint64_t ns)
@@ -228,17 +230,61 @@ static const char *head(const struct sd_col *c, enum sd_format fmt)
 	return fmt == SD_FMT_TEXT && c->text ? c->text : c->name;
 }
 
-static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
+/* Display columns of s's first n bytes: one per UTF-8 character (names are escaped,
+ * so no control character is left to move the cursor). */
+static size_t columns(const char *s, size_t n)
 {
-	size_t *w = calloc(t->ncols, sizeof(*w)), last = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return k;
+}
+
+/* The bytes of s that fill at most cols display columns, never half a character. */
+static size_t cut_bytes(const char *s, size_t cols)
+{
+	size_t i = 0, k = 0;
+
+	for (; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && k++ == cols)
+			break;
+	return i;
+}
+
+/* The last column, the names: whole, or on a terminal (o->width) cut to what is left of
+ * the row after `used` columns, ended by "..." (at least 12 columns are shown). */
+static void put_last(FILE *out, const struct sd_table *t, const char *s, size_t used)
+{
+	size_t width = t->o->width, len = strlen(s);
+
+	if (!width || used + columns(s, len) <= width) {
+		fputs(s, out);
+		return;
+	}
+	size_t room = width > used + 15 ? width - used - 3 : 12;
+	if (columns(s, len) <= room + 3) {
+		fputs(s, out); /* a narrow terminal: the few columns a cut would save */
+		return;
+	}
+	fwrite(s, 1, cut_bytes(s, room), out);
+	fputs("...", out);
+}
+
+/* The widths of the shown columns (w[c]), the last shown column, and the width of a row
+ * up to it (*used). NULL on ENOMEM. */
+static size_t *text_widths(const struct sd_table *t, size_t nrows, size_t *last, size_t *used)
+{
+	size_t *w = calloc(t->ncols, sizeof(*w));
 	const struct cell *ce;
 
 	if (!w)
-		return;
+		return NULL;
+	*last = 0, *used = 0;
 	for (size_t c = 0; c < t->ncols; c++) {
 		if (!shown(t, c))
 			continue;
-		last = c;
+		*last = c;
 		w[c] = strlen(head(&t->cols[c], t->fmt));
 		if (w[c] < t->cols[c].width || t->cols[c].fixed)
 			w[c] = t->cols[c].width;
@@ -247,21 +293,52 @@ static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
 			w[c] = l > w[c] ? l : w[c];
 		}
 	}
+	int first = 1;
+	for (size_t c = 0; c <= *last; c++) { /* each shown column but the first after a gap */
+		if (!shown(t, c))
+			continue;
+		if (!first)
+			*used += strlen(t->cols[c].gap ? t->cols[c].gap : "  ");
+		first = 0;
+		*used += c < *last ? w[c] : 0;
+	}
+	return w;
+}
+
+static void print_text(FILE *out, const struct sd_table *t, size_t nrows)
+{
+	static const char *const heat[] = { "", "\033[32m", "\033[31m" };
+	size_t last, used;
+	size_t *w = text_widths(t, nrows, &last, &used);
+	const struct cell *ce = NULL;
+	int color = t->o->color;
+
+	if (!w)
+		return;
 	for (size_t r = 0; r <= nrows; r++) {
 		int first = 1;
+		if (!r && color)
+			fputs("\033[1m", out); /* the heading in bold */
 		for (size_t c = 0; c < t->ncols; c++) {
 			if (!shown(t, c))
 				continue;
 			const struct sd_col *col = &t->cols[c];
 			const char *s = r ? cell(t, r - 1, c, &ce) : head(col, t->fmt);
+			int hot = r && color && ce->heat;
 			if (!first)
 				fputs(col->gap ? col->gap : "  ", out);
 			first = 0;
+			if (hot)
+				fputs(heat[ce->heat], out);
 			if (col->left && c == last && !col->fixed)
-				fputs(s, out);
+				put_last(out, t, s, used);
 			else
 				fprintf(out, col->left ? "%-*s" : "%*s", (int)w[c], s);
+			if (hot)
+				fputs("\033[m", out);
 		}
+		if (!r && color)
+			fputs("\033[m", out);
 		putc('\n', out);
 	}
 	free(w);

@@ -162,7 +162,8 @@ static void flat_head_text(FILE *out, const struct sd_profile *p, const struct s
 	}
 	counter_lines(out, p);
 	sd_notes(out, p, o);
-	sd_cov_block(out, p);
+	if (!o->quiet)
+		sd_cov_block(out, p);
 	putc('\n', out);
 }
 

@@ -861,6 +861,14 @@ int main(int argc, char **argv)
 		samples(40, 2, 0, 2, 1);
 		thread_end_cpu(1, 200000000, "main", 100000000, 10000000, 90000000, 1);
 		thread_end_cpu(2, 200000000, "worker", 50000000, 45000000, 5000000, 1);
+	} else if (!strcmp(argv[1], "coverage_over")) {
+		/* A split a little off (cpu-time@1ms; all ms): T1 main: 44 samples, THREAD_END
+		 * cpu 45 (user 43, sys 2): kept (44 is within a fifth of 45 of 43): 102.33% of
+		 * user, kernel 2, unexplained -1 (over 1) */
+		thread(1, pid, 1000, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		samples(44, 1, 0, 1, 1);
+		thread_end_cpu(1, 200000000, "main", 45000000, 43000000, 2000000, 1);
 	} else if (!strcmp(argv[1], "region_drops")) {
 		/* SONDE_REGIONS=on with a small ring: 3 samples (T1 main;alpha) and 2 REGION
 		 * records (region=outer [1 ms, 2 ms]) recorded; dropped: 5977108 region events

@@ -97,6 +97,50 @@ sym_missing)
 	grep -qxF "sonde: $T/gone: No such file or directory (cannot symbolize; showing gone+0xADDR)" "$T/err" ||
 		{ cat "$T/err" >&2; fail "no missing-file warning"; }
 	;;
+sym_terminal)
+	# issue 22 item 10: on a terminal (script(1) gives one of a set width) names are cut
+	# to its width and C++ names are short; shares are coloured unless NO_COLOR; in a
+	# pipe every name is whole and there is no colour
+	command -v script >/dev/null || fail "script(1) not installed (bsdutils)"
+	profile "$BIN/sym_long"
+	"$SONDE" report p >pipe.txt 2>/dev/null || fail "report in a pipe"
+	long=$(awk '/ function$/ {f = 1; next} f && /sweep/ {sub(/^ *[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +/, ""); print; exit}' pipe.txt)
+	[ "${#long}" -gt 300 ] || fail "the whole name in a pipe: '$long'"
+	grep -q $'\033' pipe.txt && fail "colour in a pipe"
+	# tty COLS ARGS...: the report on a terminal of COLS columns, \r removed -> tty.txt
+	tty() {
+		local cols=$1; shift
+		script -qec "stty cols $cols rows 50; $*" /dev/null </dev/null | tr -d '\r' >tty.txt
+	}
+	# table: the rows under the heading, colour codes removed
+	table() { sed $'s/\033\\[[0-9;]*m//g' tty.txt | awk '/ function$/ {f = 1} f && NF'; }
+	tty 100 env TERM=xterm NO_COLOR= "$SONDE" report p
+	table >rows.txt
+	[ -s rows.txt ] || fail "no table on the terminal: $(head -20 tty.txt)"
+	grep -qE '  Table<>::sweep$' rows.txt || fail "short name on a terminal: $(cat rows.txt)"
+	awk 'length > 100 {print; bad = 1} END {exit bad}' rows.txt >wide.txt || fail "rows wider than 100 columns: $(cat wide.txt)"
+	# sweep's share (over 5 %: red, as perf colours it)
+	grep -qE $'^ +[0-9]+ \033\\[31m ?[0-9]+\\.[0-9]{2}%\033\\[m .*Table<>::sweep$' tty.txt ||
+		fail "no red share on a terminal: $(head -12 tty.txt | cat -v)"
+	grep -qF $'\033[1m' tty.txt || fail "no bold heading: $(head -12 tty.txt | cat -v)"
+	# --no-short-names: the whole name is cut at the terminal's edge, ended by "..."
+	tty 100 env TERM=xterm "$SONDE" report --no-short-names p
+	table >rows.txt
+	row=$(grep -F 'Table<std::' rows.txt)
+	[ "${#row}" -eq 100 ] && [ "${row%...}" != "$row" ] || fail "cut row (${#row} columns): $row"
+	pre=${row%...}; pre=${pre##*%  }
+	[ "${long#"$pre"}" != "$long" ] || fail "the cut row is not the name's beginning: $pre"
+	# NO_COLOR (any value) and TERM=dumb: no colour, the cut stays
+	for e in NO_COLOR=1 TERM=dumb; do
+		tty 100 env TERM=xterm $e "$SONDE" report p
+		grep -q $'\033' tty.txt && fail "colour with $e: $(head -12 tty.txt | cat -v)"
+		grep -qE '  Table<>::sweep$' tty.txt || fail "short names with $e"
+	done
+	# a narrow terminal still shows 12 columns of each name
+	tty 40 env NO_COLOR=1 "$SONDE" report --no-short-names p
+	grep -qE ' function$' tty.txt && grep -qE '  Table<std::_\.\.\.$' tty.txt ||
+		fail "narrow terminal: $(table)"
+	;;
 sym_docs)
 	# the examples of docs/REPORT.md's "Symbols" section are real output: each line, with
 	# `...` as any text and any number as any number, is a whole line of some output

@@ -93,6 +93,18 @@ EOF
 	run "$SONDE" report cs.sonde
 	grep -qF "coverage: the kernel's user/sys split of 1 thread was not used" "$T/out" ||
 		fail "no note of the split not used: $(grep coverage "$T/out")"
+	# a share over 100 % of user and a negative rest each say why (issue 22 item 10)
+	mk coverage_over co.sonde --pid 400
+	run "$SONDE" report co.sonde
+	grep -qxF "coverage: cpu 45.000 ms measured by the kernel in 1 thread (user 43.000, sys 2.000), sampled 44.000 ms by cpu-time@1ms: 102.33% of user time (over 100%: user time is the kernel's estimate from its ticks)" "$T/out" ||
+		fail "over 100% of user without why: $(grep coverage "$T/out")"
+	grep -qF ", over 1.000 ms (sampled more than measured: the kernel's tick-based user/sys split put some user time under sys)" "$T/out" ||
+		fail "negative rest without why: $(grep coverage "$T/out")"
+	# -q: no coverage block
+	run "$SONDE" report -q co.sonde
+	expect_rc 0 "-q"
+	grep -q '^coverage' "$T/out" && fail "-q kept the coverage block: $(head -8 "$T/out")"
+	grep -q '^ *44 100.00% .*mk_main$' "$T/out" || fail "-q lost the rows: $(cat "$T/out")"
 	# dump names the new fields
 	run "$SONDE" dump c.sonde
 	grep -qF '"kind":"THREAD_CPU","thread":4,"t":60000000,"cpu_ns":45000000}' "$T/out" || fail "dump THREAD_CPU"

@@ -60,3 +60,18 @@
 	run "$SONDE" report --format flamegraph o.sonde
 	expect_rc 2 "flamegraph"
 	expect_err_line "sonde: report: --format: unknown value 'flamegraph' (--format svg makes an interactive flame graph; see 'sonde report --help')"
+	# each --help explains every option its synopsis names (issue 22 item 9): an option
+	# of the usage lines is the first word of a line of the options list, with its text
+	for cmd in report diff run events; do
+		"$SONDE" $cmd --help >help.txt 2>&1 || fail "$cmd --help"
+		sed -n '1,/^$/p' help.txt | grep -E '^(usage:| +\[)' |
+			grep -oE -- '\[--?[a-zA-Z][-a-zA-Z]*|\[--\[no-\]([a-z-]+)|^ *-[a-zA-Z]' |
+			sed -E 's/^\[--\[no-\]/--/; s/^[[ ]*//' | sort -u >named.txt
+		[ "$(wc -l <named.txt)" -ge 2 ] || fail "$cmd: no options in the synopsis: $(head -5 help.txt)"
+		while read -r opt; do
+			grep -qE -- "^  (-[a-zA-Z], )?$opt( [^ ]+)? +[^ ]" help.txt ||
+				grep -qE -- "^  -[a-zA-Z], $opt( [^ ]+)? +[^ ]" help.txt ||
+				grep -qE -- "^  $opt, --[a-z-]+( [^ ]+)? +[^ ]" help.txt ||
+				fail "$cmd --help does not explain $opt"
+		done <named.txt
+	done
