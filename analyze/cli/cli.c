@@ -87,8 +87,8 @@ static const struct opt {
 	  "parameters (the default of text on a terminal)" },
 	{ "--no-short-names", O_NO_SHORT, 0, R | D, NULL, "C++ names whole on a terminal too" },
 	{ "-q", O_QUIET, 0, R, NULL, NULL },
-	{ "--quiet", O_QUIET, 0, R, NULL, "no coverage block above the flat view (the "
-	  "notes stay)" },
+	{ "--quiet", O_QUIET, 0, R, NULL, "no coverage block above the view (the notes "
+	  "stay)" },
 	{ "--absolute", O_ABSOLUTE, 0, D, NULL, "delta = b - a and ratio = b / a in the "
 	  "metric's values (for runs of equal length), not shares" },
 };

@@ -228,6 +228,16 @@ static const char script[] =
 "  }\n"
 "});\n"
 "window.sonde = { zoom: function (i) { zoom(byId[i]); }, search: search, clear: clear };\n"
+"/* a graph taller than the window opens where the weight is: the deepest level that\n"
+" * still holds half of it, mid-window (a deep interpreter's stack: not its thin tips) */\n"
+"(function () {\n"
+"  if (!root || !(window.innerHeight < H)) return;\n"
+"  var d = 0;\n"
+"  for (var k = 0; k < frames.length; k++)\n"
+"    if (2 * frames[k].v >= root.v && frames[k].d > d) d = frames[k].d;\n"
+"  var y = H - BOT - (d + 1) * ROW;\n"
+"  window.scrollTo(0, Math.max(0, y - window.innerHeight / 2));\n"
+"})();\n"
 "})();\n";
 
 static const char style[] =

@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HTML_TOP = 30 };
+enum { HTML_TOP = 30, FLAME_MAX_PX = 720 };
 
 /* HTML text (emit.c's escaping) of the n bytes at s. */
 static void esc(FILE *out, const char *s, size_t n)
@@ -60,6 +60,13 @@ static int numeric(const char *f)
 		return 0;
 	strtod(f, &e);
 	return *e == '\0' || (*e == '%' && e[1] == '\0');
+}
+
+/* A column of nanoseconds (csv's first_ns, last_ns): the page shows it in ms. */
+static int in_ns(const char *name)
+{
+	size_t l = strlen(name);
+	return l > 3 && !strcmp(name + l - 3, "_ns");
 }
 
 /* Where a view's table goes: a heading, a note, then the table itself (sink). */
@@ -88,11 +95,16 @@ static int html_sink(void *arg, const struct sd_table *t)
 	fputs("<table class=\"t\">\n<thead><tr>", out);
 	for (size_t c = 0; c < sd_table_ncols(t); c++)
 		if (sd_table_col_shown(t, c)) {
-			fputs("<th>", out);
-			escs(out, sd_table_col(t, c)->name);
+			const char *name = sd_table_col(t, c)->name;
+			size_t l = strlen(name);
+			fputs("<th title=\"sort\">", out);
+			if (in_ns(name)) /* shown in ms, as the text report shows it */
+				fprintf(out, "%.*s_ms", (int)(l - 3), name);
+			else
+				escs(out, name);
 			fputs("</th>", out);
 		}
-	fputs("</tr></thead>\n", out);
+	fputs("</tr></thead>\n<tbody>\n", out);
 	for (size_t r = 0; r < n; r++) {
 		fputs("<tr>", out);
 		for (size_t c = 0; c < sd_table_ncols(t); c++) {
@@ -100,13 +112,15 @@ static int html_sink(void *arg, const struct sd_table *t)
 				continue;
 			const char *s = sd_table_cell(t, r, c, &str, &null);
 			fputs(!null && (!str || numeric(s)) ? "<td class=\"n\">" : "<td>", out);
-			if (!null)
+			if (!null && !str && in_ns(sd_table_col(t, c)->name))
+				fprintf(out, "%.3f", strtod(s, NULL) / 1e6);
+			else if (!null)
 				escs(out, s);
 			fputs("</td>", out);
 		}
 		fputs("</tr>\n", out);
 	}
-	fputs("</table>\n", out);
+	fputs("</tbody></table>\n", out);
 	if (rows > n)
 		fprintf(out, "<p class=\"more\">%zu more rows (sonde report --format csv shows "
 			"them all)</p>\n", rows - n);
@@ -151,7 +165,34 @@ static const char *const page_css =
 	"table.kv th{width:160px}pre{background:#f7f7f4;padding:8px;overflow-x:auto;font-size:"
 	"12px}.warn{color:#8a3b00}.note,.more{color:#666;font-size:12px;margin:2px 0}\n"
 	"nav a{margin-right:12px}iframe{border:1px solid #ddd;width:100%}\n"
-	"svg.tl text{font:11px monospace}\n";
+	"svg.tl text{font:11px monospace}\n"
+	"table.t th{cursor:pointer}th[data-sort=desc]::after{content:\" \\25BC\"}"
+	"th[data-sort=asc]::after{content:\" \\25B2\"}\n";
+
+/* Sortable tables: a click on a heading sorts the rows by that column, numbers largest
+ * first and names A to Z, a second click the other way. */
+static const char *const page_script =
+	"document.querySelectorAll('table.t').forEach(function (t) {\n"
+	"  var ths = t.tHead.rows[0].cells;\n"
+	"  [].forEach.call(ths, function (th, i) {\n"
+	"    th.addEventListener('click', function () {\n"
+	"      var b = t.tBodies[0], rows = [].slice.call(b.rows);\n"
+	"      var txt = function (r) { return r.cells[i].textContent; };\n"
+	"      var num = rows.every(function (r) { return txt(r) === '' || isFinite(parseFloat(txt(r))); });\n"
+	"      var first = th.getAttribute('data-sort') ? th.getAttribute('data-sort') === (num ? 'asc' : 'desc')\n"
+	"                                               : true;\n"
+	"      var down = first ? num : !num;\n"
+	"      rows.sort(function (x, y) {\n"
+	"        var r = num ? (parseFloat(txt(x)) || 0) - (parseFloat(txt(y)) || 0)\n"
+	"                    : txt(x).localeCompare(txt(y));\n"
+	"        return down ? -r : r;\n"
+	"      });\n"
+	"      rows.forEach(function (r) { b.appendChild(r); });\n"
+	"      [].forEach.call(ths, function (h) { h.removeAttribute('data-sort'); });\n"
+	"      th.setAttribute('data-sort', down ? 'desc' : 'asc');\n"
+	"    });\n"
+	"  });\n"
+	"});\n";
 
 /* The page's sections: each 0 or -ENOMEM. */
 static int sec_run(FILE *out, struct sd_profile *p, const struct sd_report_opts *o);
@@ -240,8 +281,9 @@ int sd_out_html(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	if (!err)
 		err = sec_tables(f, p, o);
 	fputs("<p class=\"note\">Made by sonde report --format html. Every table is a view of "
-	      "sonde report (docs/REPORT.md); --format csv gives all of its rows.</p>\n"
-	      "</body></html>\n", f);
+	      "sonde report (docs/REPORT.md); --format csv gives all of its rows; a click on a "
+	      "column's heading sorts the table.</p>\n", f);
+	fprintf(f, "<script>\n%s</script>\n</body></html>\n", page_script);
 	return sd_out_close(f, &of, err, "report page", "open it in a browser");
 }
 
@@ -398,8 +440,11 @@ static int sec_flame(FILE *out, struct sd_profile *p, const struct sd_report_opt
 		return err;
 	fputs("<section id=\"flame\"><h2>Flame graph</h2>\n<p class=\"note\">Click a frame to "
 	      "zoom, Search to highlight; the same graph as sonde report --format svg.</p>\n", out);
+	/* a deep graph scrolls in a frame of at most FLAME_MAX_PX, opened where the weight
+	 * is (the svg's own script) */
+	unsigned h = svg_height(buf, len) + 8;
 	fprintf(out, "<iframe title=\"flame graph\" height=\"%u\" src=\"data:image/svg+xml;base64,",
-		svg_height(buf, len) + 8);
+		h < FLAME_MAX_PX ? h : FLAME_MAX_PX);
 	base64(out, (const unsigned char *)buf, len);
 	fputs("\"></iframe>\n</section>\n", out);
 	free(buf);

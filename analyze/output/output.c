@@ -89,7 +89,7 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 		sd_notes(out, p, o);
 		if (o->format == SD_FMT_JSON)
 			sd_cov_json(out, p, 0);
-		else if (o->format == SD_FMT_TEXT)
+		else if (o->format == SD_FMT_TEXT && !o->quiet)
 			sd_cov_block(out, p);
 		return sd_out_streams(out, p, o);
 	}
@@ -104,8 +104,9 @@ int sd_output(FILE *out, struct sd_profile *p, const struct sd_report_opts *o)
 	if (!(o->view == SD_VIEW_FLAT && o->format == SD_FMT_TEXT))
 		sd_notes(out, p, o);
 	/* every text report states the coverage account in its header (the flat view
-	 * under its header lines); --view coverage is the whole account */
-	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE)
+	 * under its header lines; -q: none); --view coverage is the whole account */
+	if (o->format == SD_FMT_TEXT && o->view != SD_VIEW_FLAT && o->view != SD_VIEW_COVERAGE &&
+	    !o->quiet)
 		sd_cov_block(out, p);
 	return sd_output_view(out, p, o);
 }

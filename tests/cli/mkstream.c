@@ -575,6 +575,17 @@ int main(int argc, char **argv)
 			frame(i, i - 1, 1, addr_of(mk_recurse, b));
 		samples(1, 1, 0, count, 1);
 		samples(1, 1, 0, 1, 1);
+	} else if (!strcmp(argv[1], "deep_thin")) {
+		/* the weight low, a thin chain high: main;mk_alpha;mk_beta 99 samples, and
+		 * main;mk_recurse x 300 one sample (a flame graph opens at mk_beta's level) */
+		thread(1, pid, 0, "main");
+		frame(1, 0, 1, addr_of(mk_main, b));
+		frame(2, 1, 1, addr_of(mk_alpha, b));
+		frame(3, 2, 1, addr_of(mk_beta, b));
+		for (uint64_t i = 4; i < 304; i++)
+			frame(i, i == 4 ? 1 : i - 1, 1, addr_of(mk_recurse, b));
+		samples(99, 1, 0, 3, 1);
+		samples(1, 1, 0, 303, 1);
 	} else if (!strcmp(argv[1], "ctx")) {
 		/* Annotation contexts; --swap-ids numbers the attributes the other way round
 		 * (same names and values). Attributes: phase (string, thread), iteration (int,

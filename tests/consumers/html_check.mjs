@@ -6,7 +6,8 @@
 // dialogs; that its sections are there; that the "Top functions" table holds the rows of
 // FLAT.csv (`sonde report --format csv`, same options) in the same order; that the flame
 // graph's frame (its own document) has drawn frames, and that clicking the top
-// function's frame zooms it to full width; then takes a full-page screenshot to SHOT.png. Prints one "ok" line, or "FAIL: ..." lines and
+// function's frame zooms it to full width; that the threads table is in ms and sorts by a
+// column when its heading is clicked; then takes a full-page screenshot to SHOT.png. Prints one "ok" line, or "FAIL: ..." lines and
 // exits 1.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -79,6 +80,37 @@ else {
     }, csv[1][0])
     if (!(w[0] > 0.9 * (Number(w[1]) - 40))) fail(`flame graph: click on ${csv[1][0]} did not zoom it (width ${w[0]} of ${w[1]})`)
   }
+}
+// the threads table in ms (csv's first_ns, last_ns), and sortable: a click on a heading
+// sorts by that column, numbers largest first, a second click smallest first
+const sorted = await page.evaluate(() => {
+  const h = [...document.querySelectorAll('h3')].find(e => e.textContent === 'Samples per thread')
+  const t = h && h.nextElementSibling
+  if (!t || t.tagName !== 'TABLE') return null
+  const heads = [...t.tHead.rows[0].cells].map(c => c.textContent.replace(/ .*/, ''))
+  const col = (name) => [...t.tBodies[0].rows].map(r => r.cells[heads.indexOf(name)].textContent)
+  const out = { heads, before: col('samples') }
+  const th = t.tHead.rows[0].cells[heads.indexOf('samples')]
+  th.click()
+  out.down = col('samples')
+  th.click()
+  out.up = col('samples')
+  const name = t.tHead.rows[0].cells[heads.indexOf('name')]
+  name.click()
+  out.names = col('name')
+  return out
+})
+if (!sorted) fail('no threads table')
+else {
+  if (!sorted.heads.includes('first_ms') || !sorted.heads.includes('last_ms') ||
+      sorted.heads.some(h => h.endsWith('_ns')))
+    fail(`threads table headings: ${sorted.heads}`)
+  const nums = (a) => a.map(Number)
+  const desc = [...nums(sorted.before)].sort((a, b) => b - a), asc = [...desc].reverse()
+  if (JSON.stringify(nums(sorted.down)) !== JSON.stringify(desc)) fail(`sort by samples: ${sorted.down}`)
+  if (JSON.stringify(nums(sorted.up)) !== JSON.stringify(asc)) fail(`sort again: ${sorted.up}`)
+  const az = [...sorted.names].sort((a, b) => a.localeCompare(b))
+  if (JSON.stringify(sorted.names) !== JSON.stringify(az)) fail(`sort by name: ${sorted.names}`)
 }
 await page.screenshot({ path: shot, fullPage: true })
 await browser.close()

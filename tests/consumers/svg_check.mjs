@@ -94,6 +94,19 @@ try {
     return { w: a('width'), h: a('height'), top: a('data-top'), bottom: a('data-bottom'),
       div: a('data-div'), unit: s.getAttribute('data-unit') }
   })
+  // opened in a window (1280x720) lower than the graph: the deepest level that holds
+  // half the weight is in view
+  const opened = await page.evaluate(() => {
+    const s = document.documentElement, H = +s.getAttribute('height')
+    const BOT = +s.getAttribute('data-bottom'), ROW = 16
+    const fs = [...document.querySelectorAll('g.f')].map((g) => [+g.getAttribute('data-d'), +g.getAttribute('data-v')])
+    const rootV = Math.max(...fs.map((f) => f[1]))
+    const d = Math.max(...fs.filter((f) => 2 * f[1] >= rootV).map((f) => f[0]))
+    const y = H - BOT - (d + 1) * ROW
+    return { y, top: window.scrollY, h: window.innerHeight, H, d }
+  })
+  if (!(opened.y >= opened.top && opened.y + 16 <= opened.top + opened.h))
+    fail(`opened at ${opened.top}..${opened.top + opened.h} of ${opened.H}px: level ${opened.d}, where half the weight is, at ${opened.y}px`)
   await page.setViewportSize({ width: dims.w, height: Math.max(dims.h, 100) })
   const readFrames = () => page.evaluate(() => [...document.querySelectorAll('g.f')].map((g) => {
     const r = g.querySelector('rect'), t = g.querySelector('text'), a = (k) => g.getAttribute(k)

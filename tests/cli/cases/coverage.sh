@@ -105,6 +105,12 @@ EOF
 	expect_rc 0 "-q"
 	grep -q '^coverage' "$T/out" && fail "-q kept the coverage block: $(head -8 "$T/out")"
 	grep -q '^ *44 100.00% .*mk_main$' "$T/out" || fail "-q lost the rows: $(cat "$T/out")"
+	for v in threads tree streams sources; do
+		run "$SONDE" report -q --view $v co.sonde
+		grep -q '^coverage' "$T/out" && fail "-q --view $v kept the coverage block"
+		run "$SONDE" report --view $v co.sonde
+		grep -q '^coverage' "$T/out" || fail "--view $v without -q: no coverage block"
+	done
 	# dump names the new fields
 	run "$SONDE" dump c.sonde
 	grep -qF '"kind":"THREAD_CPU","thread":4,"t":60000000,"cpu_ns":45000000}' "$T/out" || fail "dump THREAD_CPU"

@@ -43,7 +43,15 @@ class P(html.parser.HTMLParser):
         if s.cell == 'h3': s.text += d
         elif s.cell is not None and s.cur is not None: s.cell += d
 p = P(); p.feed(open(sys.argv[1]).read())
-def rows(f): return [r for r in csv.reader(open(f))]
+def rows(f):
+    r = [r for r in csv.reader(open(f))]
+    # the page shows csv's nanoseconds (first_ns, last_ns) in ms, as text reports do
+    ns = [i for i, h in enumerate(r[0]) if h.endswith('_ns')] if r else []
+    for i in ns:
+        r[0][i] = r[0][i][:-3] + '_ms'
+        for row in r[1:]:
+            row[i] = '%.3f' % (int(row[i]) / 1e6) if row[i] else row[i]
+    return r
 want = {'Top functions (self, and total with callees)': 'flat.csv', 'Samples per thread': 'threads.csv',
         'Regions (calls, inclusive and exclusive time)': 'regions.csv', 'By phase': 'phase.csv',
         'Spread across threads (each function\'s self per thread)': 'spread.csv'}

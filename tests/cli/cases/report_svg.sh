@@ -214,6 +214,12 @@ phase=solve: 50.0% of it</title>' cflat.svg || fail "svg --color-by flat: $(grep
 	svgcheck ctree.svg ctree.folded --search 'iteration=' --click phase=solve
 	svgcheck d.svg db.folded --before da.folded --search beta
 	svgcheck dabs.svg db.folded --before da.folded --absolute
+	# a graph taller than the window opens where the weight is (issue 22 item 11): not at
+	# the thin tip 300 levels up
+	mk deep_thin dt.sonde
+	"$SONDE" report --format svg -o deep.svg dt.sonde >/dev/null 2>&1 || fail "deep svg"
+	"$SONDE" report --format folded dt.sonde >deep.folded 2>/dev/null || fail "deep folded"
+	svgcheck deep.svg deep.folded
 	# the check itself fails on a wrong frame: one value changed
 	sed 's/data-v="70" data-n="mk_alpha"/data-v="71" data-n="mk_alpha"/' flat.svg >bad.svg
 	node "$CONSUMERS/svg_check.mjs" "$NPM" bad.svg flat.folded "$SHOTS" >check.out 2>&1 && fail "svg_check passed a wrong value"
