@@ -219,6 +219,8 @@ void sd_drain_finish(const char *reason, int signo)
 	sd_drain(1);
 	sd_stream_end(reason, signo);
 	sd_outfile_flush_at(1);
+	if (strcmp(reason, "signal")) /* exit, _exit, exec: never in a handler (jitmap.c) */
+		sd_jitmap_keep();
 }
 
 /* ---- who drains ----------------------------------------------------------- */

@@ -421,3 +421,47 @@ void sd_outfile_flush(void)
 {
 	sd_outfile_flush_at(0);
 }
+
+/* ---- JIT perf maps kept with the stream (jitmap.c) ---------------------- */
+
+/* The output directory for the copy: the pinned descriptor, or the directory
+ * opened again by its path when it is still the one the stream is in. */
+static int dir_fd(int *own)
+{
+	*own = 0;
+	if (sd_w.dir_pinned)
+		return sd_outfile_dir_ours() ? sd_w.dir_fd : -1;
+	int fd = open(sd_w.dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != sd_w.dir_dev ||
+			st.st_ino != sd_w.dir_ino)) {
+		sd_sys_close(fd);
+		fd = -1;
+	}
+	*own = fd >= 0;
+	return fd;
+}
+
+/* writer_int.h; the rule is jitmap.c's. */
+void sd_jitmap_keep(void)
+{
+	const char *base = strrchr(sd_w.path, '/');
+	size_t bl = base ? strlen(++base) : 0;
+	if (!sd_w.file_ok || bl <= 6 || strcmp(base + bl - 6, ".sonde"))
+		return;
+	char name[256], why[160];
+	if (bl - 6 + sizeof ".perf.map" > sizeof name)
+		return;
+	memcpy(name, base, bl - 6);
+	memcpy(name + bl - 6, ".perf.map", sizeof ".perf.map");
+	int own, dirfd = dir_fd(&own);
+	if (dirfd < 0)
+		return; /* the directory is gone or another now: no stream either */
+	int r = sd_jitmap_copy(getpid(), dirfd, name, (int64_t)sd_w.t0_real - 1000000000, sd_w.cfg.file_mode,
+			       why, sizeof why);
+	if (own)
+		sd_sys_close(dirfd);
+	if (r < 0)
+		sd_msg("sonde: /tmp/perf-%d.map: %s (not kept with the profile: its JIT code "
+		       "shows as addresses; docs/ENV.md, JIT code)", (int)getpid(), why);
+}

@@ -343,6 +343,22 @@ int sd_outdir_create_file(int dirfd, const char *name, mode_t file_mode);
  * -errno and buf untouched. */
 int sd_outdir_path(int dirfd, char *buf, size_t len);
 
+/* --- JIT perf maps (jitmap.c): ordinary context; shared with `sonde run` -- */
+
+/* The largest /tmp/perf-PID.map kept with a profile. */
+#define SD_JITMAP_MAX_BYTES (256u << 20)
+/* Copies /tmp/perf-<pid>.map into directory dirfd as `name` (through a
+ * temporary name, O_CREAT|O_EXCL|O_NOFOLLOW, file mode `mode` less the
+ * umask, 0: 0600; an earlier `name` is replaced), when it is a regular file,
+ * not a symbolic link, owned by the effective user, at most
+ * SD_JITMAP_MAX_BYTES, and last written at or after since_ns
+ * (CLOCK_REALTIME). 1 copied; 0 nothing to copy (no map, or an older one);
+ * -errno with why (len bytes) filled: "a symbolic link (...)", "owned by uid
+ * U, not by you (uid ME)", "not a regular file", "larger than N MiB", or the
+ * error of the copy. System calls and the stack only. */
+int sd_jitmap_copy(pid_t pid, int dirfd, const char *name, int64_t since_ns, mode_t mode,
+		   char *why, size_t len);
+
 /* Opens (makes) the output directory cfg->dir with cfg->dir_mode, fd_floor
  * and fd_track, before anything else holds descriptors; sd_writer_init then
  * uses it. 0, or -errno after one `sonde:` line. Optional. */

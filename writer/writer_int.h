@@ -247,6 +247,11 @@ void sd_rings_free(struct sd_ring *r);
 void sd_drain(int final);
 void sd_drain_finish(const char *reason, int signo);
 
+/* jitmap.c: /tmp/perf-PID.map copied beside the stream as STREAM.perf.map, when
+ * the stream's file exists (docs/FORMAT.md, Files); one line when it cannot
+ * be. Writer lock held, ordinary context (the image's end: exit, _exit, exec). */
+void sd_jitmap_keep(void);
+
 /* slots.c, ordinary context. init: once, where the runtime starts.
  * scarce: is the process near RLIMIT_NPROC by rule 1 (own: 1 when asked by
  * the running writer, which is one of the tasks counted); 1 and *why

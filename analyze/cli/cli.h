@@ -18,6 +18,17 @@ int sd_cmd_run(int argc, char **argv);
  * user named it, abs_out its absolute path) moved to DIR.old when they are over, or
  * kept; either said in one line on stderr. 0 or -ENOMEM. */
 int sd_run_old_streams(int dirfd, const char *out, const char *abs_out, mode_t dmode);
+/* run_old.c: the pid of stream file `name` (NAME.HOST.[rRANK.]PID[.SEQ].sonde) when it
+ * was written on `host`, else 0. */
+long sd_run_stream_pid(const char *name, const char *host);
+/* run_jit.c: --jit (jit 1, or SONDE_JIT=on in the environment: docs/ENV.md, "JIT
+ * code"): the runtimes' perf maps turned on in CMD's environment (PYTHONPERFSUPPORT,
+ * NODE_OPTIONS). 0 or -ENOMEM. */
+int sd_run_jit_env(int jit);
+/* run_jit.c: after CMD: the maps of this host's streams in dirfd written since since_ns
+ * (CLOCK_REALTIME, CMD's start) that kept none (killed by a signal), copied beside
+ * them from /tmp (sd_jitmap_copy), quietly. */
+void sd_run_jit_sweep(int dirfd, int64_t since_ns);
 /* run_mpi.c: whether CMD is an MPI program (linked with an MPI library) or an MPI
  * launcher, or SONDE_MPI=on says so: 1 with a short reason in why, else 0. */
 int sd_run_is_mpi(const char *cmd, char *why, size_t len);

@@ -15,6 +15,9 @@
  * rule (writer/outdir.c, docs/ENV.md "Output directory and permissions"): a refusal is
  * one line and exit 3, CMD never runs. "profile written" means the directory holds more
  * streams after the run than before (streams are never overwritten).
+ *
+ * --jit (or SONDE_JIT=on) turns on JIT runtimes' perf maps in CMD's environment, and
+ * after CMD the maps of processes killed before they kept theirs are copied (run_jit.c).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/cli/cli.h"
@@ -32,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SONDE_REL_PKGLIBDIR /* an installation's LIBDIR/sonde from its BINDIR (CMake sets it) */
@@ -51,6 +55,8 @@ static void help(void)
 	       "  -o, --output DIR    where streams go (default ./sonde-<CMD>; sets SONDE_OUTPUT)\n"
 	       "      --append        add to the streams DIR holds (else an earlier run's move\n"
 	       "                      to DIR.old)\n"
+	       "      --jit           turn on the perf maps of JIT runtimes (Python 3.12+, node),\n"
+	       "                      so JIT code is named (sets SONDE_JIT=on; docs/ENV.md)\n"
 	       "  -h, --help          this text\n\n"
 	       "Preloads libsonde.so from next to sonde, or from LIBDIR/sonde of an installation\n"
 	       "(or $SONDE_LIB). Every variable of docs/ENV.md applies (SONDE_REGIONS,\n"
@@ -212,6 +218,11 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			*keep_old = 1;
 			continue;
 		}
+		if (!strcmp(a, "--jit")) { /* run_jit.c */
+			if (setenv("SONDE_JIT", "on", 1))
+				return -ENOMEM;
+			continue;
+		}
 		if (!strcmp(a, "-a")) /* perf's -a is system-wide: not what this would do */
 			return sd_error(SD_EXIT_USAGE, "run: '-a': no such option (--append adds to "
 					"the streams DIR holds; sonde profiles CMD and its children, "
@@ -249,8 +260,8 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			val = a + 2;
 		} else if (a[0] == '-' && a[1]) {
 			static const char *const known[] = { "--sample", "--output", "--help",
-							     "--append", "--freq" };
-			const char *near = sd_nearest(a, known, 5, sizeof(*known));
+							     "--append", "--freq", "--jit" };
+			const char *near = sd_nearest(a, known, 6, sizeof(*known));
 			if (near)
 				return sd_error(SD_EXIT_USAGE, "run: unknown option '%s' (did you mean "
 						"'%s'? %s)", a, near, usage);
@@ -402,11 +413,18 @@ int sd_cmd_run(int argc, char **argv)
 	}
 	if ((code = prepare(lib, argv[cmd], out, sample, keep_old, &preload, &dirfd)) != SD_EXIT_OK)
 		goto out;
+	if ((code = sd_run_jit_env(0)) != SD_EXIT_OK)
+		goto out;
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
 	int before = count_streams(dirfd), failed = spawn_wait(argv + cmd, &code);
 	if (failed) {
 		code = failed;
 		goto out;
 	}
+	/* JIT maps of processes killed before they could keep theirs (run_jit.c); a second
+	 * early: file times lag the clock by up to a tick */
+	sd_run_jit_sweep(dirfd, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec - 1000000000);
 	/* ranks of an MPI job started each with sonde run: one line for the job, rank 0's */
 	const char *rank = sd_mpi_rank_env();
 	if (count_streams(dirfd) > before) {

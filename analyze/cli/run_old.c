@@ -6,7 +6,8 @@
  * directory would silently add the new run to the old one. Like perf record, which
  * keeps perf.data.old, the earlier run is moved aside to DIR.old (its streams only;
  * the user's streams in a DIR.old of the run before are removed first), and sonde says
- * so, with the command that compares the two runs.
+ * so, with the command that compares the two runs. A stream's JIT perf map
+ * (NAME.perf.map, run_jit.c) goes with it.
  *
  * DIR.old is made or checked by the rule of the output directory (writer/outdir.c): a
  * DIR.old that is a symbolic link, another user's or writable by every user without the
@@ -29,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +58,7 @@ static long mpi_rank(void)
 	return v ? strtol(v, NULL, 10) : -1;
 }
 
-/* The pid of stream `name` when it was written on `host`, else 0. */
-static long stream_pid(const char *name, const char *host)
+long sd_run_stream_pid(const char *name, const char *host)
 {
 	size_t hl = strlen(host);
 	for (const char *q = strstr(name, host); q; q = strstr(q + 1, host)) {
@@ -81,6 +82,18 @@ static int is_stream(const char *name)
 {
 	size_t n = strlen(name);
 	return name[0] != '.' && n > 6 && !strcmp(name + n - 6, ".sonde");
+}
+
+/* The JIT perf map kept beside stream `name` (run_jit.c, writer/jitmap.c): NAME.perf.map
+ * into map (len bytes), 0; -1 when name is no stream or too long. */
+static int map_of(const char *name, char *map, size_t len)
+{
+	size_t n = strlen(name);
+	if (!is_stream(name) || n - 6 + sizeof ".perf.map" > len)
+		return -1;
+	memcpy(map, name, n - 6);
+	memcpy(map + n - 6, ".perf.map", sizeof ".perf.map");
+	return 0;
 }
 
 static int add_ended(struct old_scan *s, const char *name)
@@ -117,7 +130,7 @@ static int scan_old(int dirfd, struct old_scan *s)
 		if (!is_stream(e->d_name) || fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		long pid = stream_pid(e->d_name, host);
+		long pid = sd_run_stream_pid(e->d_name, host);
 		if (!pid)
 			s->foreign++;
 		else if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
@@ -159,8 +172,11 @@ static int old_dir(int dirfd, const char *name, mode_t dmode, const char *shown,
 	}
 	struct dirent *e;
 	struct stat st;
+	size_t n;
 	while ((e = readdir(d)))
-		if (is_stream(e->d_name) && !fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		if ((is_stream(e->d_name) || ((n = strlen(e->d_name)) > 9 &&
+					      !strcmp(e->d_name + n - 9, ".perf.map"))) &&
+		    !fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
 		    S_ISREG(st.st_mode) && st.st_uid == geteuid())
 			unlinkat(fd, e->d_name, 0);
 	closedir(d);
@@ -216,8 +232,13 @@ static void move_old(int dirfd, const char *out, const char *abs_out, mode_t dmo
 		return;
 	}
 	size_t moved = 0;
+	char map[NAME_MAX + 16];
 	for (size_t i = 0; i < s->nended; i++)
-		moved += move_one(dirfd, ofd, s->ended[i]) == 0;
+		if (move_one(dirfd, ofd, s->ended[i]) == 0) {
+			moved++;
+			if (!map_of(s->ended[i], map, sizeof map)) /* its JIT map goes with it */
+				move_one(dirfd, ofd, map);
+		}
 	close(ofd);
 	if (moved == s->nended)
 		sd_msg("sonde: run: %s held an earlier run (%zu stream%s): moved to %s "

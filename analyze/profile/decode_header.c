@@ -251,6 +251,8 @@ int sd_decode_header(struct sstate *st, const struct sd_record *r, struct sd_str
 	st->has_ppid = sd_obj_u64(sd_map_get(info, "ppid"), &st->ppid) == 0;
 	st->has_clock = sd_obj_u64(sd_map_get(sd_map_get(info, "clock"), "monotonic_ns"),
 				   &st->origin_ns) == 0;
+	if (sd_obj_u64(sd_map_get(sd_map_get(info, "clock"), "realtime_ns"), &st->real_ns))
+		st->real_ns = 0;
 	if (!(st->name = process_name(argv, sd_map_get(info, "exe"))) ||
 	    (argv && !(st->command = join_argv(argv))))
 		return -ENOMEM;

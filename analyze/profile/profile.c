@@ -200,6 +200,15 @@ int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 		else
 			st->mods[i] = h;
 	}
+	if (r == 0 && l->name && st->host) { /* JIT code: the process's perf map, if any */
+		struct sd_jit_want w = { l->name, st->host, st->pid, st->real_ns,
+					 st->real_ns + st->max_t, st->has_clock && st->real_ns };
+		int m = sd_sym_perfmap_open(p->sym, &w);
+		if (m < 0)
+			r = m;
+		else
+			st->jitmap = m;
+	}
 	if (r == 0)
 		r = sd_merge_stream(p, st, l->name, l->truncated);
 	if (r == 0 && l->truncated) {

@@ -98,6 +98,9 @@ struct sstate {
 	char *cwd;                                     /* HEADER cwd (relative MODULE paths) */
 	int has_exe, has_ppid, has_clock;              /* HEADER exe, ppid, clock present */
 	uint64_t ppid, origin_ns;                      /* HEADER ppid, clock monotonic_ns */
+	uint64_t real_ns;                              /* HEADER clock realtime_ns (0: none) */
+	int jitmap;                                    /* its perf map: sd_sym_perfmap_open's
+							* handle + 1, 0 none */
 	char *name, *command;                          /* process name; argv joined (or NULL) */
 	uint64_t max_t;                                /* latest t of its records */
 	double cpu_ns;                                 /* its threads' CPU time (coverage) */
@@ -195,6 +198,8 @@ static inline int sd_snode_frames(struct sd_profile *p, const struct sstate *st,
 				  const struct snode *n, const struct sd_frame **fr)
 {
 	int h = n->mod == 0 ? -1 : (uint64_t)n->mod <= st->nmods ? st->mods[n->mod - 1] : -2;
+	if (h == -1 && st->jitmap) /* outside every module: JIT code named by its perf map */
+		return sd_sym_jit_frames(p->sym, st->jitmap, n->addr, fr);
 	return sd_sym_frames(p->sym, h, n->addr, fr);
 }
 

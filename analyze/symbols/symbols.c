@@ -158,6 +158,10 @@ void sd_sym_free(struct sd_symbolizer *sy)
 		free(sy->files[i]);
 	free(sy->files);
 	sd_strmap_fini(&sy->filekeys);
+	for (size_t i = 0; i < sy->nmaps; i++)
+		sd_perfmap_fini(&sy->maps[i]);
+	free(sy->maps);
+	sd_strmap_fini(&sy->mapkeys);
 	free(sy);
 }
 
@@ -494,6 +498,33 @@ int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
 	}
 	*frames = &sy->frames[sy->locs[id].first];
 	return (int)sy->locs[id].n;
+}
+
+int sd_sym_jit_frames(struct sd_symbolizer *sy, int map, uint64_t addr,
+		      const struct sd_frame **frames)
+{
+	struct perfmap *m = map > 0 && (size_t)map <= sy->nmaps ? &sy->maps[map - 1] : NULL;
+	const char *name;
+	size_t seg;
+	uint32_t id;
+	int f;
+
+	if (!m || pseudo_frame_name(addr) || !(name = sd_perfmap_find(m, addr, &seg)))
+		return sd_sym_frames(sy, -1, addr, frames);
+	if (!sd_u64map_get(&m->cache, seg, &id)) { /* one location per segment */
+		if (sy->nlocs >= UINT32_MAX ||
+		    sd_grow(&sy->locs, &sy->caplocs, sy->nlocs + 1, sizeof(*sy->locs)) ||
+		    sd_grow(&sy->frames, &sy->capframes, sy->nframes + 1, sizeof(*sy->frames)) ||
+		    (f = func_named(sy, SD_SYM_JIT_MODULE, name, 0, 0)) < 0)
+			return -ENOMEM;
+		id = (uint32_t)sy->nlocs;
+		if (sd_u64map_put(&m->cache, seg, id))
+			return -ENOMEM;
+		sy->frames[sy->nframes] = (struct sd_frame){ (uint32_t)f, 0, 0 };
+		sy->locs[sy->nlocs++] = (struct loc){ (uint32_t)sy->nframes++, 1 };
+	}
+	*frames = &sy->frames[sy->locs[id].first];
+	return 1;
 }
 
 const char *sd_sym_file(const struct sd_symbolizer *sy, uint32_t file)

@@ -56,6 +56,30 @@ int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
  * name is its name: PMPI_Send is MPI_Send. */
 int sd_sym_frames(struct sd_symbolizer *sy, int mod, uint64_t addr,
 		  const struct sd_frame **frames);
+/* JIT code (perfmap.c): the perf map of a stream's process, by the rule of
+ * docs/REPORT.md "JIT code: perf maps": `stream` is the stream file's path (its kept
+ * copy is the same name with .perf.map for .sonde), the rest from its HEADER (real_lo_ns
+ * its clock's realtime origin, real_hi_ns that plus its last record's t) for the
+ * /tmp/perf-PID.map of a process that kept none. */
+struct sd_jit_want {
+	const char *stream, *host;
+	uint64_t pid, real_lo_ns, real_hi_ns;
+	int has_clock;
+};
+/* The map's handle + 1 (maps read once per path), 0 when the stream has none (or
+ * --addresses), -ENOMEM. A map that cannot be used is said in one line. */
+int sd_sym_perfmap_open(struct sd_symbolizer *sy, const struct sd_jit_want *w);
+/* sd_sym_frames for an address outside every module (FRAME module 0) of a stream whose
+ * perf map is `map` (a handle + 1 of sd_sym_perfmap_open; 0: none): one frame, the
+ * map's name in module "[JIT]", when the map holds the address; else as
+ * sd_sym_frames(sy, -1, addr, frames). */
+int sd_sym_jit_frames(struct sd_symbolizer *sy, int map, uint64_t addr,
+		      const struct sd_frame **frames);
+/* The module name of JIT frames (struct sd_func's module). */
+#define SD_SYM_JIT_MODULE "[JIT]"
+/* Bounds of a perf map read (perfmap.c). */
+#define SD_PERFMAP_MAX_BYTES (256u << 20)
+#define SD_PERFMAP_MAX_ENTRIES (1u << 22)
 /* Path of a file id of struct sd_frame ("" for 0 and unknown ids). */
 const char *sd_sym_file(const struct sd_symbolizer *sy, uint32_t file);
 /* A pseudo function with a fixed name such as "[no stack]". */

@@ -47,6 +47,15 @@ struct symmod {
 	struct sd_u64map cache;      /* addr -> location id */
 };
 
+/* A perf map of JIT code (perfmap.c): disjoint segments sorted by address, each named
+ * by an offset into names; cache: segment index -> location id. */
+struct jitseg { uint64_t lo, hi; uint32_t name; };
+struct perfmap {
+	struct jitseg *segs; size_t nsegs;
+	char *names;
+	struct sd_u64map cache;
+};
+
 struct loc { uint32_t first, n; }; /* frames[first .. first+n), outermost first */
 
 struct sd_symbolizer {
@@ -70,6 +79,8 @@ struct sd_symbolizer {
 	struct sd_strmap filekeys; /* path -> file id */
 	char *dm;                  /* demangle()'s output, DM_MAX_OUT + 1 bytes */
 	size_t nundemangled;       /* names left mangled by the bounds (the first said) */
+	struct perfmap *maps; size_t nmaps, capmaps; /* perf maps of JIT code */
+	struct sd_strmap mapkeys;  /* path -> index in maps */
 };
 
 /* Up to this many inlined frames per address are kept (the outermost ones dropped). */
@@ -85,6 +96,10 @@ void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *ba
 /* symfile.c: the raw location of addr in open file f into *l (strings in f's Dwfl or symbuf). */
 void sd_symfile_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l, char *symbuf,
 			size_t symlen);
+/* perfmap.c: the name of the segment of m holding addr (and its index in *seg), or NULL. */
+const char *sd_perfmap_find(const struct perfmap *m, uint64_t addr, size_t *seg);
+/* perfmap.c: m's memory freed. */
+void sd_perfmap_fini(struct perfmap *m);
 /* symfile.c: every symbol cache that gained addresses written (one warning on failure). */
 void sd_sym_save_caches(struct sd_symbolizer *sy);
 
