@@ -22,9 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <papi.h>
-#include <perfmon/pfmlib_perf_event.h>
-
 #include "common/sys.h"
 #include "kernel/kernel.h"
 
@@ -183,64 +180,16 @@ static void probe_known(const struct known *k, struct sd_counters *out,
 }
 
 /* A PAPI event as a counter: PAPI_read is not async-signal-safe, so the
- * event is resolved to its perf_event encoding (a preset through PAPI to its
- * one native event, the native through libpfm4) and read in the thread's
- * perf group like the kernel counters. */
+ * event is resolved to its perf_event encoding (sd_kernel_papi_encode: a preset
+ * through PAPI to its one native event, the native through libpfm4) and read in
+ * the thread's perf group like the kernel counters. */
 static void probe_papi(const char *tok, struct sd_counters *out, void (*say)(const char *fmt, ...))
 {
-	char native[PAPI_MAX_STR_LEN], reason[128];
-	snprintf(native, sizeof native, "%.120s", tok);
-	if (!strncmp(tok, "PAPI_", 5)) {
-		int code;
-		PAPI_event_info_t info;
-		const char *why = NULL;
-		const struct sd_papi_lib *P = sd_kernel_papi_lib(&why);
-		if (!P) {
-			snprintf(reason, sizeof reason, "PAPI cannot be loaded: %.100s", why);
-			goto unavailable;
-		}
-		if (P->PAPI_is_initialized() == PAPI_NOT_INITED &&
-		    P->PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
-			snprintf(reason, sizeof reason, "PAPI cannot be initialised");
-			goto unavailable;
-		}
-		if (P->PAPI_event_name_to_code(tok, &code) != PAPI_OK ||
-		    P->PAPI_get_event_info(code, &info) != PAPI_OK) {
-			snprintf(reason, sizeof reason, "unknown PAPI event");
-			goto unavailable;
-		}
-		if (info.count == 0) {
-			snprintf(reason, sizeof reason, "no hardware counter for it on this CPU");
-			goto unavailable;
-		}
-		if (info.count > 1) {
-			snprintf(reason, sizeof reason,
-				 "a derived PAPI event (%u counters); count its parts instead", info.count);
-			goto unavailable;
-		}
-		snprintf(native, sizeof native, "%.120s", info.name[0]);
-	}
-	const char *why = NULL;
-	const struct sd_pfm_lib *F = sd_kernel_pfm_lib(&why);
-	if (!F) {
-		snprintf(reason, sizeof reason, "libpfm4 cannot be loaded: %.100s", why);
-		goto unavailable;
-	}
-	if (F->pfm_initialize() != PFM_SUCCESS) {
-		snprintf(reason, sizeof reason, "libpfm4 cannot be initialised");
-		goto unavailable;
-	}
+	char native[128], reason[128];
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
-	pfm_perf_encode_arg_t arg;
-	memset(&arg, 0, sizeof arg);
-	arg.attr = &attr;
-	arg.size = sizeof arg;
-	int r = F->pfm_get_os_event_encoding(native, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
-	if (r != PFM_SUCCESS) {
-		snprintf(reason, sizeof reason, "%s", F->pfm_strerror(r));
+	if (sd_kernel_papi_encode(tok, &attr, native, sizeof native, reason, sizeof reason))
 		goto unavailable;
-	}
 	struct sd_counter probe = {.type = attr.type, .config = attr.config,
 				   .config1 = attr.config1, .config2 = attr.config2,
 				   .exclude_kernel = 1};

@@ -162,6 +162,15 @@ void sd_kernel_counters_close(struct sd_counters_thread *t);
 int sd_kernel_counters_read_sigsafe(const struct sd_counters *c, const struct sd_counters_thread *t,
 				    const struct rusage *ru, uint64_t *now);
 
+/* A PAPI preset (through PAPI, to its one native event) or a libpfm4 native event
+ * NAME as a perf_event attr (type, config, config1, config2 set; the rest left as the
+ * caller zeroed it): 0, and the native event's name in native; or -1 and why in reason
+ * (papi_dl.c; papi_none.c when sonde was built without PAPI: always -1). Ordinary
+ * context. */
+struct perf_event_attr;
+int sd_kernel_papi_encode(const char *tok, struct perf_event_attr *attr, char *native,
+			  size_t nlen, char *reason, size_t rlen);
+
 /* PAPI and libpfm4 are loaded on first use (papi_dl.c): the functions sonde
  * calls, as one table each. Visible to files that include papi.h (and
  * perfmon/pfmlib_perf_event.h) before this header. NULL and *why (dlerror's

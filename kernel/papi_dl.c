@@ -15,6 +15,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernel/kernel.h"
 
@@ -98,4 +99,44 @@ const struct sd_pfm_lib *sd_kernel_pfm_lib(const char **why)
 {
 	pthread_once(&pfm_once, load_pfm);
 	return result(pfm_state, &pfm_lib, pfm_err, why);
+}
+
+int sd_kernel_papi_encode(const char *tok, struct perf_event_attr *attr, char *native,
+			  size_t nlen, char *reason, size_t rlen)
+{
+	snprintf(native, nlen, "%.120s", tok);
+	if (!strncmp(tok, "PAPI_", 5)) {
+		int code;
+		PAPI_event_info_t info;
+		const char *why = NULL;
+		const struct sd_papi_lib *P = sd_kernel_papi_lib(&why);
+		if (!P)
+			return snprintf(reason, rlen, "PAPI cannot be loaded: %.100s", why), -1;
+		if (P->PAPI_is_initialized() == PAPI_NOT_INITED &&
+		    P->PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
+			return snprintf(reason, rlen, "PAPI cannot be initialised"), -1;
+		if (P->PAPI_event_name_to_code(tok, &code) != PAPI_OK ||
+		    P->PAPI_get_event_info(code, &info) != PAPI_OK)
+			return snprintf(reason, rlen, "unknown PAPI event"), -1;
+		if (info.count == 0)
+			return snprintf(reason, rlen, "no hardware counter for it on this CPU"), -1;
+		if (info.count > 1)
+			return snprintf(reason, rlen, "a derived PAPI event (%u counters); count its "
+					"parts instead", info.count), -1;
+		snprintf(native, nlen, "%.120s", info.name[0]);
+	}
+	const char *why = NULL;
+	const struct sd_pfm_lib *F = sd_kernel_pfm_lib(&why);
+	if (!F)
+		return snprintf(reason, rlen, "libpfm4 cannot be loaded: %.100s", why), -1;
+	if (F->pfm_initialize() != PFM_SUCCESS)
+		return snprintf(reason, rlen, "libpfm4 cannot be initialised"), -1;
+	pfm_perf_encode_arg_t arg;
+	memset(&arg, 0, sizeof arg);
+	arg.attr = attr;
+	arg.size = sizeof arg;
+	int r = F->pfm_get_os_event_encoding(native, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
+	if (r != PFM_SUCCESS)
+		return snprintf(reason, rlen, "%s", F->pfm_strerror(r)), -1;
+	return 0;
 }
