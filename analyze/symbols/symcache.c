@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 3 /* 2: PLT entries named func@plt; 3: scoped names of DIEs without a linkage name */ };
+enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 4 /* 2: PLT entries named func@plt; 3: scoped names of DIEs without a linkage name; 4: functions without a name by their unwind-table entry */ };
 
 struct dhdr {
 	char magic[8];              /* "SONDESYM" */

@@ -361,9 +361,9 @@ void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *ba
 	}
 	int r = load_symtab(f);
 	if (r == 0)
-		sd_msg("sonde: %s: no symbols (stripped?; showing %s+0xADDR)", f->path,
-			base);
-	f->ok = r > 0;
+		sd_msg("sonde: %s: no symbols (stripped?; showing %s+0xENTRY, each function by the "
+			"entry of its unwind table's range)", f->path, base);
+	f->ok = r >= 0; /* without symbols: debug info, or the unwind table's ranges */
 }
 
 /* The symfile of a module whose file is open on fd (taken), registered if new: its index,
@@ -609,6 +609,29 @@ static const char *die_name(Dwarf_Die *d)
 	return n ? qualified(d, n) : NULL;
 }
 
+/* A function no symbol or DWARF names (a static function of a stripped library): named
+ * by its entry, "BASE+0xENTRY", the start of the range that the unwind table (.eh_frame,
+ * else .debug_frame) gives for addr, so that its addresses make one row; NULL when no
+ * table covers addr (then each address is its own "BASE+0xADDR"). */
+static const char *entry_name(const struct symfile *f, uint64_t addr, char *buf, size_t len)
+{
+	Dwarf_Addr bias = 0, start, end;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(f->mod, &bias);
+	Dwarf_Frame *fr = NULL;
+	const char *base = strrchr(f->path, '/');
+
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(f->mod, &bias);
+	if (!cfi || addr < bias || dwarf_cfi_addrframe(cfi, addr - bias, &fr) || !fr)
+		return NULL;
+	int ok = dwarf_frame_info(fr, &start, &end, NULL) >= 0 && start + bias <= addr;
+	free(fr);
+	if (!ok)
+		return NULL;
+	snprintf(buf, len, "%.400s+0x%" PRIx64, base ? base + 1 : f->path, (uint64_t)(start + bias));
+	return buf;
+}
+
 /* Up to this many inlined frames per address are kept (the outermost ones dropped). */
 
 /* The raw location of addr in open file f, with elfutils, into *l (whose strings point
@@ -667,4 +690,6 @@ void sd_symfile_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l,
 		l->inl[l->ninl++] = (struct sd_rawinl){ die_name(&scopes[i]), fname, (uint32_t)cl };
 	}
 	free(scopes);
+	if (!l->sym && !l->outer)
+		l->sym = entry_name(f, addr, symbuf, symlen);
 }

@@ -83,9 +83,67 @@ sym_stripped)
 	expect_rc 0 "stripped"
 	expect_out "^sym_stripped\+0x[0-9a-f]+;.*;sym_stripped\+0x[0-9a-f]+ [0-9]+$"
 	expect_no_out "sym_kernel|sym_driver"
-	grep -qxF "sonde: $BIN/sym_stripped: no symbols (stripped?; showing sym_stripped+0xADDR)" "$T/err" ||
+	grep -qxF "sonde: $BIN/sym_stripped: no symbols (stripped?; showing sym_stripped+0xENTRY, each function by the entry of its unwind table's range)" "$T/err" ||
 		{ cat "$T/err" >&2; fail "no stripped warning"; }
 	[ "$(grep -c 'no symbols' "$T/err")" -eq 1 ] || fail "not one warning per module"
+	# each function is one row, named by its entry: sym_driver's (and its inlined
+	# kernel's) samples are all under sym_driver's address in the unstripped build
+	entry=$(nm "$BIN/sym_inline" | awk '$3 == "sym_driver" {sub(/^0+/, "", $1); print $1}')
+	[ -n "$entry" ] || fail "nm: no sym_driver"
+	run "$SONDE" report --format csv p
+	top=$(awk -F, 'NR == 2 {print $1}' "$T/out")
+	[ "$top" = "sym_stripped+0x$entry" ] || fail "top row $top, sym_driver's entry is 0x$entry: $(head -5 "$T/out")"
+	;;
+sym_static_stripped)
+	# issue 22 item 7: a static function of a stripped library (its .dynsym has the
+	# exported functions only) is one row named by its entry (before: a row per address)
+	command -v cc >/dev/null && command -v strip >/dev/null || fail "cc and strip needed"
+	cat >lib.c <<'C'
+__attribute__((noinline)) static double hot_static(double v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		v = v * 1.0000001 + 0.5;
+		if (v > 1e9)
+			v -= 1e9;
+		v = v / 1.0000002 + (double)(i & 7);
+	}
+	return v;
+}
+double lib_entry(double v, int n) { return hot_static(v, n) + 1; }
+C
+	cat >main.c <<'C'
+#include <stdlib.h>
+#include <time.h>
+double lib_entry(double v, int n);
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+int main(int argc, char **argv)
+{
+	static volatile double sink;
+	double end = cpu_s() + (argc > 1 ? atof(argv[1]) : 0.4);
+	while (cpu_s() < end)
+		sink = lib_entry(sink, 100000);
+	return 0;
+}
+C
+	cc -O2 -g -fPIC -shared -o libst.so lib.c && cp libst.so libst.full.so &&
+		strip --strip-all libst.so && cc -O2 -o stmain main.c -L. -lst -Wl,-rpath,"$T" ||
+		fail "build"
+	entry=$(nm libst.full.so | awk '$3 == "hot_static" {sub(/^0+/, "", $1); print $1}')
+	[ -n "$entry" ] || fail "nm: no hot_static"
+	profile "$T/stmain"
+	run env SONDE_CACHE=off "$SONDE" report --format csv p
+	expect_rc 0 "report"
+	rows=$(grep -c '^libst\.so+0x' "$T/out")
+	hot=$(awk -F, -v n="libst.so+0x$entry" '$1 == n {print $2}' "$T/out")
+	total=$(awk -F, 'NR > 1 {s += $2} END {print s + 0}' "$T/out")
+	[ "$rows" -eq 1 ] && [ -n "$hot" ] && [ "$hot" -eq "$total" ] ||
+		fail "hot_static (entry 0x$entry): $rows rows of libst.so, $hot of $total samples: $(head -8 "$T/out")"
+	grep -q '^lib_entry,' "$T/out" || fail "the exported caller lost its name: $(head -8 "$T/out")"
 	;;
 sym_missing)
 	cp "$BIN/sym_inline" ./gone
