@@ -48,7 +48,8 @@ static int copy_bytes(int in, int out, uint64_t max)
 {
 	char buf[16384];
 	while (max) {
-		ssize_t r = read(in, buf, max < sizeof buf ? (size_t)max : sizeof buf);
+		/* raw system calls: libsonde's own read/write wrappers are the program's */
+		ssize_t r = sd_sys_read(in, buf, max < sizeof buf ? (size_t)max : sizeof buf);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -57,7 +58,7 @@ static int copy_bytes(int in, int out, uint64_t max)
 			return 0;
 		max -= (uint64_t)r;
 		for (ssize_t off = 0; off < r;) {
-			ssize_t w = write(out, buf + off, (size_t)(r - off));
+			ssize_t w = sd_sys_write(out, buf + off, (size_t)(r - off));
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0)

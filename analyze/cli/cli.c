@@ -390,13 +390,20 @@ static int set_opt(struct sd_cli *c, const struct opt *o, const char *val, int a
 /* Text on a terminal (docs/REPORT.md, "On a terminal"): names cut to its width, C++
  * names short unless --no-short-names, shares in colour unless NO_COLOR or TERM=dumb.
  * Pipes and files get every name whole and no colour. */
+static int never_terminal; /* sd_cli_no_terminal: sonde-mpi */
+
+void sd_cli_no_terminal(void)
+{
+	never_terminal = 1;
+}
+
 static void on_terminal(struct sd_cli *c)
 {
 	struct winsize ws;
 	const char *cols = getenv("COLUMNS"), *nocolor = getenv("NO_COLOR"), *term = getenv("TERM");
 
 	if (c->o.format != SD_FMT_TEXT || (c->o.output && strcmp(c->o.output, "-")) ||
-	    !isatty(STDOUT_FILENO))
+	    never_terminal || !isatty(STDOUT_FILENO))
 		return;
 	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
 		c->o.width = ws.ws_col;

@@ -85,6 +85,9 @@ struct sd_cli {
  * c->help set after -h), said (SD_EXIT_USAGE), or -ENOMEM. */
 int sd_cli_parse(struct sd_cli *c, unsigned cmd_bit, const char *usage, int argc, char **argv);
 void sd_cli_fini(struct sd_cli *c);
+/* Text as in a pipe even when stdout is a terminal (sonde-mpi: MPI launchers give a
+ * rank a pseudo-terminal wherever the job's output goes). Call before sd_cli_parse. */
+void sd_cli_no_terminal(void);
 /* cli_paths.c: the stream files of PATHs as `sonde report` reads them (a file as is; a
  * directory's *.sonde files and its subdirectories', names sorted). SD_EXIT_OK, or
  * SD_EXIT_IO / SD_EXIT_BADINPUT after saying why, or -ENOMEM. *files (each string and the

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/cli/cli.h"
 #include "analyze/profile/profile.h"
 
 #undef main /* this file is compiled with main=sd_cli_main, for cli/main.c's */
@@ -96,6 +97,7 @@ int main(int argc, char **argv)
 	struct sd_load_remote r = { &ctx, me, nprocs, agree, send_load, recv_load, finished };
 	if (report && nprocs > 1)
 		sd_load_set_remote(&r);
+	sd_cli_no_terminal(); /* a rank's stdout is a pty wherever the job's output goes */
 	int rc = sd_cli_main(argc, argv);
 	if (report && nprocs > 1 && !ctx.agreed)
 		agree(&ctx, UINT64_MAX, 0); /* it never loaded: the others must not wait */

@@ -419,7 +419,7 @@ static int resolve(struct sd_symbolizer *sy, int mod, struct symmod *m, uint64_t
 				sd_symfile_resolve(f, addr, &l, symbuf, sizeof(symbuf));
 				/* a file without symbols is not cached: each report opens it and
 				 * says so (its names are entries of its unwind table) */
-				if (f->nsyms && sd_symcache_put(f->cache, addr, &l))
+				if (f->ok == 1 && sd_symcache_put(f->cache, addr, &l))
 					return -ENOMEM;
 				have = 1;
 			}

@@ -363,7 +363,8 @@ void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *ba
 	if (r == 0)
 		sd_msg("sonde: %s: no symbols (stripped?; showing %s+0xENTRY, each function by the "
 			"entry of its unwind table's range)", f->path, base);
-	f->ok = r >= 0; /* without symbols: debug info, or the unwind table's ranges */
+	/* 1: symbols; 2: none, but usable: debug info, or the unwind table's ranges */
+	f->ok = r > 0 ? 1 : r == 0 ? 2 : 0;
 }
 
 /* The symfile of a module whose file is open on fd (taken), registered if new: its index,
