@@ -567,6 +567,21 @@ SONDE_API void sonde_rt_region_end(const char *name)
 	op_end(region_attr, name ? name : "", "sonde_region_end");
 }
 
+/* Not in sonde.h's API: libsonde_caliper.so's end of a named value of any attribute
+ * (cali_end_region, cali_end_phase, ...): checked as sonde_region_end checks a region,
+ * misuse said in the name fn of the program's own call. */
+SONDE_API void sonde_rt_end_named(const char *attr, const char *value, const char *fn)
+{
+	struct sd_attr *a;
+	if (!on() || !attr || !value || !fn)
+		return;
+	if (!(a = by_name_existing(attr)))
+		sd_ann_warn("sonde: %s(\"%s\"): region \"%s\" is not open (check nesting)", fn,
+			    value, value);
+	else
+		op_end(a, value, fn);
+}
+
 SONDE_API sonde_attr_t sonde_rt_attr_create(const char *name, int type, int scope)
 {
 	if (!on() || !name)

@@ -3,6 +3,7 @@
 #   bin/sonde, bin/sonde-mpi                 the CLI (sonde-mpi when MPI was found)
 #   LIBDIR/sonde/libsonde.so, libsonde_mpi.so the runtime, preloaded by path (sonde run
 #                                            finds it from its own place: SD_REL_PKGLIBDIR)
+#   LIBDIR/sonde/libsonde_caliper.so         Caliper's annotation API (sonde run --caliper)
 #   include/sonde.h, sonde.hpp, sonde.f90    the annotation API
 #   include/sonde/sonde.mod, LIBDIR/libsonde_fortran.a   the Fortran binding, when built
 #   LIBDIR/pkgconfig/sonde.pc, sonde-fortran.pc          pkg-config
@@ -18,6 +19,7 @@ install(TARGETS sonde LIBRARY DESTINATION ${SD_PKGLIBDIR} COMPONENT runtime)
 if(TARGET sonde_mpi)
   install(TARGETS sonde_mpi LIBRARY DESTINATION ${SD_PKGLIBDIR} COMPONENT runtime)
 endif()
+install(TARGETS sonde_caliper LIBRARY DESTINATION ${SD_PKGLIBDIR} COMPONENT runtime)
 install(TARGETS sonde_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 if(TARGET sonde_mpi_cli)
   install(TARGETS sonde_mpi_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)

@@ -18,6 +18,10 @@
  *
  * --jit (or SONDE_JIT=on) turns on JIT runtimes' perf maps in CMD's environment, and
  * after CMD the maps of processes killed before they kept theirs are copied (run_jit.c).
+ *
+ * --caliper (or SONDE_CALIPER=on) puts libsonde_caliper.so (caliper/caliper.h) first in
+ * LD_PRELOAD, so that a program annotated for Caliper binds its cali_* calls there, not to
+ * its libcaliper, and turns on exact region times (SONDE_REGIONS=on, unless set).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "analyze/cli/cli.h"
@@ -57,6 +61,9 @@ static void help(void)
 	       "                      to DIR.old)\n"
 	       "      --jit           turn on the perf maps of JIT runtimes (Python 3.12+, node),\n"
 	       "                      so JIT code is named (sets SONDE_JIT=on; docs/ENV.md)\n"
+	       "      --caliper       a program annotated for Caliper: its regions and attributes\n"
+	       "                      become sonde's (preloads libsonde_caliper.so first; sets\n"
+	       "                      SONDE_CALIPER=on and SONDE_REGIONS=on)\n"
 	       "  -h, --help          this text\n\n"
 	       "Preloads libsonde.so from next to sonde, or from LIBDIR/sonde of an installation\n"
 	       "(or $SONDE_LIB). Every variable of docs/ENV.md applies (SONDE_REGIONS,\n"
@@ -218,8 +225,8 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			*keep_old = 1;
 			continue;
 		}
-		if (!strcmp(a, "--jit")) { /* run_jit.c */
-			if (setenv("SONDE_JIT", "on", 1))
+		if (!strcmp(a, "--jit") || !strcmp(a, "--caliper")) { /* run_jit.c, add_caliper */
+			if (setenv(a[2] == 'j' ? "SONDE_JIT" : "SONDE_CALIPER", "on", 1))
 				return -ENOMEM;
 			continue;
 		}
@@ -260,8 +267,9 @@ static int parse_args(int argc, char **argv, char **sample, const char **out, in
 			val = a + 2;
 		} else if (a[0] == '-' && a[1]) {
 			static const char *const known[] = { "--sample", "--output", "--help",
-							     "--append", "--freq", "--jit" };
-			const char *near = sd_nearest(a, known, 6, sizeof(*known));
+							     "--append", "--freq", "--jit",
+							     "--caliper" };
+			const char *near = sd_nearest(a, known, 7, sizeof(*known));
 			if (near)
 				return sd_error(SD_EXIT_USAGE, "run: unknown option '%s' (did you mean "
 						"'%s'? %s)", a, near, usage);
@@ -301,11 +309,38 @@ static int add_mpi(const char *lib, const char *cmd, char **preload)
 	return append(preload, ":", mpi);
 }
 
+/* SONDE_CALIPER=on (--caliper): libsonde_caliper.so, from next to libsonde.so, starts
+ * *preload (before libsonde.so, and before any library the user preloads: Caliper's
+ * own included), and exact region times are on (SONDE_REGIONS, unless set). SD_EXIT_OK,
+ * SD_EXIT_IO after one line when the library is not there, or -ENOMEM. */
+static int add_caliper(const char *lib, char **preload)
+{
+	const char *v = getenv("SONDE_CALIPER");
+	if (!v || !*v || !strcmp(v, "off") || !strcmp(v, "0"))
+		return SD_EXIT_OK;
+	if (strcmp(v, "on") && strcmp(v, "1")) {
+		sd_msg("sonde: run: SONDE_CALIPER: '%s' is not on or off (keeping off)", v);
+		return SD_EXIT_OK;
+	}
+	char cali[PATH_MAX];
+	const char *slash = strrchr(lib, '/');
+	snprintf(cali, sizeof cali, "%.*s/libsonde_caliper.so", (int)(slash ? slash - lib : 1),
+		 slash ? lib : ".");
+	if (access(cali, R_OK))
+		return sd_error(SD_EXIT_IO, "run: --caliper: %s: %s (build the target sonde_caliper "
+				"or install it beside libsonde.so; the command was not started)",
+				cali, strerror(errno));
+	if (!getenv("SONDE_REGIONS") && setenv("SONDE_REGIONS", "on", 1))
+		return -ENOMEM;
+	return append(preload, "", cali) ? -ENOMEM : SD_EXIT_OK;
+}
+
 /* The output directory checked by the runtime's own rule (writer/outdir.c) before the
  * command starts, an earlier run's streams in it moved aside unless keep_old
  * (run_old.c), and the command's environment: LD_PRELOAD, SONDE_OUTPUT (absolute: its
  * children may run elsewhere, make -C), SONDE_SAMPLE; for an MPI program or launcher
- * (run_mpi.c), libsonde_mpi.so and SONDE_REGIONS. *dirfd: the directory. */
+ * (run_mpi.c), libsonde_mpi.so and SONDE_REGIONS; with --caliper, libsonde_caliper.so
+ * first. *dirfd: the directory. */
 static int prepare(const char *lib, const char *cmd, const char *out, const char *sample,
 		   int keep_old, char **preload, int *dirfd)
 {
@@ -325,7 +360,10 @@ static int prepare(const char *lib, const char *cmd, const char *out, const char
 			return -ENOMEM;
 	}
 	const char *old = getenv("LD_PRELOAD");
-	if (append(preload, "", lib) || add_mpi(lib, cmd, preload) ||
+	int code = add_caliper(lib, preload);
+	if (code != SD_EXIT_OK)
+		return code;
+	if (append(preload, ":", lib) || add_mpi(lib, cmd, preload) ||
 	    (old && *old && append(preload, ":", old)))
 		return -ENOMEM;
 	if ((sample && setenv("SONDE_SAMPLE", sample, 1)) || setenv("SONDE_OUTPUT", env_out, 1) ||
@@ -428,8 +466,11 @@ int sd_cmd_run(int argc, char **argv)
 	/* ranks of an MPI job started each with sonde run: one line for the job, rank 0's */
 	const char *rank = sd_mpi_rank_env();
 	if (count_streams(dirfd) > before) {
-		if (!rank || strtol(rank, NULL, 10) == 0)
+		if (!rank || strtol(rank, NULL, 10) == 0) {
+			/* the modules' names kept by build-id, for when their files change */
+			sd_archive_after_run(out);
 			sd_msg("sonde: profile written to %s (sonde report %s)", out, out);
+		}
 	}
 	else
 		sd_msg("sonde: %s: no profile was written (is %s static, setuid or "

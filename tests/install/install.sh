@@ -3,6 +3,7 @@
 #   - every file of cmake/install.cmake's layout is there (the MPI and Fortran parts
 #     where they were built);
 #   - `sonde --version` names the version and the stream format;
+#   - `sonde run --caliper` preloads the installed libsonde_caliper.so first;
 #   - the README's job: the installed sonde profiles build/heat and reports it, and
 #     still does once the prefix is moved elsewhere (it finds its runtime from its
 #     own place);
@@ -24,6 +25,7 @@ cmake --install "$B" --prefix "$P" >install.log 2>&1 || fail "cmake --install: $
 LIBDIR=$(cd "$P" && ls -d lib*/sonde | head -1 | xargs dirname)
 [ -n "$LIBDIR" ] || fail "no LIBDIR/sonde under $P: $(cd "$P" && find . | head -30)"
 for f in bin/sonde $LIBDIR/sonde/libsonde.so include/sonde.h include/sonde.hpp include/sonde.f90 \
+	$LIBDIR/sonde/libsonde_caliper.so \
 	$LIBDIR/pkgconfig/sonde.pc $LIBDIR/cmake/sonde/sondeConfig.cmake \
 	$LIBDIR/cmake/sonde/sondeConfigVersion.cmake share/man/man1/sonde.1 \
 	share/man/man1/sonde-report.1 share/man/man1/sonde-run.1 \
@@ -60,6 +62,11 @@ mv "$T/moved" "$P"
 mkdir lone && cp "$P/bin/sonde" lone/
 lone/sonde run -- /bin/true >lone.out 2>lone.err && fail "sonde run without its runtime succeeded"
 grep -q '^sonde: libsonde.so: not found next to ' lone.err || fail "without its runtime: $(cat lone.err)"
+# sonde run --caliper preloads the installed libsonde_caliper.so first
+"$P/bin/sonde" run --caliper -o cali -- sh -c 'echo "$LD_PRELOAD"' >cali.out 2>&1 </dev/null ||
+	fail "installed sonde run --caliper: $(cat cali.out)"
+[ "$(head -1 cali.out | cut -d: -f1)" = "$(realpath "$P/$LIBDIR/sonde/libsonde_caliper.so")" ] ||
+	fail "installed sonde run --caliper: LD_PRELOAD $(head -1 cali.out)"
 
 # a C program through pkg-config
 cat >app.c <<'C'
