@@ -75,3 +75,13 @@
 				fail "$cmd --help does not explain $opt"
 		done <named.txt
 	done
+	# the bash completion offers every option each command's --help explains
+	comp=$DOCS/../cmake/sonde.bash-completion
+	[ -f "$comp" ] || fail "no $comp"
+	for cmd in run report diff events; do
+		"$SONDE" $cmd --help 2>&1 | grep -oE -- '^  (-[a-zA-Z], )?--?[a-zA-Z][-a-zA-Z]*' |
+			tr -d ',' | tr ' ' '\n' | grep -- '^-' | sort -u >opts.txt
+		while read -r opt; do
+			grep -qE -- "[\" ]$opt[\" ]" "$comp" || fail "the bash completion lacks $cmd's $opt"
+		done <opts.txt
+	done
