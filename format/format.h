@@ -56,7 +56,10 @@ enum sd_kind {
  * fields are marked; every other field is always present. */
 enum { SD_F_HEADER_MAGIC = 1, SD_F_HEADER_VERSION, SD_F_HEADER_INFO, SD_F_HEADER_N };
 enum { SD_F_MODULE_ID = 1, SD_F_MODULE_T, SD_F_MODULE_PATH, SD_F_MODULE_BUILD_ID,
-       SD_F_MODULE_BIAS, SD_F_MODULE_LO, SD_F_MODULE_HI, SD_F_MODULE_N };
+       SD_F_MODULE_BIAS, SD_F_MODULE_LO, SD_F_MODULE_HI,
+       SD_F_MODULE_SIZE,  /* optional (with MTIME): the file's size, nil: unknown */
+       SD_F_MODULE_MTIME, /* optional: its modification time, ns since the epoch */
+       SD_F_MODULE_N };
 enum { SD_F_MODULE_END_ID = 1, SD_F_MODULE_END_T, SD_F_MODULE_END_N };
 enum { SD_F_THREAD_ID = 1, SD_F_THREAD_TID, SD_F_THREAD_T, SD_F_THREAD_NAME, SD_F_THREAD_N };
 enum { SD_F_THREAD_END_ID = 1, SD_F_THREAD_END_T, SD_F_THREAD_END_NAME,
@@ -112,7 +115,8 @@ enum { SD_F_MSGS_T = 1, SD_F_MSGS_RANK, SD_F_MSGS_SIZE, SD_F_MSGS_PEERS, SD_F_MS
 #define SD_FIELD_NAMES                                                                  \
 	{                                                                               \
 		[SD_K_HEADER] = { "magic", "version", "info" },                         \
-		[SD_K_MODULE] = { "module", "t", "path", "build_id", "bias", "lo", "hi" }, \
+		[SD_K_MODULE] = { "module", "t", "path", "build_id", "bias", "lo", "hi",  \
+				  "size", "mtime" },                                    \
 		[SD_K_MODULE_END] = { "module", "t" },                                  \
 		[SD_K_THREAD] = { "thread", "tid", "t", "name" },                       \
 		[SD_K_THREAD_END] = { "thread", "t", "name", "deltas", "cpu" },         \

@@ -8,10 +8,12 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <errno.h>
 #include <stddef.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -80,6 +82,23 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	it->build_id_len = (unsigned)sd_build_id_of(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr, it->build_id,
 						  sizeof it->build_id);
 	return 0;
+}
+
+/* The size and modification time of m's file as it is now, when the module is met (so
+ * that a report can tell a file replaced since, docs/FORMAT.md MODULE): one stat(2), in
+ * the thread that applies a scan, writer lock held; never in a signal handler. Paths
+ * that name no file ("[vdso]", "[unknown]") and files that cannot be stat'ed: none. */
+static void stat_module(struct sd_module *m)
+{
+	struct stat st;
+	int e = errno; /* the program's, kept */
+	m->has_stat = m->path[0] != '[' && stat(m->path, &st) == 0 && S_ISREG(st.st_mode);
+	if (m->has_stat) {
+		m->size = (uint64_t)st.st_size;
+		m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+			      (uint64_t)st.st_mtim.tv_nsec;
+	}
+	errno = e;
 }
 
 static int cmp_lo(const void *a, const void *b)
@@ -178,6 +197,7 @@ void sd_modules_apply(struct sd_scan *scan, uint64_t t_load, uint64_t t_unload)
 		m->t_unload = UINT64_MAX;
 		m->loaded = 1;
 		m->seen = 1;
+		stat_module(m);
 		sd_w.mods[sd_w.nmods++] = m;
 		sd_stream_module(m);
 	}

@@ -225,6 +225,13 @@ void sd_stream_module(const struct sd_module *m)
 	msgpack_pack_uint64(&sd_w.pk, m->bias);
 	msgpack_pack_uint64(&sd_w.pk, m->lo);
 	msgpack_pack_uint64(&sd_w.pk, m->hi);
+	if (m->has_stat) {
+		msgpack_pack_uint64(&sd_w.pk, m->size);
+		msgpack_pack_uint64(&sd_w.pk, m->mtime_ns);
+	} else {
+		msgpack_pack_nil(&sd_w.pk);
+		msgpack_pack_nil(&sd_w.pk);
+	}
 }
 
 void sd_stream_module_end(const struct sd_module *m)

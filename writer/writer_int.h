@@ -34,6 +34,8 @@ struct sd_module {
 	unsigned build_id_len;
 	uint64_t t_load, t_unload; /* CLOCK_MONOTONIC ns */
 	int loaded, seen;
+	int has_stat;              /* its file's size and mtime, stat'ed when it was met */
+	uint64_t size, mtime_ns;
 };
 
 struct sd_intern_slot {

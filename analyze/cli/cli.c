@@ -530,7 +530,13 @@ int sd_cli_load(const struct sd_cli *c, char *const *paths, size_t npaths, const
 					why);
 	}
 	size_t skipped = 0; /* a directory's .sonde entries that are no regular file (said) */
-	code = sd_cli_expand_paths(paths, npaths, &files.v, &files.n, &skipped);
+	char **unpacked = NULL; /* packs unpacked, their symbols an archive (pack.c) */
+	code = sd_pack_paths(paths, npaths, p->sym, &unpacked);
+	if (code == SD_EXIT_OK)
+		code = sd_cli_expand_paths(unpacked, npaths, &files.v, &files.n, &skipped);
+	for (size_t i = 0; unpacked && i < npaths; i++)
+		free(unpacked[i]);
+	free(unpacked);
 	if (code == SD_EXIT_OK)
 		code = sd_load_files(p, files.v, files.n, c->jobs,
 				     (c->strict ? SD_LOAD_STRICT : 0) |

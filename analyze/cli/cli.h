@@ -39,6 +39,30 @@ int sd_run_which(const char *cmd, char *path, size_t len);
  * executable; set-user-ID, set-group-ID or file capabilities: secure execution). */
 int sd_run_check(const char *cmd);
 int sd_cmd_report(int argc, char **argv);
+/* cmd_archive.c: `sonde archive DIR [-o FILE]`. */
+int sd_cmd_archive(int argc, char **argv);
+/* cmd_archive.c: after `sonde run`'s CMD: the raw locations of every module the streams
+ * of out name kept in the build-id archive (docs/REPORT.md "Build-id archive"), quietly;
+ * nothing when it is off. */
+void sd_archive_after_run(const char *out);
+
+/* ---- pack.c: a profile in one ustar file (docs/REPORT.md "Packs") ---- */
+/* Write a pack on fd: sd_pack_begin (TOP/ and TOP/build-id/), sd_pack_add per file (the
+ * regular file open on src, as TOP/NAME, or TOP/build-id/NAME when sub), sd_pack_end.
+ * 0 or -errno (-ENAMETOOLONG: a name past ustar's fields). */
+int sd_pack_begin(int fd, const char *top);
+int sd_pack_add(int fd, const char *top, int sub, const char *name, int src);
+int sd_pack_end(int fd);
+/* 1 if path is a regular file with a ustar header (a pack to unpack), else 0. */
+int sd_pack_is(const char *path);
+/* Unpack pack `path` into a new private directory (under TMPDIR, removed at exit),
+ * checking every entry: SD_EXIT_OK and *dir (malloc'ed), or said (SD_EXIT_BADINPUT: not
+ * a pack, truncated, no streams; SD_EXIT_IO), or -ENOMEM. */
+int sd_pack_unpack(const char *path, char **dir);
+/* PATHs of report or diff with each pack unpacked (its directory in its place) and the
+ * build-id/ of each directory (an unpacked pack's) added to sy's archive directories.
+ * SD_EXIT_OK and *out (npaths malloc'ed strings in a malloc'ed array), said, or -ENOMEM. */
+int sd_pack_paths(char *const *paths, size_t npaths, struct sd_symbolizer *sy, char ***out);
 int sd_cmd_dump(int argc, char **argv);
 int sd_cmd_events(int argc, char **argv);
 int sd_cmd_diff(int argc, char **argv);

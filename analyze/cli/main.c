@@ -24,6 +24,8 @@ static const struct {
 	  "merge, symbolize and summarize streams (files or directories)" },
 	{ "diff", sd_cmd_diff, "[OPTIONS] A B",
 	  "compare two profiles: each row's share in A and B, delta and ratio" },
+	{ "archive", sd_cmd_archive, "[-o FILE] DIR",
+	  "pack a profile and its modules' symbols into one file for another machine" },
 	{ "dump", sd_cmd_dump, "FILE", "print every record of one stream as JSON lines" },
 	{ "events", sd_cmd_events, "[--all] [--format text|csv|json]",
 	  "list the sampling sources and counters that work here, and why others do not" },
@@ -33,7 +35,7 @@ static void help(FILE *out)
 {
 	fputs("usage: sonde COMMAND [ARGS]\n       sonde help COMMAND\n\ncommands:\n", out);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  sonde %-6s %-44s %s\n", commands[i].name, commands[i].args,
+		fprintf(out, "  sonde %-7s %-44s %s\n", commands[i].name, commands[i].args,
 			commands[i].summary);
 	fprintf(out, "\n'sonde COMMAND --help' describes each command's options.\n\n"
 		"exit codes:\n"

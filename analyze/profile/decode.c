@@ -28,6 +28,7 @@ void sd_sstate_fini(struct sstate *st)
 	free(st->modpath);
 	free(st->modbid);
 	free(st->modbidlen);
+	free(st->modstat);
 	free(st->mods);
 	for (size_t i = 0; i < st->nthreads; i++) {
 		free(st->threads[i].name);
@@ -335,7 +336,10 @@ static int rec_module(struct rec_ctx *c)
 		size_t *nl = realloc(st->modbidlen, n * sizeof(*nl));
 		if (nl)
 			st->modbidlen = nl;
-		if (!nm || !np || !nb || !nl) {
+		uint64_t *ns = realloc(st->modstat, 2 * n * sizeof(*ns));
+		if (ns)
+			st->modstat = ns;
+		if (!nm || !np || !nb || !nl || !ns) {
 			free(path);
 			return -ENOMEM;
 		}
@@ -349,6 +353,15 @@ static int rec_module(struct rec_ctx *c)
 	st->modpath[i - 1] = path;
 	st->modbid[i - 1] = NULL;
 	st->modbidlen[i - 1] = 0;
+	/* the file's size and mtime (later sondes); absent or nil: not recorded */
+	st->modstat[2 * (i - 1)] = UINT64_MAX;
+	st->modstat[2 * (i - 1) + 1] = 0;
+	uint64_t fsize, fmtime;
+	if (!sd_rec_u64(r, SD_F_MODULE_SIZE, &fsize) && !sd_rec_u64(r, SD_F_MODULE_MTIME, &fmtime) &&
+	    fsize != UINT64_MAX) {
+		st->modstat[2 * (i - 1)] = fsize;
+		st->modstat[2 * (i - 1) + 1] = fmtime;
+	}
 	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
 		st->modbid[i - 1] = malloc(bid->via.bin.size);
 		if (!st->modbid[i - 1])

@@ -193,8 +193,10 @@ int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 			st->mods[i] = -2;
 			continue;
 		}
-		int h = sd_sym_module(p->sym, st->modpath[i], st->cwd, st->modbid[i],
-				      st->modbidlen[i]);
+		int h = sd_sym_module_stat(p->sym, st->modpath[i], st->cwd, st->modbid[i],
+					   st->modbidlen[i],
+					   st->modstat ? st->modstat[2 * i] : UINT64_MAX,
+					   st->modstat ? st->modstat[2 * i + 1] : 0);
 		if (h < 0)
 			r = h;
 		else

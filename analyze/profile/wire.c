@@ -127,6 +127,7 @@ static void put_state(struct wbuf *w, const struct sstate *st)
 	put_arr(w, st->nodes, st->nnodes, sizeof *st->nodes);
 	put_arr(w, st->mods, st->nmods, sizeof *st->mods);
 	put_arr(w, st->modbidlen, st->modbidlen ? st->nmods : 0, sizeof *st->modbidlen);
+	put_arr(w, st->modstat, st->modstat ? 2 * st->nmods : 0, sizeof *st->modstat);
 	for (size_t i = 0; i < st->nmods; i++) {
 		put_str(w, st->modpath ? st->modpath[i] : NULL);
 		put_arr(w, st->modbid ? st->modbid[i] : NULL,
@@ -177,7 +178,7 @@ static void clear_pointers(struct sstate *st)
 {
 	st->host = st->exe = st->cwd = st->name = st->command = st->end_reason = NULL;
 	st->nodes = NULL, st->mods = NULL, st->modpath = NULL, st->modbid = NULL;
-	st->modbidlen = NULL, st->threads = NULL, st->sources = NULL;
+	st->modbidlen = NULL, st->modstat = NULL, st->threads = NULL, st->sources = NULL;
 	st->dropv = st->dropt = NULL, st->dropr = NULL, st->attrs = NULL, st->ctxs = NULL;
 	st->aggs = NULL, st->aggtab = NULL, st->aggcap = 0, st->regs = NULL, st->ctrs = NULL;
 	st->unames = st->ureasons = NULL, st->aggcnt = NULL, st->children = NULL;
@@ -205,6 +206,7 @@ static void get_modules(struct rbuf *r, struct sstate *st, const struct counts *
 	st->nodes = get_arr(r, st->nnodes, NULL, sizeof *st->nodes);
 	st->mods = get_arr(r, c.nmods, NULL, sizeof *st->mods);
 	st->modbidlen = get_arr(r, UINT64_MAX, NULL, sizeof *st->modbidlen);
+	st->modstat = get_arr(r, 2 * (uint64_t)c.nmods, NULL, sizeof *st->modstat);
 	if (!r->bad && c.nmods) {
 		st->modpath = calloc(c.nmods, sizeof *st->modpath);
 		st->modbid = calloc(c.nmods, sizeof *st->modbid);

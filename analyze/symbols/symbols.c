@@ -116,6 +116,8 @@ void sd_sym_free(struct sd_symbolizer *sy)
 	if (!sy)
 		return;
 	sd_sym_save_caches(sy);
+	sd_archive_note(sy);
+	sd_archive_free(sy);
 	free(sy->dm);
 	for (size_t i = 0; i < sy->nmods; i++) {
 		struct symmod *m = &sy->mods[i];
@@ -175,6 +177,13 @@ int sd_sym_pseudo_path(const char *path)
 int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
 		  const uint8_t *build_id, size_t build_id_len)
 {
+	return sd_sym_module_stat(sy, path, cwd, build_id, build_id_len, UINT64_MAX, 0);
+}
+
+int sd_sym_module_stat(struct sd_symbolizer *sy, const char *path, const char *cwd,
+		       const uint8_t *build_id, size_t build_id_len, uint64_t size,
+		       uint64_t mtime_ns)
+{
 	char *full = NULL, *key = NULL;
 	uint32_t id;
 	int err = -ENOMEM, rel = path[0] != '/' && !sd_sym_pseudo_path(path);
@@ -193,12 +202,14 @@ int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
 		rel = 0;
 	}
 	size_t plen = strlen(path);
-	if (!(key = malloc(plen + 1 + build_id_len)))
+	uint64_t stat2[2] = { size, mtime_ns };
+	/* without a build-id, the file's recorded size and mtime tell its versions apart */
+	size_t extra = build_id_len ? build_id_len : size != UINT64_MAX ? sizeof(stat2) : 0;
+	if (!(key = malloc(plen + 1 + extra)))
 		goto out;
 	memcpy(key, path, plen + 1);
-	if (build_id_len)
-		memcpy(key + plen + 1, build_id, build_id_len);
-	if (sd_strmap_get(&sy->modkeys, key, plen + 1 + build_id_len, &id)) {
+	memcpy(key + plen + 1, build_id_len ? (const void *)build_id : stat2, extra);
+	if (sd_strmap_get(&sy->modkeys, key, plen + 1 + extra, &id)) {
 		err = (int)id;
 		goto out;
 	}
@@ -224,7 +235,10 @@ int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
 	m->build_id_len = build_id_len;
 	m->base = (char *)basename_of(m->path);
 	m->rel_nocwd = rel;
-	if (sd_strmap_put(&sy->modkeys, key, plen + 1 + build_id_len, (uint32_t)sy->nmods)) {
+	m->has_stat = size != UINT64_MAX;
+	m->fsize = size;
+	m->fmtime_ns = mtime_ns;
+	if (sd_strmap_put(&sy->modkeys, key, plen + 1 + extra, (uint32_t)sy->nmods)) {
 		free(m->path);
 		free(m->build_id);
 		goto out;
@@ -581,6 +595,7 @@ int sd_sym_finish(struct sd_symbolizer *sy)
 	int err = 0;
 
 	sd_sym_save_caches(sy);
+	sd_archive_note(sy);
 	if (sy->nundemangled > 1)
 		sd_msg("sonde: %zu more C++ names not demangled: past the same bounds "
 			"(shown mangled)", sy->nundemangled - 1);
@@ -636,6 +651,11 @@ void sd_sym_module_info(const struct sd_symbolizer *sy, size_t i, const char **p
 	*base = m->base;
 	*build_id = m->build_id;
 	*build_id_len = m->build_id_len;
+}
+
+int sd_sym_module_used(const struct sd_symbolizer *sy, size_t i)
+{
+	return i < sy->nmods && sy->mods[i].state != MOD_NEW;
 }
 
 size_t sd_sym_nfuncs(const struct sd_symbolizer *sy)

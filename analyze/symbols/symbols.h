@@ -45,6 +45,14 @@ void sd_sym_free(struct sd_symbolizer *sy);
  * may be NULL. */
 int sd_sym_module(struct sd_symbolizer *sy, const char *path, const char *cwd,
 		  const uint8_t *build_id, size_t build_id_len);
+/* sd_sym_module with what the stream recorded of the module's file (MODULE `size` and
+ * `mtime`, docs/FORMAT.md; size UINT64_MAX: not recorded). A module without build-id
+ * whose file has another size or mtime now is not named (its names would be another
+ * program's): module+0xADDR and one line saying so. Modules without build-id recorded
+ * with different sizes or mtimes get different handles. */
+int sd_sym_module_stat(struct sd_symbolizer *sy, const char *path, const char *cwd,
+		       const uint8_t *build_id, size_t build_id_len, uint64_t size,
+		       uint64_t mtime_ns);
 /* The module of sonde's MPI wrappers (mpi/wrap.c): its frames are left out, so that a
  * program's call of MPI_Send is its caller's child, as without sonde. */
 #define SD_SYM_MPI_WRAPPER "libsonde_mpi.so"
@@ -96,6 +104,29 @@ size_t sd_sym_nmodules(const struct sd_symbolizer *sy);
 void sd_sym_module_info(const struct sd_symbolizer *sy, size_t i, const char **path,
 			const char **base, const uint8_t **build_id, size_t *build_id_len);
 const struct sd_func *sd_sym_func(const struct sd_symbolizer *sy, uint32_t id);
+/* 1 if module i had an address looked up (sd_sym_frames), else 0. */
+int sd_sym_module_used(const struct sd_symbolizer *sy, size_t i);
+
+/* ---- archive.c: the build-id archive (docs/REPORT.md "Build-id archive") ------------- */
+
+/* A directory of archived symbols (NAME.sym files by build-id: a pack's, or the
+ * build-id/ directory of an unpacked pack) looked in before the user's archive, for
+ * modules whose file is gone or changed; `label` names it in the note ("pack
+ * x.tar"). Read only. 0 or -ENOMEM. */
+int sd_sym_archive_add(struct sd_symbolizer *sy, const char *dir, const char *label);
+/* At the next save (sd_sym_finish, sd_sym_free), archive the raw locations of every
+ * module file with a build-id that this symbolizer read, not only those it resolved anew
+ * (sonde run after CMD, sonde archive). */
+void sd_sym_archive_all(struct sd_symbolizer *sy);
+/* The user's archive directory as SONDE_ARCHIVE, SONDE_CACHE, XDG_CACHE_HOME and HOME
+ * say (docs/ENV.md) into buf: 1, or 0 when it is off (or no place can be named). */
+int sd_sym_archive_dir(char *buf, size_t len);
+/* The archived symbols of build-id bid (len bytes) opened for reading: the pack
+ * directories of sd_sym_archive_add first, then the user's archive; a regular file of
+ * the user's, never through a symlink. An fd (O_CLOEXEC) and its name (HEX.sym) in
+ * name, or -1. */
+int sd_sym_archive_open(struct sd_symbolizer *sy, const uint8_t *bid, size_t len,
+			char *name, size_t namelen);
 
 /* ---- symcache.c: raw locations of one ELF file, in memory and across reports ------- */
 
@@ -126,10 +157,21 @@ int sd_symcache_put(struct sd_symcache *c, uint64_t addr, const struct sd_rawloc
 int sd_symcache_dirty(const struct sd_symcache *c);
 /* Mark c to be saved (it was made from another file of the same build-id). */
 void sd_symcache_touch(struct sd_symcache *c);
+/* 1 if some address of c may have been resolved without the file's debug info (DWARF):
+ * marked by sd_symcache_lacks_debug_set, and in a file saved before sonde recorded it. */
+int sd_symcache_lacks_debug(const struct sd_symcache *c);
+void sd_symcache_lacks_debug_set(struct sd_symcache *c);
 /* Open (creating it and its parents, 0700) the cache directory: an fd (O_CLOEXEC), or -1
  * with the reason in why and errno: EPERM when it is there but unsafe (a symlink, not
  * a directory, owned by another user), else why it could not be made or opened. */
 int sd_symcache_dir_open(const char *dir, char *why, size_t len);
+/* How many addresses c holds. */
+size_t sd_symcache_count(const struct sd_symcache *c);
+/* Add every address of `from` that `into` lacks (copied): how many, or -ENOMEM. */
+int sd_symcache_merge(struct sd_symcache *into, const struct sd_symcache *from);
+/* want->size of sd_symcache_load that takes a file of any size (the build-id archive:
+ * the stream records no size, or an earlier one's). */
+#define SD_SYMCACHE_ANY_SIZE UINT64_MAX
 /* Read cache file `name` of dirfd made for build-id want->bid and size want->size: 0
  * and *out, with *same_file = 1 when it was made from a file of want's identity; -ENOENT (none),
  * -ESTALE (a cache file of another format version: to be rewritten, nothing to say),

@@ -35,6 +35,11 @@ struct symfile {
 	uint64_t *maxend;            /* maxend[i]: max addr + size of syms[0..i] */
 	struct sd_symcache *cache;   /* raw locations, never NULL once registered */
 	char *cache_name;            /* its file in the cache directory; NULL: not kept */
+	int dbgd_main;               /* debuginfod.c: its debug file looked up (0 not yet,
+				      * 1 found, 2 not) */
+	const char *from;            /* NULL: the file itself; else the build-id archive it
+				      * was read from (archive.c), cache its only names */
+	size_t arch_n;               /* its cache's addresses already archived */
 };
 
 struct symmod {
@@ -43,6 +48,8 @@ struct symmod {
 	size_t build_id_len;
 	int rel_nocwd;               /* relative path and no cwd recorded */
 	int state;
+	int has_stat;                /* the stream recorded its file's size and mtime */
+	uint64_t fsize, fmtime_ns;
 	uint32_t file;               /* MOD_OPEN: index in sy->sfiles */
 	struct sd_u64map cache;      /* addr -> location id */
 };
@@ -81,6 +88,8 @@ struct sd_symbolizer {
 	size_t nundemangled;       /* names left mangled by the bounds (the first said) */
 	struct perfmap *maps; size_t nmaps, capmaps; /* perf maps of JIT code */
 	struct sd_strmap mapkeys;  /* path -> index in maps */
+	struct sd_dbgd *dbgd;      /* debuginfod.c: NULL when DEBUGINFOD_URLS is unset */
+	struct archive *arch;      /* the build-id archive (archive.c), NULL until used */
 };
 
 /* Up to this many inlined frames per address are kept (the outermost ones dropped). */
@@ -100,6 +109,31 @@ void sd_symfile_resolve(struct symfile *f, uint64_t addr, struct sd_rawloc *l, c
 const char *sd_perfmap_find(const struct perfmap *m, uint64_t addr, size_t *seg);
 /* perfmap.c: m's memory freed. */
 void sd_perfmap_fini(struct perfmap *m);
+/* archive.c: the archived symbols of module m (whose file is gone or not the one
+ * profiled: `why`) as a symfile: its index, or -1 (none, or the archive is off). */
+long sd_archive_file(struct sd_symbolizer *sy, struct symmod *m, const char *why);
+/* archive.c: the raw locations that module files gained, archived (sd_sym_save_caches). */
+void sd_archive_save(struct sd_symbolizer *sy);
+/* archive.c: the modules named from an archive since the last call, said in one line
+ * per archive. */
+void sd_archive_note(struct sd_symbolizer *sy);
+/* archive.c: its memory freed. */
+void sd_archive_free(struct sd_symbolizer *sy);
+/* debuginfod.c: its state for a report when DEBUGINFOD_URLS is set, else NULL (or
+ * ENOMEM: nothing is fetched). */
+struct sd_dbgd *sd_dbgd_new(void);
+void sd_dbgd_free(struct sd_dbgd *d);
+/* debuginfod.c: the Dwfl's find_debuginfo callback when sy->dbgd (each module's userdata
+ * is sy): the local places of dwfl_standard_find_debuginfo, then the debuginfod servers,
+ * bounded, each outcome said in one line. An fd and *name, or -1. */
+int sd_dbgd_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			   Dwarf_Addr base, const char *file, const char *link, GElf_Word crc,
+			   char **name);
+/* debuginfod.c: 1 if symbol cache c of the file identified by id was made (in part)
+ * without debug info that may now be had (DEBUGINFOD_URLS is set, or a debug file of its
+ * build-id is in /usr/lib/debug/.build-id): then it is not used. */
+int sd_dbgd_cache_stale(const struct sd_symbolizer *sy, const struct sd_fileid *id,
+			const struct sd_symcache *c);
 /* symfile.c: every symbol cache that gained addresses written (one warning on failure). */
 void sd_sym_save_caches(struct sd_symbolizer *sy);
 

@@ -20,7 +20,9 @@
  * warning) and replaced at the next save.
  *
  * Layout (native byte order; the header's `order` word rejects a foreign one):
- *   header  struct dhdr (below)
+ *   header  struct dhdr (below); its flags say whether every entry was resolved with the
+ *           file's debug info (0 in files written before the flag: treated as "not
+ *           every"), so that debug info found later is not hidden (debuginfod.c)
  *   strings nstr bytes of NUL-terminated strings (offset 0 is the empty string), padded to 4
  *   words   nwords u32: per entry addr_lo, addr_hi, sym, outer, file, line, ninl, then
  *           ninl x (name, file, line); strings as offsets, NONE for absent
@@ -37,12 +39,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum { F_DEBUG = 1 };
 enum { NONE = UINT32_MAX, MAX_INL = SD_SYM_MAX_INLINE, VERSION = 4 /* 2: PLT entries named func@plt; 3: scoped names of DIEs without a linkage name; 4: functions without a name by their unwind-table entry */ };
 
 struct dhdr {
 	char magic[8];              /* "SONDESYM" */
 	uint32_t version, order;    /* VERSION, 0x01020304 */
-	uint32_t bid_len, pad0;
+	uint32_t bid_len, flags;    /* F_DEBUG: every entry made with the file's DWARF */
 	uint8_t bid[SD_BUILD_ID_MAX];
 	uint64_t dev, ino, size;
 	int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
@@ -58,6 +61,7 @@ struct sd_symcache {
 	size_t nentries;
 	int dirty;
 	int indexed;                /* strids holds every string of str */
+	int lacks_debug;            /* some entry may have been made without DWARF */
 };
 
 struct sd_symcache *sd_symcache_new(void)
@@ -81,6 +85,16 @@ void sd_symcache_free(struct sd_symcache *c)
 	free(c->w);
 	sd_u64map_fini(&c->at);
 	free(c);
+}
+
+int sd_symcache_lacks_debug(const struct sd_symcache *c)
+{
+	return c->lacks_debug;
+}
+
+void sd_symcache_lacks_debug_set(struct sd_symcache *c)
+{
+	c->lacks_debug = 1;
 }
 
 int sd_symcache_dirty(const struct sd_symcache *c)
@@ -147,6 +161,29 @@ int sd_symcache_put(struct sd_symcache *c, uint64_t addr, const struct sd_rawloc
 	c->nentries++;
 	c->dirty = 1;
 	return 0;
+}
+
+size_t sd_symcache_count(const struct sd_symcache *c)
+{
+	return c->nentries;
+}
+
+int sd_symcache_merge(struct sd_symcache *into, const struct sd_symcache *from)
+{
+	struct sd_rawinl inl[MAX_INL];
+	struct sd_rawloc l = { .inl = inl };
+	uint32_t idx;
+	int added = 0;
+
+	for (size_t i = 0; i + 7 <= from->nw; i += 7 + 3 * (size_t)from->w[i + 6]) {
+		uint64_t addr = (uint64_t)from->w[i + 1] << 32 | from->w[i];
+		if (sd_u64map_get(&into->at, addr, &idx) || !sd_symcache_get(from, addr, &l))
+			continue;
+		if (sd_symcache_put(into, addr, &l))
+			return -ENOMEM;
+		added++;
+	}
+	return added;
 }
 
 static const char *str_at(const struct sd_symcache *c, uint32_t off)
@@ -297,7 +334,8 @@ int sd_symcache_load(int dirfd, const char *name, const struct sd_fileid *want,
 	}
 	if (memcmp(h.magic, "SONDESYM", 8) || h.order != 0x01020304 ||
 	    h.bid_len > SD_BUILD_ID_MAX || h.bid_len != want->bid_len ||
-	    memcmp(h.bid, want->bid, h.bid_len) || h.size != want->size)
+	    memcmp(h.bid, want->bid, h.bid_len) ||
+	    (h.size != want->size && want->size != SD_SYMCACHE_ANY_SIZE))
 		goto out;
 	size_t spad = ((size_t)h.nstr + 3) & ~(size_t)3;
 	if ((uint64_t)st.st_size != sizeof(h) + spad + 4 * (uint64_t)h.nwords || h.nstr == 0 ||
@@ -321,6 +359,7 @@ int sd_symcache_load(int dirfd, const char *name, const struct sd_fileid *want,
 		goto out;
 	if ((err = index_words(c, h.nentries)))
 		goto out;
+	c->lacks_debug = !(h.flags & F_DEBUG); /* and in files older than the flag */
 	*same_file = h.dev == want->dev && h.ino == want->ino && h.size == want->size &&
 		     h.mtime_s == want->mtime_s && h.mtime_ns == want->mtime_ns &&
 		     h.ctime_s == want->ctime_s && h.ctime_ns == want->ctime_ns;
@@ -362,6 +401,7 @@ int sd_symcache_save(int dirfd, const char *name, struct sd_symcache *c,
 	h.version = VERSION;
 	h.order = 0x01020304;
 	h.bid_len = id->bid_len;
+	h.flags = c->lacks_debug ? 0 : F_DEBUG;
 	memcpy(h.bid, id->bid, id->bid_len);
 	h.dev = id->dev;
 	h.ino = id->ino;

@@ -435,13 +435,30 @@ static long file_of(struct sd_symbolizer *sy, struct symmod *m, int fd, const st
 	sy->sfiles[sy->nsfiles] = nf;
 	return (long)sy->nsfiles++;
 differs:
+	close(fd);
+	long a = sd_archive_file(sy, m, "rebuilt or replaced since the run");
+	if (a >= 0)
+		return a;
 	sd_msg("sonde: %s: build-id differs from the profiled file (it was rebuilt or "
 		"replaced since the run; showing %s+0xADDR)", m->path, m->base);
-	close(fd);
 	return -1;
 nomem:
 	close(fd);
 	return -1;
+}
+
+/* A module without build-id whose file is not the one the stream recorded (another size
+ * or mtime): 1 after saying so (its names would be the new file's), else 0. */
+static int changed(const struct symmod *m, const struct stat *st)
+{
+	uint64_t mt = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+	if ((uint64_t)st->st_size == m->fsize && mt == m->fmtime_ns)
+		return 0;
+	sd_msg("sonde: %s: changed since the run (size %" PRIu64 " then, %" PRIu64 " now; "
+		"modified %+.3f s later) and it has no build-id to find the profiled file's names by "
+		"(showing %s+0xADDR; link with -Wl,--build-id to keep profiles readable)", m->path,
+		m->fsize, (uint64_t)st->st_size, ((double)mt - (double)m->fmtime_ns) / 1e9, m->base);
+	return 1;
 }
 
 /* The vDSO is no file, but the kernel maps the same image into every process: when the
@@ -510,14 +527,22 @@ void sd_symmod_open(struct sd_symbolizer *sy, struct symmod *m)
 		return;
 	}
 	int fd = open_elf(m->path, &st, &why);
+	long f = fd < 0 ? sd_archive_file(sy, m, why) : -1;
+	if (f >= 0)
+		goto named;
 	if (fd < 0) {
 		sd_msg("sonde: %s: %s (cannot symbolize; showing %s+0xADDR)", m->path,
 			why, m->base);
 		return;
 	}
-	long f = file_of(sy, m, fd, &st);
+	if (!m->build_id_len && m->has_stat && changed(m, &st)) {
+		close(fd);
+		return;
+	}
+	f = file_of(sy, m, fd, &st);
 	if (f < 0)
 		return;
+named:
 	m->file = (uint32_t)f;
 	m->state = MOD_OPEN;
 }
@@ -527,6 +552,7 @@ void sd_sym_save_caches(struct sd_symbolizer *sy)
 {
 	int warned = 0;
 
+	sd_archive_save(sy); /* first: a saved cache is no longer dirty */
 	for (size_t i = 0; i < sy->nsfiles; i++) {
 		struct symfile *f = &sy->sfiles[i];
 		if (!f->cache_name || sy->cachefd < 0 || !sd_symcache_dirty(f->cache))

@@ -144,7 +144,7 @@ clock:
 static void module(uint64_t id, const char *path, const uint8_t *bid, size_t bid_len,
 		   uint64_t bias)
 {
-	msgpack_pack_array(&pk, SD_F_MODULE_N);
+	msgpack_pack_array(&pk, SD_F_MODULE_SIZE); /* an earlier sonde's: no size, mtime */
 	u64(SD_K_MODULE); u64(id); u64(10); str(path);
 	if (bid)
 		msgpack_pack_bin_with_body(&pk, bid, bid_len);

@@ -83,6 +83,7 @@ EOF
 	;;
 sym_relative)
 	# libmkdup.so under a relative path: resolved against HEADER cwd, else one warning
+	export SONDE_ARCHIVE=off # the fallback without the build-id archive (e2e.archive)
 	dir=$(dirname "$BIN/libmkdup.so")
 	mk modpaths rel.sonde --cwd "$dir" --dup-path ./libmkdup.so
 	report --format folded rel.sonde
@@ -134,6 +135,7 @@ symcache_warm)
 	;;
 symcache_changed)
 	# a stream of a program at $T/bin/mk, cached; then the file changes under it
+	export SONDE_ARCHIVE=off # the cache alone; the build-id archive: e2e.archive
 	mkdir bin && cp "$MK" bin/mk || fail "copy mkstream"
 	bin/mk flat a.sonde >/dev/null || fail "bin/mk flat"
 	report --format folded a.sonde
@@ -247,8 +249,8 @@ symcache_dir)
 	expect_rc 0 "new dir"
 	expect_err_empty "new dir"
 	[ "$(mode "$SONDE_CACHE")" = 700 ] || fail "cache dir mode $(mode "$SONDE_CACHE")"
-	for f in "$SONDE_CACHE"/*; do
-		[ "$(mode "$f")" = 600 ] || fail "$f mode $(mode "$f")"
+	for f in "$SONDE_CACHE"/* "$SONDE_CACHE"/build-id/*; do # build-id/: the archive
+		[ "$(mode "$f")" = "$([ -d "$f" ] && echo 700 || echo 600)" ] || fail "$f mode $(mode "$f")"
 	done
 	# one open to others is made private
 	chmod 755 "$SONDE_CACHE"

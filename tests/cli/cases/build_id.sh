@@ -1,4 +1,5 @@
 # analyze.cli.build_id: sourced by ../test_cli.sh (its helpers: run, expect_*, mk, fail)
+export SONDE_ARCHIVE=off # the fallbacks without the build-id archive (e2e.archive tests it)
 	mk flat a.sonde --bad-build-id
 	run "$SONDE" report --format folded a.sonde
 	expect_rc 0 "build-id mismatch"
