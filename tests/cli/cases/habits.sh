@@ -62,12 +62,12 @@
 	expect_err_line "sonde: report: --format: unknown value 'flamegraph' (--format svg makes an interactive flame graph; see 'sonde report --help')"
 	# each --help explains every option its synopsis names (issue 22 item 9): an option
 	# of the usage lines is the first word of a line of the options list, with its text
-	for cmd in report diff run events; do
+	for cmd in report diff run archive events; do
 		"$SONDE" $cmd --help >help.txt 2>&1 || fail "$cmd --help"
 		sed -n '1,/^$/p' help.txt | grep -E '^(usage:| +\[)' |
 			grep -oE -- '\[--?[a-zA-Z][-a-zA-Z]*|\[--\[no-\]([a-z-]+)|^ *-[a-zA-Z]' |
 			sed -E 's/^\[--\[no-\]/--/; s/^[[ ]*//' | sort -u >named.txt
-		[ "$(wc -l <named.txt)" -ge 2 ] || fail "$cmd: no options in the synopsis: $(head -5 help.txt)"
+		[ -s named.txt ] || fail "$cmd: no options in the synopsis: $(head -5 help.txt)"
 		while read -r opt; do
 			grep -qE -- "^  (-[a-zA-Z], )?$opt( [^ ]+)? +[^ ]" help.txt ||
 				grep -qE -- "^  -[a-zA-Z], $opt( [^ ]+)? +[^ ]" help.txt ||
@@ -78,7 +78,7 @@
 	# the bash completion offers every option each command's --help explains
 	comp=$DOCS/../cmake/sonde.bash-completion
 	[ -f "$comp" ] || fail "no $comp"
-	for cmd in run report diff events; do
+	for cmd in run report diff archive events; do
 		"$SONDE" $cmd --help 2>&1 | grep -oE -- '^  (-[a-zA-Z], )?--?[a-zA-Z][-a-zA-Z]*' |
 			tr -d ',' | tr ' ' '\n' | grep -- '^-' | sort -u >opts.txt
 		while read -r opt; do
