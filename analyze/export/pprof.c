@@ -23,8 +23,10 @@
  *                 (`-lines`).
  *   functions     one per function, its name, and as its file the source file of its
  *                 first innermost frame with a line (else the module).
- *   mappings      one per module the streams named (path, build-id in hex), marked as
- *                 symbolized; each location points to its function's module.
+ *   mappings      one per module the streams named (path, build-id in hex, the run-time
+ *                 range [lo, hi) of its first stream's MODULE), marked as symbolized;
+ *                 each location points to its function's module, at an address its
+ *                 function was sampled at (the node's ELF address plus the mapping's bias).
  * --where, --source and --metric's rows apply as for every view: they filtered the rows.
  * With --view tree (sd_out_pprof_tree): the tree view's paths, its annotation levels as
  * functions of their own ("phase=solve", no mapping), one location per tree node, one
@@ -319,6 +321,10 @@ static void write_mappings(struct px *x)
 			snprintf(hex + 2 * k, 3, "%02x", bid[k]);
 		hex[2 * (bidlen < 64 ? bidlen : 64)] = 0;
 		f_int(&x->m, 1, i + 1);
+		if (i < x->p->nmodrange) { /* its run-time range (the first process's) */
+			const uint64_t *r = &x->p->modrange[3 * i];
+			f_int(&x->m, 2, r[1]), f_int(&x->m, 3, r[2]);
+		}
 		f_int(&x->m, 5, (uint64_t)str_id(&x->s, mpath ? mpath : ""));
 		f_int(&x->m, 6, (uint64_t)str_id(&x->s, hex));
 		f_int(&x->m, 7, 1), f_int(&x->m, 8, 1), f_int(&x->m, 9, 1), f_int(&x->m, 10, 1);
@@ -336,8 +342,15 @@ static void write_mappings(struct px *x)
 static void location(struct px *x, uint64_t id, uint32_t n, uint32_t line)
 {
 	const struct sd_profile *p = x->p;
+	const struct sd_cnode *top = &p->nodes[address_top(p, n)];
+	uint64_t map = mapping_of(p, &x->modmap, top->func);
 	f_int(&x->m, 1, id);
-	f_int(&x->m, 2, mapping_of(p, &x->modmap, p->nodes[address_top(p, n)].func));
+	f_int(&x->m, 2, map);
+	/* an address the function was sampled at, in the mapping's range (by its bias) */
+	if (map && map <= p->nmodrange && p->modrange[3 * (map - 1) + 1] < p->modrange[3 * (map - 1) + 2])
+		f_int(&x->m, 3, top->addr + p->modrange[3 * (map - 1)]);
+	else if (!map)
+		f_int(&x->m, 3, top->addr);
 	for (uint32_t k = n;; k = p->nodes[k].parent) {
 		struct pb ln = { 0 };
 		f_int(&ln, 1, p->nodes[k].func + 1);

@@ -336,7 +336,7 @@ static int rec_module(struct rec_ctx *c)
 		size_t *nl = realloc(st->modbidlen, n * sizeof(*nl));
 		if (nl)
 			st->modbidlen = nl;
-		uint64_t *ns = realloc(st->modstat, 2 * n * sizeof(*ns));
+		uint64_t *ns = realloc(st->modstat, SD_MODSTAT * n * sizeof(*ns));
 		if (ns)
 			st->modstat = ns;
 		if (!nm || !np || !nb || !nl || !ns) {
@@ -354,14 +354,20 @@ static int rec_module(struct rec_ctx *c)
 	st->modbid[i - 1] = NULL;
 	st->modbidlen[i - 1] = 0;
 	/* the file's size and mtime (later sondes); absent or nil: not recorded */
-	st->modstat[2 * (i - 1)] = UINT64_MAX;
-	st->modstat[2 * (i - 1) + 1] = 0;
+	uint64_t *ms = &st->modstat[SD_MODSTAT * (i - 1)];
+	ms[0] = UINT64_MAX;
+	ms[1] = ms[2] = ms[3] = ms[4] = 0;
 	uint64_t fsize, fmtime;
 	if (!sd_rec_u64(r, SD_F_MODULE_SIZE, &fsize) && !sd_rec_u64(r, SD_F_MODULE_MTIME, &fmtime) &&
 	    fsize != UINT64_MAX) {
-		st->modstat[2 * (i - 1)] = fsize;
-		st->modstat[2 * (i - 1) + 1] = fmtime;
+		ms[0] = fsize;
+		ms[1] = fmtime;
 	}
+	/* the run-time range, for pprof's mappings (checked: the record's fields) */
+	uint64_t bias, lo, hi;
+	if (!sd_rec_u64(r, SD_F_MODULE_BIAS, &bias) && !sd_rec_u64(r, SD_F_MODULE_LO, &lo) &&
+	    !sd_rec_u64(r, SD_F_MODULE_HI, &hi) && lo < hi)
+		ms[2] = bias, ms[3] = lo, ms[4] = hi;
 	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
 		st->modbid[i - 1] = malloc(bid->via.bin.size);
 		if (!st->modbid[i - 1])

@@ -27,6 +27,7 @@ static int cnode_child(struct sd_profile *p, uint32_t parent, uint32_t func, uin
 	n->parent = parent;
 	n->func = func;
 	n->how = 0;
+	n->addr = 0;
 	*out = (uint32_t)p->nnodes;
 	if (sd_u64map_put(&p->children, key, *out))
 		return -ENOMEM;
@@ -331,6 +332,8 @@ static int merge_nodes(struct sd_profile *p, struct sstate *st, uint32_t *nostac
 			if (cnode_child(p, n->cnode, fr[k].func, &n->cnode))
 				return -ENOMEM;
 			p->nodes[n->cnode].how |= k ? SD_CNODE_INLINED : SD_CNODE_CALLED;
+			if (!k && !p->nodes[n->cnode].addr) /* the function the address is in */
+				p->nodes[n->cnode].addr = n->addr;
 		}
 		/* no frame (sonde's MPI wrapper): its samples are its caller's */
 		n->file = nf ? fr[nf - 1].file : st->nodes[n->parent].file;

@@ -79,6 +79,7 @@ void sd_profile_fini(struct sd_profile *p)
 		if (p->obs[k].ops->free)
 			p->obs[k].ops->free(p->obs[k].arg);
 	free(p->nodes);
+	free(p->modrange);
 	sd_u64map_fini(&p->children);
 	for (size_t i = 0; i < p->nthreads; i++)
 		free(p->threads[i].name);
@@ -184,6 +185,25 @@ int sd_ctx_value(const struct sd_profile *p, uint32_t ctx, uint32_t pctx, uint32
 	return path_value(p, ctx, attr, value) || path_value(p, pctx, attr, value);
 }
 
+/* Module handle h's run-time range, from the first stream that recorded one (ms: the
+ * stream's SD_MODSTAT numbers of it). 0 or -ENOMEM. */
+static int mod_range(struct sd_profile *p, size_t h, const uint64_t *ms)
+{
+	if (h >= p->nmodrange) {
+		size_t n = h + 1 > 2 * p->nmodrange ? h + 1 : 2 * p->nmodrange;
+		uint64_t *v = realloc(p->modrange, 3 * n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + 3 * p->nmodrange, 0, 3 * (n - p->nmodrange) * sizeof(*v));
+		p->modrange = v;
+		p->nmodrange = n;
+	}
+	uint64_t *m = &p->modrange[3 * h];
+	if (m[1] == m[2] && ms[3] < ms[4])
+		m[0] = ms[2], m[1] = ms[3], m[2] = ms[4];
+	return 0;
+}
+
 int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 {
 	struct sstate *st = &l->st;
@@ -195,12 +215,14 @@ int sd_profile_merge(struct sd_profile *p, struct sd_load *l, size_t *bad_off)
 		}
 		int h = sd_sym_module_stat(p->sym, st->modpath[i], st->cwd, st->modbid[i],
 					   st->modbidlen[i],
-					   st->modstat ? st->modstat[2 * i] : UINT64_MAX,
-					   st->modstat ? st->modstat[2 * i + 1] : 0);
+					   st->modstat ? st->modstat[SD_MODSTAT * i] : UINT64_MAX,
+					   st->modstat ? st->modstat[SD_MODSTAT * i + 1] : 0);
 		if (h < 0)
 			r = h;
 		else
 			st->mods[i] = h;
+		if (h >= 0 && st->modstat && (r = mod_range(p, (size_t)h, &st->modstat[SD_MODSTAT * i])))
+			break;
 	}
 	if (r == 0 && l->name && st->host) { /* JIT code: the process's perf map, if any */
 		struct sd_jit_want w = { l->name, st->host, st->pid, st->real_ns,

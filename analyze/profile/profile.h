@@ -62,7 +62,13 @@ struct sd_counter_unavail { char *name, *reason; uint64_t streams; };
 /* how: SD_CNODE_CALLED / SD_CNODE_INLINED, the ways the node was reached from its parent
  * (a call, or code of func inlined into the parent's function at the same address). */
 enum { SD_CNODE_CALLED = 1, SD_CNODE_INLINED = 2 };
-struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; uint32_t how; };
+/* addr: an address the node's function was sampled at, as recorded: the ELF address in
+ * its module (the first merged; 0: none, an inlined function's node or a pseudo frame),
+ * for pprof's locations. */
+struct sd_cnode { uint32_t parent, func; uint64_t samples; double weight; uint32_t how;
+		  uint64_t addr; };
+/* The numbers of a stream's MODULE kept per module (profile_int.h, sstate.modstat). */
+enum { SD_MODSTAT = 5 };
 /* Is node x only ever inlined into its parent (one address, pprof's Line list)? */
 #define SD_CNODE_IS_INLINE(n) ((n)->how == SD_CNODE_INLINED)
 
@@ -258,6 +264,8 @@ struct sd_profile {
 				     * none picked */
 	struct sd_cnode *nodes; size_t nnodes, capnodes;
 	struct sd_u64map children;  /* (parent << 32 | func) -> node */
+	uint64_t *modrange; size_t nmodrange; /* per symbolizer module: bias, lo, hi of its
+				     * first stream's MODULE that has them (lo == hi: none) */
 	struct sd_thread_row *threads; size_t nthreads, capthreads;
 	struct sd_source_row *sources; size_t nsources, capsources;
 	uint64_t samples;           /* all samples counted */

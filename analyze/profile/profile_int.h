@@ -75,8 +75,9 @@ struct sstate {
 	struct snode *nodes; size_t nnodes;       /* nnodes includes the root */
 	int *mods; size_t nmods;                  /* stream module id - 1 -> symbolizer handle */
 	char **modpath; uint8_t **modbid; size_t *modbidlen; /* registered at merge time */
-	uint64_t *modstat;                        /* 2 per module: MODULE size, mtime (size
-						   * UINT64_MAX: not recorded) */
+	uint64_t *modstat;                        /* SD_MODSTAT per module: MODULE size, mtime
+						   * (size UINT64_MAX: not recorded), bias, lo,
+						   * hi (the run-time range of its PT_LOADs) */
 	struct sthread *threads; size_t nthreads; /* includes slot 0 */
 	struct ssource *sources; size_t nsources; /* plus one more for undefined */
 	uint64_t nostack, badnode;

@@ -127,7 +127,7 @@ static void put_state(struct wbuf *w, const struct sstate *st)
 	put_arr(w, st->nodes, st->nnodes, sizeof *st->nodes);
 	put_arr(w, st->mods, st->nmods, sizeof *st->mods);
 	put_arr(w, st->modbidlen, st->modbidlen ? st->nmods : 0, sizeof *st->modbidlen);
-	put_arr(w, st->modstat, st->modstat ? 2 * st->nmods : 0, sizeof *st->modstat);
+	put_arr(w, st->modstat, st->modstat ? SD_MODSTAT * st->nmods : 0, sizeof *st->modstat);
 	for (size_t i = 0; i < st->nmods; i++) {
 		put_str(w, st->modpath ? st->modpath[i] : NULL);
 		put_arr(w, st->modbid ? st->modbid[i] : NULL,
@@ -206,7 +206,7 @@ static void get_modules(struct rbuf *r, struct sstate *st, const struct counts *
 	st->nodes = get_arr(r, st->nnodes, NULL, sizeof *st->nodes);
 	st->mods = get_arr(r, c.nmods, NULL, sizeof *st->mods);
 	st->modbidlen = get_arr(r, UINT64_MAX, NULL, sizeof *st->modbidlen);
-	st->modstat = get_arr(r, 2 * (uint64_t)c.nmods, NULL, sizeof *st->modstat);
+	st->modstat = get_arr(r, SD_MODSTAT * (uint64_t)c.nmods, NULL, sizeof *st->modstat);
 	if (!r->bad && c.nmods) {
 		st->modpath = calloc(c.nmods, sizeof *st->modpath);
 		st->modbid = calloc(c.nmods, sizeof *st->modbid);

@@ -22,6 +22,19 @@
 	go tool pprof -top c.pb.gz 2>/dev/null | head -n 2 >go.head
 	[ "$(cat go.head)" = "File: mkstream
 Build ID: $bid" ] || fail "pprof mapping: $(cat go.head), expected mkstream and $bid"
+	# mappings with the module's run-time range (MODULE lo, hi) and locations at the
+	# run-time address of their function (MODULE bias + its ELF address; mkstream's
+	# frames are its functions' entries): go tool pprof -raw
+	go tool pprof -raw c.pb.gz 2>/dev/null >raw.txt
+	mod=$("$SONDE" dump c.sonde | grep '"kind":"MODULE"' | head -n 1)
+	lo=$(printf '%x' "$(echo "$mod" | sed 's/.*"lo":\([0-9]*\).*/\1/')")
+	hi=$(printf '%x' "$(echo "$mod" | sed 's/.*"hi":\([0-9]*\).*/\1/')")
+	bias=$(echo "$mod" | sed 's/.*"bias":\([0-9]*\).*/\1/')
+	grep -qE "^1: 0x$lo/0x$hi/0x0 " raw.txt || fail "pprof mapping range: $(grep -A2 '^Mappings' raw.txt), MODULE 0x$lo-0x$hi"
+	for f in mk_main mk_alpha mk_beta mk_gamma; do
+		want=$(printf '%x' $((bias + 0x$(nm "$MK" | awk -v f=$f '$3 == f {print $1}'))))
+		grep -qE "^ +[0-9]+: 0x$want M=1 $f " raw.txt || fail "pprof location of $f: $(grep " $f " raw.txt | head -2), expected 0x$want"
+	done
 	# -lines: the innermost frames at their source lines, as sonde's own --lines
 	go tool pprof -sample_index=periods -lines -top -nodecount=100 c.pb.gz 2>/dev/null |
 		awk 'f && NF >= 7 && $1 > 0 {n = split($7, a, "/"); print $6 " " a[n] "," $1} /flat  flat%/ {f = 1}' |
