@@ -16,8 +16,8 @@
  * Each symfile gets its own Dwfl, reported at base 0 with add_p_vaddr=true, which makes
  * the module's addresses equal to ELF virtual addresses (bias 0, also for prelinked
  * objects): FRAME addrs are ELF vaddrs already and are looked up unchanged. Separate
- * debug info is found the standard way (dwfl_standard_find_debuginfo: .gnu_debuglink,
- * /usr/lib/debug, build-id).
+ * debug info is found where elfutils looks (build-id, .gnu_debuglink, /usr/lib/debug),
+ * then on the debuginfod servers of DEBUGINFOD_URLS (debuginfod.c).
  *
  * Symbol table. dwfl_module_addrinfo scans every symbol per lookup (cc1: 29,000 symbols
  * for each of thousands of addresses); the symbols are read once into an array sorted by
@@ -108,6 +108,9 @@ struct sd_symbolizer *sd_sym_new(int flags)
 	sy->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	sy->cb.section_address = dwfl_offline_section_address;
 	sy->cb.debuginfo_path = &sy->debuginfo_path;
+	/* elfutils' local places; with DEBUGINFOD_URLS, debuginfod servers (debuginfod.c) */
+	sy->dbgd = sd_dbgd_new();
+	sy->cb.find_debuginfo = sd_dbgd_find_debuginfo;
 	return sy;
 }
 
@@ -141,6 +144,7 @@ void sd_sym_free(struct sd_symbolizer *sy)
 	}
 	free(sy->sfiles);
 	sd_strmap_fini(&sy->sfilekeys);
+	sd_dbgd_free(sy->dbgd); /* after dwfl_end: their clients point to it */
 	if (sy->cachefd >= 0)
 		close(sy->cachefd);
 	free(sy->cachedir);

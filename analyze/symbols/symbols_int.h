@@ -123,9 +123,9 @@ void sd_archive_free(struct sd_symbolizer *sy);
  * ENOMEM: nothing is fetched). */
 struct sd_dbgd *sd_dbgd_new(void);
 void sd_dbgd_free(struct sd_dbgd *d);
-/* debuginfod.c: the Dwfl's find_debuginfo callback when sy->dbgd (each module's userdata
- * is sy): the local places of dwfl_standard_find_debuginfo, then the debuginfod servers,
- * bounded, each outcome said in one line. An fd and *name, or -1. */
+/* debuginfod.c: the Dwfl's find_debuginfo callback (each module's userdata is sy): the
+ * local places of dwfl_standard_find_debuginfo, then, when sy->dbgd, the debuginfod
+ * servers, bounded, each outcome said in one line. An fd and *name, or -1. */
 int sd_dbgd_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			   Dwarf_Addr base, const char *file, const char *link, GElf_Word crc,
 			   char **name);

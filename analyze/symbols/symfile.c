@@ -341,6 +341,9 @@ void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *ba
 	f->dwfl = dwfl_begin(&sy->cb);
 	if (f->dwfl)
 		f->mod = dwfl_report_elf(f->dwfl, base, f->path, f->fd, 0, true);
+	void **ud;
+	if (f->mod && dwfl_module_info(f->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = sy; /* for debuginfod.c's find_debuginfo */
 	if (f->mod)
 		f->fd = -1; /* the Dwfl's now */
 	if (f->dwfl)
@@ -365,6 +368,9 @@ void sd_symfile_open(struct sd_symbolizer *sy, struct symfile *f, const char *ba
 			"entry of its unwind table's range)", f->path, base);
 	/* 1: symbols; 2: none, but usable: debug info, or the unwind table's ranges */
 	f->ok = r > 0 ? 1 : r == 0 ? 2 : 0;
+	Dwarf_Addr dbias;
+	if (f->ok && !dwfl_module_getdwarf(f->mod, &dbias))
+		sd_symcache_lacks_debug_set(f->cache); /* sd_dbgd_cache_stale */
 }
 
 /* The symfile of a module whose file is open on fd (taken), registered if new: its index,
@@ -411,6 +417,10 @@ static long file_of(struct sd_symbolizer *sy, struct symmod *m, int fd, const st
 		if (!(nf.cache_name = strdup(name)))
 			goto nomem;
 		if (!id.bid_len && c && !same) { /* identity is all a file without build-id has */
+			sd_symcache_free(c);
+			c = NULL;
+		}
+		if (c && sd_dbgd_cache_stale(sy, &id, c)) { /* made without debug info */
 			sd_symcache_free(c);
 			c = NULL;
 		}
