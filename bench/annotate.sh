@@ -2,7 +2,7 @@
 # annotate.sh - what an annotation begin+end pair costs, in three setups.
 #
 # usage: bench/annotate.sh BUILD_DIR
-#   BUILD_DIR holds bench_annotate and libsonde.so (cmake --build BUILD_DIR).
+#   BUILD_DIR holds libsonde.so and bench/bin/bench_annotate (cmake --build BUILD_DIR).
 # env: PAIRS=10000000        pairs per timed loop (not loaded, sampling on,
 #                            regions aggregated)
 #      PAIRS_REGIONS=1000000 pairs per timed loop with SONDE_REGIONS=trace, where
@@ -44,7 +44,7 @@ BUILD=$(cd "$1" && pwd)
 PAIRS=${PAIRS:-10000000}
 PAIRS_REGIONS=${PAIRS_REGIONS:-1000000}
 REPS=${REPS:-7}
-BENCH=$BUILD/bench_annotate
+BENCH=$BUILD/bench/bin/bench_annotate
 LIB=$BUILD/libsonde.so
 [ -x "$BENCH" ] || die "$BENCH missing (cmake --build $BUILD --target bench_annotate)"
 [ -f "$LIB" ] || die "$LIB missing (cmake --build $BUILD --target sonde)"

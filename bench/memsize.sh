@@ -4,7 +4,7 @@
 # beside perf record.
 #
 # usage: bench/memsize.sh BUILD_DIR
-#   BUILD_DIR holds libsonde.so and bench_memsize (bench/memsize.c).
+#   BUILD_DIR holds libsonde.so and bench/bin/bench_memsize (bench/memsize.c).
 # env: RUNS=3            runs per cell (the median is printed)
 #      THREADS="1 16 64" thread counts for the per-thread slopes
 #      LIB=PATH          the libsonde.so to measure (default BUILD_DIR's; an
@@ -36,7 +36,7 @@
 set -u
 B=$(cd "${1:?usage: bench/memsize.sh BUILD_DIR}" && pwd)
 LIB=${LIB:-$B/libsonde.so}
-P=$B/bench_memsize
+P=$B/bench/bin/bench_memsize
 for f in "$LIB" "$P"; do
 	[ -e "$f" ] || { echo "memsize.sh: $f missing (build everything first)" >&2; exit 2; }
 done

@@ -19,7 +19,7 @@ die() { echo "mpi.sh: $*" >&2; exit 1; }
 [ $# -eq 1 ] && [ -d "$1" ] || { sed -n '2,19p' "$0" >&2; exit 2; }
 B=$(cd "$1" && pwd)
 CALLS=${CALLS:-20000} ROUNDS=${ROUNDS:-5} RANKS=${RANKS:-2}
-[ -x "$B/bench_mpi_calls" ] || die "$B/bench_mpi_calls missing (MPI headers at build time: libopenmpi-dev)"
+[ -x "$B/bench/bin/bench_mpi_calls" ] || die "$B/bench/bin/bench_mpi_calls missing (MPI headers at build time: libopenmpi-dev)"
 [ -f "$B/libsonde_mpi.so" ] || die "$B/libsonde_mpi.so missing"
 command -v mpirun >/dev/null || die "mpirun missing (openmpi-bin)"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -30,7 +30,7 @@ trap 'rm -rf "$OUT"' EXIT
 run() { # SETUP PRELOAD
 	local pre=()
 	[ -n "$2" ] && pre=(-x LD_PRELOAD="$2" -x SONDE_REGIONS=on -x SONDE_OUTPUT="$OUT/p")
-	mpirun -n "$RANKS" --bind-to none "${pre[@]}" "$B/bench_mpi_calls" "$CALLS" 5 \
+	mpirun -n "$RANKS" --bind-to none "${pre[@]}" "$B/bench/bin/bench_mpi_calls" "$CALLS" 5 \
 		2>>"$OUT/err" | sed "s/^/$1 /" >>"$OUT/all"
 }
 for r in $(seq "$ROUNDS"); do

@@ -2,7 +2,7 @@
 # overhead.sh - what sonde costs the profiled program, beside perf and gperftools.
 #
 # usage: bench/overhead.sh BUILD_DIR
-#   BUILD_DIR holds libsonde.so, sonde, wl_split, wl_deep, sigcost and runcpu
+#   BUILD_DIR holds libsonde.so, sonde, tests/bin/wl_split, wl_deep, bench/bin/sigcost, runcpu
 #   (a full build: cmake --build BUILD_DIR).
 # env: RUNS=5        timed (plain, profiled) pairs per cell, after one warm-up pair
 #      SCALE=1       workload scale (wl_split SCALE, wl_deep 128 SCALE); 1 ~ 1.3 s CPU
@@ -66,7 +66,7 @@ mkdir -p "$OUT" || die "$OUT: cannot create"
 for f in wl_split wl_deep sigcost runcpu; do
     [ -x "$BUILD/$f" ] || die "$BUILD/$f missing (cmake --build $BUILD --target $f)"
 done
-RUNCPU=$BUILD/runcpu
+RUNCPU=$BUILD/bench/bin/runcpu
 
 # ---- which profilers can run ------------------------------------------------
 ACTIVE=""
@@ -116,8 +116,8 @@ hz_of() {  # 1ms -> 1000, 100us -> 10000
 
 cmd_of() {  # workload -> command line
     case $1 in
-    split) echo "$BUILD/wl_split $SCALE" ;;
-    deep) echo "$BUILD/wl_deep 128 $SCALE" ;;
+    split) echo "$BUILD/tests/bin/wl_split $SCALE" ;;
+    deep) echo "$BUILD/tests/bin/wl_deep 128 $SCALE" ;;
     *) die "unknown workload '$1' in WORKLOADS (split, deep)" ;;
     esac
 }
@@ -189,7 +189,7 @@ sigcost() {
     case $1 in *us) us=${1%us} ;; *ms) us=$((${1%ms} * 1000)) ;; esac
     # enough CPU for ~2500 signals or more with the event on (half the time)
     local secs; secs=$(awk -v u="$us" 'BEGIN { s = u * 1e-6 * 5000; print (s < 1) ? 1 : s }')
-    if "$BUILD/sigcost" "$us" "$secs" > "$log" 2>&1; then
+    if "$BUILD/bench/bin/sigcost" "$us" "$secs" > "$log" 2>&1; then
         awk '/^per_signal_us/ {print $2}' "$log"
     else
         echo "?"

@@ -48,7 +48,7 @@ best() {
 	rm -f "$OUT/t"
 	for _ in $(seq "$RUNS"); do
 		[ -n "${PRE:-}" ] && eval "$PRE"
-		"$BUILD/runcpu" "$OUT/t" "$@" >/dev/null 2>&1
+		"$BUILD/bench/bin/runcpu" "$OUT/t" "$@" >/dev/null 2>&1
 	done
 	sort -k2 -g "$OUT/t" | head -n 1 | awk -v l="$label" '{ printf "%s %.3f %.3f\n", l, $2, $1 }'
 }

@@ -26,19 +26,19 @@ done
 
 echo "# recording wl_split at 10 kHz" >&2
 rm -rf "$OUT/real"
-LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE=cpu-time@100us SONDE_OUTPUT="$OUT/real" "$BUILD/wl_split" 0.5 >/dev/null
+LD_PRELOAD="$BUILD/libsonde.so" SONDE_SAMPLE=cpu-time@100us SONDE_OUTPUT="$OUT/real" "$BUILD/tests/bin/wl_split" 0.5 >/dev/null
 real=$(ls "$OUT"/real/*.sonde | head -n 1)
 echo "# replaying to $N samples" >&2
 mkdir -p "$OUT/one" "$OUT/two"
-"$BUILD/replay" "$real" "$OUT/one/big.sonde" "$N" >&2
-"$BUILD/replay" "$real" "$OUT/two/a.sonde" $((N / 2)) >&2
-"$BUILD/replay" "$real" "$OUT/two/b.sonde" $((N / 2)) >&2
+"$BUILD/bench/bin/replay" "$real" "$OUT/one/big.sonde" "$N" >&2
+"$BUILD/bench/bin/replay" "$real" "$OUT/two/a.sonde" $((N / 2)) >&2
+"$BUILD/bench/bin/replay" "$real" "$OUT/two/b.sonde" $((N / 2)) >&2
 
 # run LABEL ARGS...: time `sonde report ARGS` (3 runs, the fastest), print a row
 row() {
 	local label=$1; shift
 	rm -f "$OUT/t"
-	for _ in 1 2 3; do "$BUILD/runcpu" "$OUT/t" "$BUILD/sonde" report "$@" >"$OUT/r.out" 2>&1; done
+	for _ in 1 2 3; do "$BUILD/bench/bin/runcpu" "$OUT/t" "$BUILD/sonde" report "$@" >"$OUT/r.out" 2>&1; done
 	sort -k2 -g "$OUT/t" | head -n 1 | awk -v l="$label" -v n="$N" '{
 		printf "%-28s %8.2f %8.2f %10.2f %12.2f %10.0f\n", l, $2, $1, n / $2 / 1e6, n / $1 / 1e6, $4 / 1024 }'
 }
@@ -56,19 +56,19 @@ echo "# target: >= 10 M samples/s per core; --jobs 2 near 2x on two streams"
 [ "$PEERS" = 1 ] || exit 0
 echo
 echo "# peers on profiles of the same workload (wl_split 0.5), seconds per 1 M samples"
-if command -v perf >/dev/null && perf record -q -e cpu-clock -F 10000 -g -o "$OUT/perf.data" "$BUILD/wl_split" 0.5 >/dev/null 2>&1; then
+if command -v perf >/dev/null && perf record -q -e cpu-clock -F 10000 -g -o "$OUT/perf.data" "$BUILD/tests/bin/wl_split" 0.5 >/dev/null 2>&1; then
 	n=$(perf script -i "$OUT/perf.data" -F tid 2>/dev/null | wc -l)
 	rm -f "$OUT/t"
-	"$BUILD/runcpu" "$OUT/t" perf report -i "$OUT/perf.data" --stdio >/dev/null 2>&1
+	"$BUILD/bench/bin/runcpu" "$OUT/t" perf report -i "$OUT/perf.data" --stdio >/dev/null 2>&1
 	awk -v n="$n" '{printf "perf report        %8d samples  %8.2f s  %8.2f s per 1M samples\n", n, $2, $2 * 1e6 / n}' "$OUT/t"
 else
 	echo "perf report        skipped (perf record does not work here)"
 fi
 GPERF=${GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}
 if [ -e "$GPERF" ] && command -v google-pprof >/dev/null; then
-	LD_PRELOAD="$GPERF" CPUPROFILE="$OUT/g.prof" CPUPROFILE_FREQUENCY=10000 "$BUILD/wl_split" 0.5 >/dev/null 2>&1
+	LD_PRELOAD="$GPERF" CPUPROFILE="$OUT/g.prof" CPUPROFILE_FREQUENCY=10000 "$BUILD/tests/bin/wl_split" 0.5 >/dev/null 2>&1
 	rm -f "$OUT/t"
-	"$BUILD/runcpu" "$OUT/t" google-pprof --text "$BUILD/wl_split" "$OUT/g.prof" >"$OUT/g.txt" 2>/dev/null
+	"$BUILD/bench/bin/runcpu" "$OUT/t" google-pprof --text "$BUILD/tests/bin/wl_split" "$OUT/g.prof" >"$OUT/g.txt" 2>/dev/null
 	n=$(awk '/^Total:/ {print $2}' "$OUT/g.txt")
 	awk -v n="${n:-0}" '{printf "google-pprof       %8d samples  %8.2f s  (aggregated at record time: cost follows distinct stacks)\n", n, $2}' "$OUT/t"
 else

@@ -2,7 +2,7 @@
 # startup.sh - what sonde costs per process and per thread, beside perf record.
 #
 # usage: bench/startup.sh BUILD_DIR
-#   BUILD_DIR holds libsonde.so, sonde, runcpu and bench_threads (a full build).
+#   BUILD_DIR holds libsonde.so, sonde, bench/bin/runcpu and bench_threads (a full build).
 # env: N=100       processes per loop (/bin/true); N/5 for the Python one-liner
 #      RUNS=5      timed runs per cell (the median is printed), after one warm-up
 #      THREADS=5000 threads for the thread churn
@@ -102,12 +102,12 @@ run_cell() {
 		[ "$name" = make ] && make -s -C proj clean >/dev/null
 		if [ "$name" = solo ]; then # one process at a time, the launcher not profiled
 			case $prof in
-			plain) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do /bin/true; done" ;;
-			floor) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
-				LD_PRELOAD='$B/libbench_floor.so' /bin/true; done" ;;
-			sonde) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
+			plain) "$B/bench/bin/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do /bin/true; done" ;;
+			floor) "$B/bench/bin/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
+				LD_PRELOAD='$B/bench/bin/libbench_floor.so' /bin/true; done" ;;
+			sonde) "$B/bench/bin/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
 				LD_PRELOAD='$B/libsonde.so' SONDE_OUTPUT='$OUT/$name.$prof.out' /bin/true; done" ;;
-			perf) "$B/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
+			perf) "$B/bench/bin/runcpu" "$name.$prof.t" bash -c "for i in \$(seq $NS); do \
 				perf record -q -e cpu-clock -F 1000 -g -o '$OUT/$name.$prof.data' -- /bin/true; \
 				done" >/dev/null 2>&1 ;;
 			esac
@@ -115,10 +115,10 @@ run_cell() {
 			continue
 		fi
 		case $prof in
-		plain) "$B/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
-		floor) LD_PRELOAD="$B/libbench_floor.so" "$B/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
-		sonde) "$B/runcpu" "$name.$prof.t" "$B/sonde" run -o "$name.$prof.out" -- "$@" >/dev/null 2>&1 ;;
-		perf) "$B/runcpu" "$name.$prof.t" perf record -q -e cpu-clock -F 1000 -g \
+		plain) "$B/bench/bin/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
+		floor) LD_PRELOAD="$B/bench/bin/libbench_floor.so" "$B/bench/bin/runcpu" "$name.$prof.t" "$@" >/dev/null 2>&1 ;;
+		sonde) "$B/bench/bin/runcpu" "$name.$prof.t" "$B/sonde" run -o "$name.$prof.out" -- "$@" >/dev/null 2>&1 ;;
+		perf) "$B/bench/bin/runcpu" "$name.$prof.t" perf record -q -e cpu-clock -F 1000 -g \
 			-o "$name.$prof.data" -- "$@" >/dev/null 2>&1 ;;
 		esac
 		[ "$r" = 0 ] && rm -f "$name.$prof.t" # the warm-up is not counted
@@ -164,20 +164,20 @@ echo
 ;; esac
 case " $PARTS " in *" threads "*)
 printf "%-16s %12s %12s %10s %12s\n" threads us/thread +us/thread x_floor +us-creator
-"$B/bench_threads" floor "$THREADS" >floor.txt
+"$B/bench/bin/bench_threads" floor "$THREADS" >floor.txt
 floor=$(awk '$1 == "floor_clock_us" {print $2}' floor.txt)
 creator=$(awk '$1 == "floor_creator_us" {print $2}' floor.txt)
 # interleaved rounds; each profiler's added cost is the median over the rounds
 # of (its run - that round's plain run)
 : >thr.plain; : >thr.sonde; : >thr.sonde-noctr; : >thr.perf
 for r in $(seq 1 "$RUNS"); do
-	"$B/bench_threads" churn "$THREADS" | awk '{print $2}' >>thr.plain
-	LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out" "$B/bench_threads" churn "$THREADS" |
+	"$B/bench/bin/bench_threads" churn "$THREADS" | awk '{print $2}' >>thr.plain
+	LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out" "$B/bench/bin/bench_threads" churn "$THREADS" |
 		awk '{print $2}' >>thr.sonde
 	LD_PRELOAD="$B/libsonde.so" SONDE_OUTPUT="$OUT/thr.out" SONDE_COUNTERS=none \
-		"$B/bench_threads" churn "$THREADS" | awk '{print $2}' >>thr.sonde-noctr
+		"$B/bench/bin/bench_threads" churn "$THREADS" | awk '{print $2}' >>thr.sonde-noctr
 	if [ $HAVE_PERF = 1 ]; then
-		perf record -q -e cpu-clock -F 1000 -g -o thr.data -- "$B/bench_threads" churn "$THREADS" \
+		perf record -q -e cpu-clock -F 1000 -g -o thr.data -- "$B/bench/bin/bench_threads" churn "$THREADS" \
 			2>/dev/null | awk '{print $2}' >>thr.perf
 	fi
 done

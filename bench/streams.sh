@@ -29,16 +29,16 @@ mkdir "$OUT/s"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 if [ "$KIND" = real ] || [ "$KIND" = big ]; then
-	[ -x "$B/tests/cli/restream" ] && [ -x "$B/mpi_imbalance" ] && [ -x "$B/mpi_traffic" ] ||
+	[ -x "$B/tests/cli/restream" ] && [ -x "$B/tests/bin/mpi_imbalance" ] && [ -x "$B/tests/bin/mpi_traffic" ] ||
 		die "KIND=real needs restream and the MPI test programs (cmake --build $B; libopenmpi-dev)"
-	"$B/sonde" run -o "$OUT/real" -- mpirun -n 4 "$B/mpi_imbalance" 4 200000 4096 >/dev/null 2>&1 &&
-		"$B/sonde" run -o "$OUT/real" -- mpirun -n 4 "$B/mpi_traffic" >/dev/null 2>&1 ||
+	"$B/sonde" run -o "$OUT/real" -- mpirun -n 4 "$B/tests/bin/mpi_imbalance" 4 200000 4096 >/dev/null 2>&1 &&
+		"$B/sonde" run -o "$OUT/real" -- mpirun -n 4 "$B/tests/bin/mpi_traffic" >/dev/null 2>&1 ||
 		die "the MPI jobs failed"
 	"$B/tests/cli/restream" "$OUT/s" "$N" "$OUT"/real/*.sonde || die "restream failed"
 	if [ "$KIND" = big ]; then
-		[ -x "$B/replay" ] || die "$B/replay missing"
+		[ -x "$B/bench/bin/replay" ] || die "$B/bench/bin/replay missing"
 		for f in "$OUT"/s/*.sonde; do
-			"$B/replay" "$f" "$f.big" "$SAMPLES" >/dev/null && mv "$f.big" "$f" || die "replay failed"
+			"$B/bench/bin/replay" "$f" "$f.big" "$SAMPLES" >/dev/null && mv "$f.big" "$f" || die "replay failed"
 		done
 	fi
 else

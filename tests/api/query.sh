@@ -11,7 +11,7 @@
 # Usage: query.sh BUILD_DIR
 set -u
 B=$1
-Q=$B/api_query
+Q=$B/tests/bin/api_query
 LIB=$B/libsonde.so
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -59,8 +59,8 @@ read -r _ n name samples < <(grep '^top ' on.out)
 pass "regions on: 20 calls in the thread, 30 in the process; total $(val thread_total_ns on.out) ns against $(val own_total_ns on.out), stddev $(val thread_stddev_ns on.out) against $(val own_stddev_ns on.out); top $name"
 
 # Fortran (module sonde): the same query through include/sonde.f90.
-if [ -x "$B/api_f" ]; then
-	LD_PRELOAD=$LIB SONDE_OUTPUT=f SONDE_REGIONS=on "$B/api_f" 4 >f.out 2>f.err || fail "api_f: exit $?"
+if [ -x "$B/tests/bin/api_f" ]; then
+	LD_PRELOAD=$LIB SONDE_OUTPUT=f SONDE_REGIONS=on "$B/tests/bin/api_f" 4 >f.out 2>f.err || fail "api_f: exit $?"
 	grep -qx 'query: solve 4 calls' f.out || fail "api_f with regions on: $(tail -n 1 f.out)"
 	pass "Fortran: sonde_query_region(\"solve\") = 4 calls in 4 iterations"
 else

@@ -6,7 +6,7 @@
 # thread, exact region counts with SONDE_REGIONS=on, misuse messages, and the
 # same binary without sonde.
 . "$(dirname "$0")/lib.sh"
-P="$B/phases"
+P="$B/tests/bin/phases"
 
 # by_attr DUMP ATTR: "value count" per value of ATTR over all samples (thread
 # context first, then process context), from a sonde dump.

@@ -4,7 +4,7 @@
 # SONDE_ARGV=redact:REGEX (in a forked child's stream too); the working
 # directory as `cwd`; never the environment (checked on the stream's bytes).
 . "$(dirname "$0")/lib.sh"
-L="$B/lifecycle"
+L="$B/tests/bin/lifecycle"
 ENVSECRET="env-secret-$$-Qx7"
 ARGSECRET="hunter2-$$"
 mkdir -p work/sub

@@ -2,7 +2,7 @@
 # bad value and what is accepted, then the program runs to completion with
 # its own output and exit status (profiled where possible).
 . "$(dirname "$0")/lib.sh"
-L="$B/lifecycle"
+L="$B/tests/bin/lifecycle"
 # the program's own account of its CPU time ("cpu ..." lines, WL_CPU=1) is
 # left out of the comparisons: it differs from run to run
 export WL_CPU=1

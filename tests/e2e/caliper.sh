@@ -26,8 +26,8 @@
 CASES="c cxx misuse off"
 . "$(dirname "$0")/lib.sh"
 CASE=${2:-c}
-P="$B/caliprog"
-PX="$B/caliprog_cxx"
+P="$B/tests/bin/caliprog"
+PX="$B/tests/bin/caliprog_cxx"
 [ -x "$P" ] || skip "no caliprog in $B"
 [ -f "$B/libsonde_caliper.so" ] || skip "no libsonde_caliper.so in $B"
 

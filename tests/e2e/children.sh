@@ -12,7 +12,7 @@
 # exits 0. Its stream is in the real output directory with its samples,
 # nothing is made inside the jail, and the report shows 2 processes.
 . "$(dirname "$0")/lib.sh"
-C="$B/children"
+C="$B/tests/bin/children"
 # The cases (one ctest entry each, e2e.children.CASE, registered from this line).
 CASES="kill chroot"
 CASE=${2:-all}

@@ -6,10 +6,10 @@
 # as a hang, which ctest's timeout turns into a failure.
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-3}
-"$B/wl_churn" 0.5 >plain.out 2>&1 || fail "plain wl_churn failed"
+"$B/tests/bin/wl_churn" 0.5 >plain.out 2>&1 || fail "plain wl_churn failed"
 for r in $(seq 1 "$ROUNDS"); do
 	rm -rf p p.out p.err
-	watched 120 env LD_PRELOAD="$LIB" SONDE_OUTPUT=p WL_CPU=1 "$B/wl_churn" 0.5 >p.out 2>p.err
+	watched 120 env LD_PRELOAD="$LIB" SONDE_OUTPUT=p WL_CPU=1 "$B/tests/bin/wl_churn" 0.5 >p.out 2>p.err
 	st=$?
 	[ $st -eq 137 ] && fail "round $r: wl_churn hung (killed after 120 s): $(head -c 6000 hang.txt)"
 	[ $st -eq 0 ] || fail "round $r: wl_churn exited $st: $(cat p.err)"

@@ -14,7 +14,7 @@
 #     perf::PAGE-FAULTS@1000): fault_pages holds them.
 . "$(dirname "$0")/lib.sh"
 N=60000
-SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 profile p "$B/blocker" split $N ||
+SONDE_SAMPLE=cpu-time@1ms,perf::PAGE-FAULTS@1000 profile p "$B/tests/bin/blocker" split $N ||
 	fail "blocker split: exit $?: $(cat p.err)"
 papi=1
 grep -q 'perf::PAGE-FAULTS' p.err && papi=0 # not available: said on stderr

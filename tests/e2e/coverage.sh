@@ -12,7 +12,7 @@
 # process also runs sonde's writer thread), and sampled + gaps + unexplained = cpu.
 # Usage: coverage.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-H="$B/hostile"
+H="$B/tests/bin/hostile"
 [ -x "$H" ] || skip "no hostile program in $B"
 
 check() { # check NAME MODE ARG: profile, then assert on --view coverage --format json

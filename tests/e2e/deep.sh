@@ -7,7 +7,7 @@
 # SONDE_MAX_DEPTH=1024 the whole stack is there (main, _start). The same for the
 # stack where a thread waits ([blocked], wall-time).
 . "$(dirname "$0")/lib.sh"
-profile p "$B/wl_deep" 128 0.3 || fail "wl_deep exited $?"
+profile p "$B/tests/bin/wl_deep" 128 0.3 || fail "wl_deep exited $?"
 "$SONDE" report --format folded p >folded.txt
 # Samples in the work at the bottom (deep_leaf) must show all the way up.
 total=$(awk '$1 ~ /;deep_leaf$/ {s += $NF} END {print s+0}' folded.txt)
@@ -20,7 +20,7 @@ awk -v w="$whole" -v t="$total" 'BEGIN { exit !(w >= 0.99 * t) }' ||
 	fail "$whole of $total deep_leaf samples have a whole stack of >= 132 frames"
 pass "$whole of $total deep_leaf samples unwound through >= 132 frames to _start ($all samples for $user_ms ms user / $cpu_ms ms CPU)"
 
-SONDE_MAX_DEPTH=64 profile q "$B/wl_deep" 128 0.1 || fail "wl_deep exited $?"
+SONDE_MAX_DEPTH=64 profile q "$B/tests/bin/wl_deep" 128 0.1 || fail "wl_deep exited $?"
 f=$(ls q/*.sonde)
 "$SONDE" dump "$f" >q.json
 samples=$(grep -c '"kind":"SAMPLE"' q.json)
@@ -110,20 +110,20 @@ check_whole() {
 	echo "$all"
 }
 
-SONDE_MAX_DEPTH=256 profile c1 "$B/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
+SONDE_MAX_DEPTH=256 profile c1 "$B/tests/bin/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
 n=$(check_cut c1 256 deep_leaf) || exit 1
 pass "depth 1000, SONDE_MAX_DEPTH=256: $n periods under [truncated], as flagged and counted in the header; the others whole"
-SONDE_MAX_DEPTH=1024 profile c2 "$B/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
+SONDE_MAX_DEPTH=1024 profile c2 "$B/tests/bin/wl_deep" 1000 0.3 || fail "wl_deep 1000 exited $?"
 n=$(check_whole c2 deep_leaf) || exit 1
 pass "depth 1000, SONDE_MAX_DEPTH=1024: all $n samples at deep_leaf from _start through main, none truncated"
 
 # The stack where the thread waits (wall-time, [blocked] under deep_wait).
-SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=256 profile w1 "$B/wl_deep" 1000 0.5 sleep ||
+SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=256 profile w1 "$B/tests/bin/wl_deep" 1000 0.5 sleep ||
 	fail "wl_deep 1000 sleep exited $?"
 n=$(check_cut w1 256 deep_wait) || exit 1
 grep -q 'deep_wait;[^ ]*\[blocked\] ' w1.folded || fail "w1: no [blocked] under deep_wait: $(head -c 600 w1.folded)"
 pass "depth 1000 waiting, SONDE_MAX_DEPTH=256: $n periods under [truncated], [blocked] ones included"
-SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=1024 profile w2 "$B/wl_deep" 1000 0.5 sleep ||
+SONDE_SAMPLE=wall-time@1ms SONDE_MAX_DEPTH=1024 profile w2 "$B/tests/bin/wl_deep" 1000 0.5 sleep ||
 	fail "wl_deep 1000 sleep exited $?"
 n=$(check_whole w2 deep_wait) || exit 1
 grep -q '^_start;[^ ]*;main;[^ ]*deep_wait;[^ ]*\[blocked\] ' w2.folded ||

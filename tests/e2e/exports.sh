@@ -8,7 +8,7 @@
 CASES="title speedscope"
 . "$(dirname "$0")/lib.sh"
 case=${2:?usage: exports.sh BUILD_DIR CASE}
-"$SONDE" run -o prof -- sh -c "i=0; while [ \$i -lt 30000 ]; do i=\$((i + 1)); done; '$B/waits' 30 >/dev/null; true" >run.out 2>&1 ||
+"$SONDE" run -o prof -- sh -c "i=0; while [ \$i -lt 30000 ]; do i=\$((i + 1)); done; '$B/tests/bin/waits' 30 >/dev/null; true" >run.out 2>&1 ||
 	fail "run: $(cat run.out)"
 case $case in
 title)

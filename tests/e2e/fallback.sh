@@ -4,8 +4,8 @@
 # weights (1 + timer overrun) still add up to the CPU time the program says
 # it used (within 10 %).
 . "$(dirname "$0")/lib.sh"
-"$B/noperf" true || skip "cannot install a seccomp filter here"
-"$B/noperf" env LD_PRELOAD="$LIB" SONDE_OUTPUT=p WL_CPU=1 "$B/lifecycle" spin 1 >p.out 2>p.err ||
+"$B/tests/bin/noperf" true || skip "cannot install a seccomp filter here"
+"$B/tests/bin/noperf" env LD_PRELOAD="$LIB" SONDE_OUTPUT=p WL_CPU=1 "$B/tests/bin/lifecycle" spin 1 >p.out 2>p.err ||
 	fail "program failed under the fallback: $(cat p.err)"
 grep -qx 'done' p.out || fail "program output changed"
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)

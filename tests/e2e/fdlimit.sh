@@ -5,7 +5,7 @@
 # stream and two clocks, docs/ENV.md "Descriptors"): main and the first
 # thread get a perf_event clock, the other three a timer.
 . "$(dirname "$0")/lib.sh"
-(ulimit -n 40; LD_PRELOAD="$LIB" SONDE_OUTPUT=p SONDE_COUNTERS=none exec "$B/wl_threads" 4 0.4) >p.out 2>p.err ||
+(ulimit -n 40; LD_PRELOAD="$LIB" SONDE_OUTPUT=p SONDE_COUNTERS=none exec "$B/tests/bin/wl_threads" 4 0.4) >p.out 2>p.err ||
 	fail "wl_threads failed with ulimit -n 40: $(cat p.err)"
 grep -q '^checksum ' p.out || fail "output changed: $(cat p.out)"
 want="sonde: cpu-time@1ms: no file descriptor left for a perf_event task clock within sonde's share of RLIMIT_NOFILE (3 of 40); threads from now on may sample with a POSIX CPU-time timer (raise ulimit -n for exact rates)"
@@ -28,7 +28,7 @@ done < <(grep '^thread ' p.out)
 
 # With a perf_event counter too (cpu-migrations): threads that get no counter
 # descriptors say so once, and their samples are flagged (never zeros).
-(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=c SONDE_COUNTERS=cpu-migrations exec "$B/wl_threads" 4 0.2) >c.out 2>c.err ||
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=c SONDE_COUNTERS=cpu-migrations exec "$B/tests/bin/wl_threads" 4 0.2) >c.out 2>c.err ||
 	fail "wl_threads with counters failed with ulimit -n 9: $(cat c.err)"
 grep -q '^checksum ' c.out || fail "output changed: $(cat c.out)"
 grep -qE "^sonde: thread [0-9]+: counters unavailable: no file descriptor left within sonde's share of RLIMIT_NOFILE \(1 of 9\) \(its samples carry no counter values; raise RLIMIT_NOFILE\)$" c.err ||
@@ -38,7 +38,7 @@ pass "counters out of descriptors: said once, samples flagged"
 
 # Counters from getrusage (context switches, faults) need no descriptor: every
 # thread's samples carry them, none is flagged, and nothing is said about them.
-(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=r SONDE_COUNTERS=page-faults,context-switches exec "$B/wl_threads" 4 0.2) >r.out 2>r.err ||
+(ulimit -n 9; LD_PRELOAD="$LIB" SONDE_OUTPUT=r SONDE_COUNTERS=page-faults,context-switches exec "$B/tests/bin/wl_threads" 4 0.2) >r.out 2>r.err ||
 	fail "wl_threads with rusage counters failed with ulimit -n 9: $(cat r.err)"
 grep -q '^checksum ' r.out || fail "output changed: $(cat r.out)"
 grep -q 'counters unavailable' r.err && fail "rusage counters said unavailable: $(cat r.err)"

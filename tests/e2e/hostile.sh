@@ -3,7 +3,7 @@
 # complete stream. Usage: hostile.sh BUILD_DIR [CASE...] (all cases by default).
 . "$(dirname "$0")/lib.sh"
 shift
-H="$B/hostile"
+H="$B/tests/bin/hostile"
 # The cases (one ctest entry each, e2e.hostile.CASE, registered from this line).
 CASES="short_cpu short_wall smallstack altstack rtsig rtdefault blocking sigblock blockthread dlloop twocopies queuefull allsig"
 cases=${*:-$CASES}
@@ -168,7 +168,7 @@ for c in $cases; do
 	dlloop)
 		# Time inside dlopen/dlclose is charged to [dlopen/dlclose] under
 		# the caller, not to sonde's signal masking, and not dropped.
-		same dl "cpu-time@100us" dlloop 4000 "$B/libplug.so"
+		same dl "cpu-time@100us" dlloop 4000 "$B/tests/bin/libplug.so"
 		"$SONDE" report --metric time --format folded dl >dl.folded 2>/dev/null
 		tot=$(awk '{ s += $NF } END { printf "%.0f", s / 1e6 }' dl.folded)
 		in=$(awk '/mode_dlloop;\[dlopen\/dlclose\] / { s += $NF } END { printf "%.0f", s / 1e6 }' dl.folded)

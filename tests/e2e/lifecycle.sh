@@ -4,7 +4,7 @@
 # signal blocked. Each case checks the program's own output and status and
 # the streams it leaves.
 . "$(dirname "$0")/lib.sh"
-L="$B/lifecycle"
+L="$B/tests/bin/lifecycle"
 
 # streams DIR: the stream files in DIR, one per line
 streams() { ls "$1"/*.sonde 2>/dev/null; }
@@ -159,13 +159,13 @@ pass "thread born with signals blocked is sampled"
 
 # dlopen by bare name through the program's own DT_RUNPATH still finds the
 # plugin (the dlopen wrapper searches the caller's paths, not sonde's).
-profile r "$B/dlrpath" || fail "dlrpath: exit $?: $(cat r.out)"
+profile r "$B/tests/bin/dlrpath" || fail "dlrpath: exit $?: $(cat r.out)"
 grep -q '^loaded ' r.out || fail "dlrpath: $(cat r.out)"
 pass "dlopen through the program's RUNPATH"
 
 # A thread started by a library's constructor, before sonde's own: adopted
 # and sampled on its own clock.
-profile a "$B/early" || fail "early: exit $?"
+profile a "$B/tests/bin/early" || fail "early: exit $?"
 grep -qx 'early done' a.out || fail "early: $(cat a.out)"
 n=$(samples_in a early_work)
 follows_cpu "early: thread alive before sonde started" a a.out early_work
@@ -189,7 +189,7 @@ pass "MPI rank recorded from PMI_RANK"
 
 # A module that libc loads itself (iconv's gconv module, not through the
 # program's dlopen) is recorded within a writer tick and named.
-profile ic "$B/iconv_load"; st=$?
+profile ic "$B/tests/bin/iconv_load"; st=$?
 if [ $st -eq 3 ]; then
 	echo "note: no gconv module IBM1047 here; skipped"
 else

@@ -16,7 +16,7 @@
 #   20-70 ms beside a hog, 6 runs in 6). Now 12 of 12 beside a hog.
 # Usage: model.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-S="$B/scaling"
+S="$B/tests/bin/scaling"
 [ -x "$S" ] || skip "no scaling program in $B"
 
 # Samples every 10 ms: a sample inside a call adds the handler's time to it (35 us

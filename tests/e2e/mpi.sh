@@ -27,9 +27,9 @@ CASES="c_outer c_inner fortran_outer fortran_inner traffic"
 . "$(dirname "$0")/lib.sh"
 case=${2:?usage: mpi.sh BUILD_DIR CASE}
 case $case in
-c_*) PROG=$B/mpi_imbalance ;;
-fortran_*) PROG=$B/mpi_imbalance_f ;;
-traffic) PROG=$B/mpi_traffic ;;
+c_*) PROG=$B/tests/bin/mpi_imbalance ;;
+fortran_*) PROG=$B/tests/bin/mpi_imbalance_f ;;
+traffic) PROG=$B/tests/bin/mpi_traffic ;;
 *) fail "unknown case $case (one of: $CASES)" ;;
 esac
 command -v mpirun >/dev/null || skip "mpirun not found (openmpi-bin: .ci/deps installs it)"

@@ -15,14 +15,14 @@ CASES="views big"
 case=${2:?usage: mpi_report.sh BUILD_DIR CASE}
 command -v mpirun >/dev/null || skip "mpirun not found (openmpi-bin: .ci/deps installs it)"
 [ -x "$B/sonde-mpi" ] || skip "sonde-mpi not built (MPI's C library: libopenmpi-dev)"
-[ -x "$B/mpi_imbalance" ] && [ -x "$B/mpi_traffic" ] || skip "the MPI test programs are not built"
+[ -x "$B/tests/bin/mpi_imbalance" ] && [ -x "$B/tests/bin/mpi_traffic" ] || skip "the MPI test programs are not built"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_mpi_yield_when_idle=1
 
 # real streams: an imbalanced job and one of known messages, 4 ranks each
-watched 240 "$SONDE" run -o real -- mpirun -n 4 "$B/mpi_imbalance" 4 200000 4096 >job.out 2>job.err ||
+watched 240 "$SONDE" run -o real -- mpirun -n 4 "$B/tests/bin/mpi_imbalance" 4 200000 4096 >job.out 2>job.err ||
 	fail "the imbalanced job failed: $(tail -5 job.err)"
-watched 240 "$SONDE" run -o real -- mpirun -n 4 "$B/mpi_traffic" >>job.out 2>>job.err ||
+watched 240 "$SONDE" run -o real -- mpirun -n 4 "$B/tests/bin/mpi_traffic" >>job.out 2>>job.err ||
 	fail "the traffic job failed: $(tail -5 job.err)"
 mkdir gen
 N=96

@@ -6,12 +6,12 @@ command -v setpriv >/dev/null || skip "setpriv not installed"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
 chmod 755 "$T"
 mkdir -m 777 out
-for p in "$B" "$B/wl_threads" "$LIB"; do
+for p in "$B" "$B/tests/bin/wl_threads" "$LIB"; do
 	setpriv --reuid=nobody --regid=nogroup --clear-groups test -r "$p" ||
 		skip "$p is not readable by nobody"
 done
 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-	env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/out/p" "$B/wl_threads" 2 0.3 >p.out 2>p.err ||
+	env LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/out/p" "$B/tests/bin/wl_threads" 2 0.3 >p.out 2>p.err ||
 	fail "wl_threads failed as nobody: $(cat p.err)"
 [ -s p.err ] && fail "unexpected stderr as nobody: $(cat p.err)"
 f=$(ls out/p/*.sonde)

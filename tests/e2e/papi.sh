@@ -77,7 +77,7 @@ signal_lost() {
 }
 
 # 1. perf::TASK-CLOCK alone.
-SONDE_SAMPLE="$PAPI_EV@1000000" profile p "$B/wl_split" 0.6 || fail "wl_split under PAPI: exit $?"
+SONDE_SAMPLE="$PAPI_EV@1000000" profile p "$B/tests/bin/wl_split" 0.6 || fail "wl_split under PAPI: exit $?"
 grep -q '^checksum ' p.out || fail "wl_split: output changed: $(cat p.out)"
 f=$(ls p/*.sonde)
 if [ $mode = works ]; then
@@ -95,7 +95,7 @@ fi
 # 2. Both sources in one run: each reproduces the split; samples told apart.
 # Where PAPI cannot work, cpu-time samples alone, and the line names the PAPI
 # source only (a valid source is left).
-SONDE_SAMPLE="cpu-time@1ms,$PAPI_EV@1000000" profile b "$B/wl_split" 0.6 || fail "two sources: exit $?"
+SONDE_SAMPLE="cpu-time@1ms,$PAPI_EV@1000000" profile b "$B/tests/bin/wl_split" 0.6 || fail "two sources: exit $?"
 if [ $mode = works ]; then
 	[ -s b.err ] && fail "two sources: stderr: $(cat b.err)"
 	split_checked b b.out cpu-time "two sources"
@@ -109,7 +109,7 @@ else
 fi
 
 # 3. PAPI_TOT_CYC needs a hardware PMU: a clear message, and the run goes on.
-WL_CPU=1 SONDE_SAMPLE=PAPI_TOT_CYC@2000000 profile h "$B/lifecycle" spin 0.2 || fail "PAPI_TOT_CYC: program failed"
+WL_CPU=1 SONDE_SAMPLE=PAPI_TOT_CYC@2000000 profile h "$B/tests/bin/lifecycle" spin 0.2 || fail "PAPI_TOT_CYC: program failed"
 grep -qx done h.out || fail "PAPI_TOT_CYC: output changed"
 read -r user_ms cpu_ms < <(cpu_of h.out spin_work)
 spin=$("$SONDE" report --format csv h | awk -F, '$1 == "spin_work" {print $4}')
@@ -129,14 +129,14 @@ else
 fi
 
 # 4. Bad counts are refused with the accepted range (before PAPI is asked).
-SONDE_SAMPLE="$PAPI_EV@5" profile c "$B/lifecycle" spin 0.05 || fail "bad count: program failed"
+SONDE_SAMPLE="$PAPI_EV@5" profile c "$B/tests/bin/lifecycle" spin 0.05 || fail "bad count: program failed"
 grep -qx "sonde: SONDE_SAMPLE: '$PAPI_EV@5': a PAPI event needs a count from 1000 to 2147483647 (e.g. perf::TASK-CLOCK@1000000)" c.err ||
 	fail "bad count message: $(cat c.err)"
 pass "bad PAPI count refused with the accepted range"
 
 # 5. fork: the child re-initialises PAPI and samples on its own (or, where
 # PAPI cannot, on the cpu-time fallback: said once, in the parent).
-WL_CPU=1 SONDE_SAMPLE="$PAPI_EV@1000000" profile k "$B/lifecycle" fork || fail "fork under PAPI: exit $?"
+WL_CPU=1 SONDE_SAMPLE="$PAPI_EV@1000000" profile k "$B/tests/bin/lifecycle" fork || fail "fork under PAPI: exit $?"
 grep -q '^child status 0$' k.out || fail "fork under PAPI: $(cat k.out)"
 if [ $mode = works ]; then
 	[ ! -s k.err ] || fail "fork under PAPI: $(cat k.err)"

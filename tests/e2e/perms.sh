@@ -3,7 +3,7 @@
 # always less the process umask; the same from `sonde run`, which makes the
 # directory itself, and in a forked child's stream.
 . "$(dirname "$0")/lib.sh"
-L="$B/lifecycle"
+L="$B/tests/bin/lifecycle"
 
 # modes MASK DIR ENV...: runs `lifecycle fork` (two streams: parent and child)
 # under umask MASK into DIR (three levels created), prints the octal modes of

@@ -10,8 +10,8 @@ case=${2:?usage: plt.sh BUILD_DIR CASE}
 if [ "$case" = lambdas ]; then
 	# two lambdas inlined into run<>: two functions, named by their scopes (before: one
 	# "operator()" with all the samples)
-	[ -x "$B/lambdas" ] || skip "lambdas not built (no C++ compiler)"
-	profile p "$B/lambdas" || fail "run: $(cat p.err)"
+	[ -x "$B/tests/bin/lambdas" ] || skip "lambdas not built (no C++ compiler)"
+	profile p "$B/tests/bin/lambdas" || fail "run: $(cat p.err)"
 	"$SONDE" report --format csv p >flat.csv 2>/dev/null || fail "report"
 	a=$(awk -F, '$1 ~ /^alpha::\{lambda:[0-9]+\}::operator\(\)$/ { print $2 }' flat.csv)
 	b=$(awk -F, '$1 ~ /^beta::\{lambda:[0-9]+\}::operator\(\)$/ { print $2 }' flat.csv)
@@ -21,8 +21,8 @@ if [ "$case" = lambdas ]; then
 	pass "lambdas: alpha's $a samples, beta's $b"
 	exit 0
 fi
-PROG=$B/pltcall
-[ "$case" = pltsec ] && PROG=$B/pltcall_ibt
+PROG=$B/tests/bin/pltcall
+[ "$case" = pltsec ] && PROG=$B/tests/bin/pltcall_ibt
 [ -x "$PROG" ] || skip "$PROG not built"
 sec=$(readelf -SW "$PROG" | grep -c ' \.plt\.sec ')
 if [ "$case" = pltsec ] && [ "$sec" -eq 0 ]; then skip "the linker made no .plt.sec"; fi

@@ -5,7 +5,7 @@
 # printed ($$, $!), the workload's CPU time within tolerance of what it measured
 # itself (WL_CPU=1), and `--group-by process` labels the rows the same way.
 . "$(dirname "$0")/lib.sh"
-W="$B/wl_split"
+W="$B/tests/bin/wl_split"
 cat >script.sh <<EOF
 echo "script \$\$"
 WL_CPU=1 "$W" 0.3 >split.out &

@@ -6,7 +6,7 @@
 # UNSAMPLED not_sampled), with its call path; the child process's CPU time is
 # listed as UNSAMPLED clone_vm_process.
 . "$(dirname "$0")/lib.sh"
-P="$B/rawclone"
+P="$B/tests/bin/rawclone"
 
 timeout 60 "$P" >plain.out 2>plain.err; want=$?
 [ $want -eq 0 ] || fail "the program fails without sonde ($want): $(cat plain.out plain.err)"

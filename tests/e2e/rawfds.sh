@@ -10,7 +10,7 @@
 # offsets and its pipes' bytes), it must not hang, the stream must be whole,
 # with samples after the call, and a gap must be accounted (UNSAMPLED).
 . "$(dirname "$0")/lib.sh"
-P="$B/rawfds"
+P="$B/tests/bin/rawfds"
 
 for m in syscall asm pending; do
 	n=31

@@ -12,7 +12,7 @@
 #      neither shown nor left out is at most half the dropped events.
 # Usage: regionends.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-P="$B/regionends"
+P="$B/tests/bin/regionends"
 [ -x "$P" ] || skip "no regionends program in $B"
 
 # rows_ok CSV WHAT: every row of a regions csv has excl_ms <= incl_ms.

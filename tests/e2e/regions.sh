@@ -18,7 +18,7 @@
 #      solve: different depths), and --context-above keeps the old layout.
 # Usage: regions.sh BUILD_DIR
 . "$(dirname "$0")/lib.sh"
-P="$B/phases"
+P="$B/tests/bin/phases"
 [ -x "$P" ] || skip "no phases program in $B"
 
 # 1. Two threads, 12 iterations (values 0..11: 10 and 11 sort after 9).

@@ -6,10 +6,10 @@
 # A stream without `cwd` (a runtime that does not record it yet) must say so in
 # one line and show libplug.so+0x... frames; the test then skips.
 . "$(dirname "$0")/lib.sh"
-[ -x "$B/dlrel" ] && [ -f "$B/libplug.so" ] || fail "dlrel or libplug.so not built"
-mkdir -p "$T/plugdir" && cp "$B/libplug.so" "$T/plugdir/" || fail "copy libplug.so"
+[ -x "$B/tests/bin/dlrel" ] && [ -f "$B/tests/bin/libplug.so" ] || fail "dlrel or libplug.so not built"
+mkdir -p "$T/plugdir" && cp "$B/tests/bin/libplug.so" "$T/plugdir/" || fail "copy libplug.so"
 (cd "$T/plugdir" && LD_PRELOAD="$LIB" SONDE_OUTPUT="$T/p" \
-	ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=0} "$B/dlrel" ./libplug.so 10000 \
+	ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=0} "$B/tests/bin/dlrel" ./libplug.so 10000 \
 	>"$T/p.out" 2>"$T/p.err") || fail "dlrel: $(cat "$T/p.out" "$T/p.err")"
 grep -q '^plug ' "$T/p.out" || fail "dlrel printed: $(cat "$T/p.out")"
 f=$(ls "$T"/p/*.sonde | head -n 1)

@@ -4,7 +4,7 @@
 # puts that phase at the top with the ratio of the CPU time the two runs say
 # that phase took (within 10 %); --jobs gives the same report as one job.
 . "$(dirname "$0")/lib.sh"
-P="$B/phases"
+P="$B/tests/bin/phases"
 WL_CPU=1 profile a "$P" -i 8 -u 3 -I || fail "run a: exit $?"
 "$SONDE" report --view callers work --format csv a >callers.csv || fail "callers view failed"
 for pair in solve:70 exchange:20 checkpoint:10; do
@@ -32,8 +32,8 @@ cmp -s j1.csv j2.csv || fail "--jobs 2 gives another report than --jobs 1"
 pass "--jobs 2 gives the same report as --jobs 1"
 
 # rank and host keys from the stream headers.
-PMI_RANK=0 WL_CPU=1 profile r0 "$B/lifecycle" spin 0.05 || fail "rank 0 run"
-PMI_RANK=1 WL_CPU=1 profile r1 "$B/lifecycle" spin 0.1 || fail "rank 1 run"
+PMI_RANK=0 WL_CPU=1 profile r0 "$B/tests/bin/lifecycle" spin 0.05 || fail "rank 0 run"
+PMI_RANK=1 WL_CPU=1 profile r1 "$B/tests/bin/lifecycle" spin 0.1 || fail "rank 1 run"
 "$SONDE" report --group-by rank,host --format csv r0 r1 >rank.csv || fail "group-by rank,host failed"
 [ "$(awk -F, 'NR > 1 {print $1}' rank.csv | sort | tr '\n' ' ')" = "0 1 " ] || fail "ranks: $(tr '\n' ' ' <rank.csv)"
 [ "$(awk -F, 'NR > 1 {print $2}' rank.csv | sort -u)" = "$(hostname)" ] || fail "host: $(tr '\n' ' ' <rank.csv)"
@@ -49,7 +49,7 @@ pass "group-by rank,host: ranks 0 and 1 on $(hostname), $n0 and $n1 samples for 
 # vDSO frames are named from the analyzer's own vDSO when the build-ids match (the
 # same kernel): a program that spends its time in clock_gettime shows
 # "[vdso] __vdso_clock_gettime" (or the kernel's name of it), no [vdso]+0x... frames.
-profile vd "$B/vdsoloop" 0.3 || fail "vdsoloop: exit $?"
+profile vd "$B/tests/bin/vdsoloop" 0.3 || fail "vdsoloop: exit $?"
 "$SONDE" report --format csv vd >vd.csv 2>vd.err || fail "vdso report: $(cat vd.err)"
 grep -q '^\[vdso\]+0x' vd.csv && fail "unnamed vDSO frames: $(grep '^\[vdso\]' vd.csv | head -3)"
 top=$(awk -F, 'NR == 2 {print $1}' vd.csv)

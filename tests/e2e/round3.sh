@@ -48,7 +48,7 @@ for c in $cases; do
 		# Before, close() in such a constructor recursed through sonde's
 		# syscall and close wrappers until the stack overflowed (SIGSEGV),
 		# with SONDE_ENABLE=0 too.
-		P="$B/ctorwrap"
+		P="$B/tests/bin/ctorwrap"
 		runs plain -- "$P"
 		[ "$(cat plain.rc)" = 0 ] || fail "the program fails on its own: $(cat plain.err)"
 		runs on -- "$P"
@@ -99,7 +99,7 @@ for c in $cases; do
 		# SA_ONSTACK handler without sigaltstack ran on sonde's 64 KiB stack
 		# (a handler using 200 KiB died by SIGSEGV; a SIGSEGV handler meant
 		# to fail on stack overflow ran and exited 42 instead of the kill).
-		P="$B/onstack"
+		P="$B/tests/bin/onstack"
 		# AddressSanitizer gives threads alternate signal stacks of its own
 		# (use_sigaltstack), and its interceptors install handlers on them
 		[ -n "${ASAN_OPTIONS:-}" ] &&
@@ -120,7 +120,7 @@ for c in $cases; do
 		# unmapped (both on coroutine stacks, below a PROT_NONE page): killed
 		# by SIGSEGV (139). Each frame outside the stack that holds the
 		# interrupted sp is now read through the kernel, which fails instead.
-		P="$B/fpwalk"
+		P="$B/tests/bin/fpwalk"
 		for m in jit coro; do
 			runs plain -- "$P" $m
 			[ "$(cat plain.rc)" = 0 ] || fail "fpwalk $m fails on its own: $(cat plain.err)"
@@ -161,7 +161,7 @@ for c in $cases; do
 		# /proc/self/task and its stream below the limit. Now sonde keeps at
 		# most 1 + (L - 3) / 16 of a limit L (docs/ENV.md, "Descriptors"),
 		# threads beyond sample with a POSIX timer, said once.
-		P="$B/fdroom"
+		P="$B/tests/bin/fdroom"
 		for c in 6:0 8:0 8:4 16:4 64:4 64:200 1024:4 1024:200; do
 			lim=${c%:*} n=${c#*:}
 			(ulimit -n "$lim"; exec "$P" "$n" 0.005) >plain.out 2>plain.err ||
@@ -224,16 +224,16 @@ for c in $cases; do
 		# LM_ID_NEWLM) had no MODULE record and its samples were single
 		# unsymbolized frames (main 0.17 % of the total). Now its module is
 		# recorded and its frames unwound and named like dlopen's.
-		runs plain -- "$B/dlrel" "$B/libplug.so" 10000 newns
+		runs plain -- "$B/tests/bin/dlrel" "$B/tests/bin/libplug.so" 10000 newns
 		# a sanitizer runtime cannot be loaded a second time into a new namespace
 		grep -q 'ASan cannot proceed' plain.err &&
 			skip "dlmopen of an instrumented library fails on its own under ASan: $(head -n 1 plain.err)"
 		[ "$(cat plain.rc)" = 0 ] || fail "dlrel newns fails on its own: $(cat plain.out plain.err)"
-		runs on -- "$B/dlrel" "$B/libplug.so" 10000 newns
+		runs on -- "$B/tests/bin/dlrel" "$B/tests/bin/libplug.so" 10000 newns
 		same_as_plain on
 		f=$(ls on/*.sonde | head -n 1)
 		valid_stream "$f"
-		grep '"kind":"MODULE"' "$T/dump.json" | grep -q "\"path\":\"$B/libplug.so\"" ||
+		grep '"kind":"MODULE"' "$T/dump.json" | grep -q "\"path\":\"$B/tests/bin/libplug.so\"" ||
 			fail "no MODULE for libplug.so: $(grep '"kind":"MODULE"' "$T/dump.json" | cut -c1-200)"
 		"$SONDE" report --format folded on >on.folded 2>on.rerr || fail "report: $(cat on.rerr)"
 		total=$(awk '{ s += $NF } END { print s + 0 }' on.folded)
@@ -255,7 +255,7 @@ for c in $cases; do
 		for i in $(seq 19); do D=$D/$(printf '%s' $i; printf 'x%.0s' $(seq 200)); done
 		D=$D/$(printf 'p%.0s' $(seq $((4085 - ${#D} - 1)))) # 4085 bytes: the runtime takes it
 		[ ${#D} = 4085 ] || fail "long dir: ${#D} bytes"
-		P="$B/hostile"
+		P="$B/tests/bin/hostile"
 		runs plain -- "$P" loop 0.2
 		runs on SONDE_OUTPUT="$D" -- "$P" loop 0.2
 		[ "$(cat on.rc)" = 0 ] || fail "profiled run: $(cat on.err)"
@@ -291,7 +291,7 @@ for c in $cases; do
 		# the quota: not yet bounded.)
 		command -v prlimit >/dev/null && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 ||
 			skip "no prlimit, setpriv or user nobody"
-		P="$B/sigpending"
+		P="$B/tests/bin/sigpending"
 		NB=$(mktemp -d /tmp/sonde-nb.XXXXXX) && chmod 755 "$NB" && mkdir "$NB/p" &&
 			chown nobody:nogroup "$NB/p" && chmod 700 "$NB/p" || fail "no directory for nobody"
 		trap 'rm -rf "$T" "$NB"' EXIT
@@ -307,9 +307,9 @@ for c in $cases; do
 		# unit of the quota: 17 would have taken it all. sonde holds at most
 		# L / 16 (docs/ENV.md), and gives its own up when the program's
 		# timer_create finds the quota used: all 16 made again, said once.
-		if "$B/noperf" true 2>/dev/null; then
+		if "$B/tests/bin/noperf" true 2>/dev/null; then
 			mkdir "$NB/q" && chown nobody:nogroup "$NB/q" && chmod 700 "$NB/q" || fail "no directory for nobody"
-			nob prlimit --sigpending=16 "$B/noperf" env LD_PRELOAD="$LIB" SONDE_OUTPUT="$NB/q" "$P" \
+			nob prlimit --sigpending=16 "$B/tests/bin/noperf" env LD_PRELOAD="$LIB" SONDE_OUTPUT="$NB/q" "$P" \
 				>fb.out 2>fb.err
 			grep -qx 'timers ok 16 failed 0' fb.out ||
 				fail "timer fallback under sonde, as nobody: $(cat fb.out fb.err)"
@@ -341,7 +341,7 @@ for c in $cases; do
 		U=64123
 		getent passwd $U >/dev/null && skip "uid $U is an account here"
 		[ -z "$(ps -o pid= -u $U)" ] || skip "uid $U runs processes here"
-		P="$B/nproc"
+		P="$B/tests/bin/nproc"
 		NB=$(mktemp -d /tmp/sonde-np.XXXXXX) && chmod 755 "$NB" || fail "no directory for uid $U"
 		trap 'rm -rf "$T" "$NB"' EXIT
 		# lim LABEL N ENV... -- ARGS...: $P ARGS as uid U under a limit of N
@@ -427,7 +427,7 @@ $N: $(cat on.sonde)"
 		# Item 2: SONDE_SIGNAL naming a fault signal killed the program by
 		# that signal (4/5/7/8/11/31), and SIGRTMIN+-3 was read as 31. Each is
 		# refused in one line; the program runs and is sampled on the default.
-		P="$B/hostile"
+		P="$B/tests/bin/hostile"
 		runs plain -- "$P" loop 0.2
 		[ "$(cat plain.rc)" = 0 ] || fail "the program fails on its own: $(cat plain.err)"
 		for sig in 4 5 7 8 11 31 'SIGRTMIN+-3' 6 17 29; do
@@ -460,10 +460,10 @@ $N: $(cat on.sonde)"
 		errors() {
 			grep -o 'ERROR SUMMARY: [0-9]* errors' "$1.err" | awk '{ print $3 }' | tail -n 1
 		}
-		runs plain -- $(vg) "$B/hostile" loop 0.2
+		runs plain -- $(vg) "$B/tests/bin/hostile" loop 0.2
 		[ "$(cat plain.rc)" = 0 ] || fail "the program fails under valgrind on its own: $(tail -c 600 plain.err)"
 		[ "$(errors plain)" = 0 ] || fail "memcheck errors without sonde: $(tail -c 600 plain.err)"
-		runs vg -- $(vg) "$B/hostile" loop 0.2
+		runs vg -- $(vg) "$B/tests/bin/hostile" loop 0.2
 		same_as_plain vg
 		[ "$(errors vg)" = 0 ] || fail "$(errors vg) memcheck errors under sonde: $(grep -A12 -m1 '^==[0-9]*== [A-Z]' vg.err | head -c 1500)"
 		grep '^sonde: ' vg.err && fail "sonde said something under valgrind: $(grep '^sonde: ' vg.err)"
@@ -478,16 +478,16 @@ $N: $(cat on.sonde)"
 		grep -q 'mode_loop;loop_work' vg.folded ||
 			fail "no stack through the program's loop: $(head -5 vg.folded)"
 		# said once, and only when asked
-		runs vgv SONDE_VERBOSE=1 -- $(vg) "$B/hostile" loop 0.05
+		runs vgv SONDE_VERBOSE=1 -- $(vg) "$B/tests/bin/hostile" loop 0.05
 		st=$(cat vgv.rc)
 		[ "$st" = 0 ] || fail "SONDE_VERBOSE=1 under valgrind: status $st"
 		want="sonde: running under valgrind: libunwind's address checks read through process_vm_readv, not written to its pipe (docs/ENV.md, Under valgrind)"
 		[ "$(grep -cxF "$want" vgv.err)" = 1 ] ||
 			fail "SONDE_VERBOSE=1 under valgrind: expected '$want' once, got: $(grep '^sonde: ' vgv.err)"
 		# threads: each has its own unwinder state (libunwind's page cache)
-		runs plain -- $(vg) "$B/wl_threads" 2 0.1
+		runs plain -- $(vg) "$B/tests/bin/wl_threads" 2 0.1
 		[ "$(cat plain.rc)" = 0 ] || fail "wl_threads fails under valgrind on its own: $(tail -c 600 plain.err)"
-		runs vgt -- $(vg) "$B/wl_threads" 2 0.1
+		runs vgt -- $(vg) "$B/tests/bin/wl_threads" 2 0.1
 		[ "$(cat vgt.rc)" = 0 ] || fail "wl_threads under sonde and valgrind: status $(cat vgt.rc): $(grep -A12 -m1 '^==[0-9]*== [A-Z]' vgt.err | head -c 1500)"
 		[ "$(errors vgt)" = 0 ] || fail "wl_threads: $(errors vgt) memcheck errors under sonde"
 		[ "$(grep -v '^thread ' plain.out)" = "$(grep -v '^thread ' vgt.out)" ] ||
@@ -503,9 +503,9 @@ $N: $(cat on.sonde)"
 		# flags the loader's lazy binding on the main stack ("Invalid write
 		# ... _dl_runtime_resolve_xsave") under sonde's sampling, with
 		# SONDE_UNWIND=fp as well (docs/ENV.md, Under valgrind).
-		runs plain -- valgrind "$B/fpwalk" jit
+		runs plain -- valgrind "$B/tests/bin/fpwalk" jit
 		[ "$(cat plain.rc)" = 0 ] || fail "fpwalk fails under valgrind on its own: $(tail -c 600 plain.err)"
-		runs vgj -- valgrind "$B/fpwalk" jit
+		runs vgj -- valgrind "$B/tests/bin/fpwalk" jit
 		same_as_plain vgj
 		grep -q 'Syscall param' vgj.err &&
 			fail "fpwalk jit: $(grep -A8 -m1 'Syscall param' vgj.err | head -c 1500)"
@@ -524,7 +524,7 @@ $N: $(cat on.sonde)"
 		# ceil((64 MiB / 64 + 1 MiB) / 2 MiB) = 1 block.
 		command -v prlimit >/dev/null || skip "no prlimit"
 		[ -n "${ASAN_OPTIONS:-}" ] && skip "AddressSanitizer's shadow memory does not fit under RLIMIT_AS"
-		P="$B/asroom"
+		P="$B/tests/bin/asroom"
 		L=$((64 << 20))
 		for how in mmap malloc; do
 			for kb in 512 64; do
@@ -570,7 +570,7 @@ $N: $(cat on.sonde)"
 		# alternate stacks and libunwind's caches share RLIMIT_AS/64.
 		command -v prlimit >/dev/null || skip "no prlimit"
 		[ -n "${ASAN_OPTIONS:-}" ] && skip "AddressSanitizer's shadow memory does not fit under RLIMIT_AS"
-		P="$B/asroom"
+		P="$B/tests/bin/asroom"
 		G=$((1 << 30))
 		ring_line() { # the ring line for a limit of $1 MiB, rings of $3 KiB for $2 asked
 			echo "sonde: SONDE_BUFFER_KB: $2 KiB per thread does not fit in sonde's share of RLIMIT_AS \(1/64 of $1 MiB: $(($1 / 64)) MiB\): thread [0-9]+ \(asroom\) and later ones get rings of $3 KiB at most \(raise RLIMIT_AS or lower SONDE_BUFFER_KB\)"
@@ -642,7 +642,7 @@ $N: $(cat on.sonde)"
 		# forks, and once its own thread was joined, are the plain run's;
 		# with a 64 KiB ring and a 60-frame chain nothing is dropped and
 		# the samples follow the CPU time the program measured.
-		P="$B/single"
+		P="$B/tests/bin/single"
 		runs plain -- "$P" 1 60
 		[ "$(cat plain.rc)" = 0 ] || fail "plain: status $(cat plain.rc)"
 		[ "$(grep -c ' tasks ' plain.out)" = 8 ] && ! grep ' tasks ' plain.out | grep -qv ' tasks 1$' ||

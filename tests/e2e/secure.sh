@@ -19,7 +19,7 @@ trap 'rm -f "$SYSLIB"; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM HUP # the setuid library never stays behind
 cp "$LIB" "$SYSLIB" && chmod 4755 "$SYSLIB" || skip "cannot install $SYSLIB"
 chmod 755 "$T"
-cp "$B/secureprobe" probe && chown root:root probe && chmod 4755 probe
+cp "$B/tests/bin/secureprobe" probe && chown root:root probe && chmod 4755 probe
 mkdir -m 1777 pub
 
 # As nobody, the setuid-root probe: AT_SECURE, libsonde loaded, sonde off,

@@ -20,7 +20,7 @@
 # either way); off by 9 ns a period the phases drift and the two agree
 # (0.42/0.41, 0.63/0.61, 0.70/0.71 %).
 . "$(dirname "$0")/lib.sh"
-W="$B/wl_split"
+W="$B/tests/bin/wl_split"
 use_perf=0
 if command -v perf >/dev/null 2>&1 &&
 	perf record -q -e task-clock:u -c 100000 -o probe.perf -- true >/dev/null 2>&1; then

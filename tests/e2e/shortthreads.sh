@@ -11,7 +11,7 @@
 #     time (getrusage's tick-based split, so within three of its standard
 #     errors).
 . "$(dirname "$0")/lib.sh"
-P="$B/shortthreads"
+P="$B/tests/bin/shortthreads"
 
 # share LEAF DIR: percent of all samples with LEAF on the stack (total%).
 total_pct() {

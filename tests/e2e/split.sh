@@ -5,7 +5,7 @@
 # the stack of every sample reaches main through the whole chain; the number
 # of samples follows the CPU time wl_split says it used (within 10 %).
 . "$(dirname "$0")/lib.sh"
-profile p "$B/wl_split" 0.6 || fail "wl_split exited $?"
+profile p "$B/tests/bin/wl_split" 0.6 || fail "wl_split exited $?"
 for pair in leaf_a:50 leaf_b:30 leaf_c:15 leaf_d:5; do
 	leaf=${pair%:*} intended=${pair#*:}
 	want=$(leaf_share p.out "$leaf")

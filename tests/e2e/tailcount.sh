@@ -8,7 +8,7 @@
 K=2000 N=5000 SPIN_MS=300
 
 SONDE_SAMPLE=cpu-time@50ms SONDE_COUNTERS=context-switches,minor-faults \
-	profile s "$B/tailcount" $K $N $SPIN_MS || fail "tailcount failed: $(cat s.err)"
+	profile s "$B/tests/bin/tailcount" $K $N $SPIN_MS || fail "tailcount failed: $(cat s.err)"
 read -r tid wcs wmin scs smin < <(sed -n 's/^tid=\([0-9]*\) worker_cs=\([0-9]*\) worker_minflt=\([0-9]*\) self_cs=\([0-9]*\) self_minflt=\([0-9]*\)$/\1 \2 \3 \4 \5/p' s.out)
 [ -n "${smin:-}" ] || fail "tailcount printed: $(cat s.out)"
 f=$(ls s/*.sonde)

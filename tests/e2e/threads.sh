@@ -3,7 +3,7 @@
 # is within 2 % of CPU time / period. cpu-time counts user-mode time (the
 # task clock with exclude_kernel).
 . "$(dirname "$0")/lib.sh"
-profile p "$B/wl_threads" 4 0.5 || fail "wl_threads exited $?"
+profile p "$B/tests/bin/wl_threads" 4 0.5 || fail "wl_threads exited $?"
 "$SONDE" report --view threads --format csv p >threads.csv || fail "report --view threads failed"
 "$SONDE" report --group-by thread --metric time --format csv p >weights.csv || fail "report --metric time failed"
 # The reference interval for a count is [user time, user + system time]:

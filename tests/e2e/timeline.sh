@@ -11,7 +11,7 @@
 # Light: well under a second of CPU. Usage: timeline.sh BUILD_DIR
 CONSUMERS=$(cd "$(dirname "$0")/../consumers" && pwd)
 . "$(dirname "$0")/lib.sh"
-P="$B/phases"
+P="$B/tests/bin/phases"
 [ -x "$P" ] || skip "no phases program in $B"
 N=6
 SONDE_REGIONS=trace WL_CPU=1 profile a "$P" -t 2 -i $N -u 0.5 || fail "phases: exit $?"

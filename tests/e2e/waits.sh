@@ -16,7 +16,7 @@
 # not under the last sampled stack. The program's output is the same as
 # without sonde (no EINTR).
 . "$(dirname "$0")/lib.sh"
-W="$B/waits"
+W="$B/tests/bin/waits"
 "$W" 50 >plain.out 2>&1 || fail "plain run: exit $?"
 for spec in wall-time@1ms wall-time@10ms; do
 	rm -rf p

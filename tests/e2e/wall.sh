@@ -7,7 +7,7 @@ for spec in wall-time@10ms,cpu-time@1ms wall-time@1ms,cpu-time@1ms; do
 	rm -rf p
 	wp=$(echo "$spec" | sed 's/wall-time@\([0-9]*\)ms.*/\1/')
 	t0=$(date +%s%N)
-	SONDE_SAMPLE=$spec WL_CPU=1 profile p "$B/lifecycle" wall || fail "$spec: exit $?"
+	SONDE_SAMPLE=$spec WL_CPU=1 profile p "$B/tests/bin/lifecycle" wall || fail "$spec: exit $?"
 	elapsed_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	grep -qx 'wall done' p.out || fail "$spec: output: $(cat p.out)"
 	"$SONDE" report --view sources --format csv p >src.csv || fail "$spec: report --view sources failed"

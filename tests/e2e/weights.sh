@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # ---- 1. throttled samples ----------------------------------------------------
-SONDE_SAMPLE=cpu-time@50us WL_CPU=1 profile p "$B/lifecycle" phased || fail "phased: exit $?"
+SONDE_SAMPLE=cpu-time@50us WL_CPU=1 profile p "$B/tests/bin/lifecycle" phased || fail "phased: exit $?"
 grep -qx 'phased done' p.out || fail "phased: output: $(cat p.out)"
 f=$(ls p/*.sonde)
 valid_stream "$f"
@@ -68,7 +68,7 @@ fi
 
 # ---- 2. two sources, two clocks ----------------------------------------------
 rm -rf q
-SONDE_SAMPLE=cpu-time@1ms,wall-time@10ms WL_CPU=1 profile q "$B/lifecycle" wall || fail "wall: exit $?"
+SONDE_SAMPLE=cpu-time@1ms,wall-time@10ms WL_CPU=1 profile q "$B/tests/bin/lifecycle" wall || fail "wall: exit $?"
 read -r user_ms cpu_ms < <(cpu_of q.out spin_work)
 srcsum() { "$SONDE" report --source "$1" --metric time --format csv q 2>/dev/null |
 	awk -F, 'NR > 1 { s += $2 } END { printf "%.3f\n", s }'; }

@@ -23,8 +23,8 @@ CASES="outdir create create_emfile write_first write_later perf_probe perf_threa
 CASE=${2:?usage: run.sh BUILD_DIR CASE}
 case " $CASES " in *" $CASE "*) ;; *) fail "unknown case '$CASE' (not in CASES)" ;; esac
 P=$(pwd -P) # $T as the kernel names it (sonde prints resolved paths)
-SHIM="$B/libsonde_fault.so"
-WL="$B/fault_wl"
+SHIM="$B/tests/bin/libsonde_fault.so"
+WL="$B/tests/bin/fault_wl"
 [ -x "$WL" ] && [ -f "$SHIM" ] || fail "build fault_wl and libsonde_fault.so first"
 
 # The plain run, the reference for (a).
@@ -492,7 +492,7 @@ buffer)
 # through its PLT (calls libc makes inside the functions libsonde calls are
 # not seen; docs/ENV.md, Address space, says which remain).
 nomalloc)
-	for run in "$WL 2 2000" "$B/lifecycle fork" "$B/dlrpath"; do
+	for run in "$WL 2 2000" "$B/tests/bin/lifecycle fork" "$B/tests/bin/dlrpath"; do
 		rm -rf tr trace.log
 		LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT=tr SD_FAULT_TRACE=1 SD_FAULT_LOG="$T/trace.log" \
 			SD_FAULT= $run >trace.out 2>trace.err || fail "nomalloc: $run failed: $(cat trace.err)"
@@ -528,11 +528,11 @@ sweep_*)
 	elif [ "$CASE" = sweep_mmap_after ]; then
 		fn=mmap all_after=1 # the Nth mapping and every later one, for each N
 	elif [ "$CASE" = sweep_dlopen ]; then
-		fn=mmap WL="$B/dlrpath" args=()
+		fn=mmap WL="$B/tests/bin/dlrpath" args=()
 		[ -x "$WL" ] || skip "no dlrpath in the build"
 	elif [ "${CASE#sweep_fork_}" != "$CASE" ]; then
 		# a parent and its forked child, each with a stream of its own
-		fn=${CASE#sweep_fork_} WL="$B/lifecycle" args=(fork)
+		fn=${CASE#sweep_fork_} WL="$B/tests/bin/lifecycle" args=(fork)
 		[ -x "$WL" ] || skip "no lifecycle in the build"
 	fi
 	LD_PRELOAD="$SHIM:$LIB" SONDE_OUTPUT=trace SD_FAULT_TRACE=1 SD_FAULT_LOG="$T/trace.log" \

@@ -16,7 +16,7 @@
 	# low enough to hit would depend on how the workers happen to overlap)
 	for j in 1 2 8; do
 		ASAN_OPTIONS=verify_asan_link_order=0 \
-		LD_PRELOAD="$(dirname "$SONDE")/libsonde_fault.so" SD_FAULT_FROM=any \
+		LD_PRELOAD="$(dirname "$SONDE")/tests/bin/libsonde_fault.so" SD_FAULT_FROM=any \
 			SD_FAULT='open/s150.sonde:1=EMFILE,openat/s150.sonde:1=EMFILE' \
 			"$SONDE" report --jobs $j d >"$T/out" 2>"$T/err"
 		rc=$?
