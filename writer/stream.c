@@ -690,8 +690,12 @@ void sd_stream_sample(struct sd_ring *r, const struct sd_rec *rec)
 		for (unsigned i = 0; i < rec->ncounters; i++)
 			msgpack_pack_uint64(&sd_w.pk, rec->pcs[rec->depth + i]);
 	}
-	r->last_node = node;
-	r->last_trunc = (rec->flags & SD_FLAG_TRUNCATED) != 0;
+	/* [sonde]'s own time is no stack of the program's: the off-CPU and kernel time
+	 * charged to the last sampled stack (offcpu.c) stays with the program's */
+	if (!(rec->depth == 1 && rec->pcs[0] == SD_PSEUDO_SONDE)) {
+		r->last_node = node;
+		r->last_trunc = (rec->flags & SD_FLAG_TRUNCATED) != 0;
+	}
 	sd_w.n_samples++;
 }
 

@@ -144,7 +144,9 @@ program app3
   print *, x > 0
 end program app3
 F
-	gfortran $(pkg-config --cflags sonde-fortran) -o app3 app3.f90 $(pkg-config --libs sonde-fortran) 2>f.log ||
+	# a sanitizer build's libsonde_fortran.a is instrumented: the program links the runtime
+	san=$(sed -n 's/^SONDE_SANITIZE:STRING=\(..*\)$/-fsanitize=\1/p' "$B/CMakeCache.txt" 2>/dev/null)
+	gfortran $san $(pkg-config --cflags sonde-fortran) -o app3 app3.f90 $(pkg-config --libs sonde-fortran) 2>f.log ||
 		fail "gfortran with pkg-config sonde-fortran: $(cat f.log)"
 	SONDE_REGIONS=on "$P/bin/sonde" run -o prof5 -- ./app3 >app3.out 2>&1 || fail "app3: $(cat app3.out)"
 	"$P/bin/sonde" report --view regions --format csv prof5 >r5.csv 2>/dev/null
