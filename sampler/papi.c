@@ -60,13 +60,6 @@ static int is_papi(const struct sd_source *s)
 	return s->kind == SD_SRC_PAPI;
 }
 
-static void drop_source(struct sd_config *cfg, unsigned i)
-{
-	memmove(&cfg->sources[i], &cfg->sources[i + 1],
-		(cfg->nsources - i - 1) * sizeof cfg->sources[0]);
-	cfg->nsources--;
-}
-
 /* Which PAPI component an event name belongs to, found without PAPI's name
  * lookup (which fails for every event of a disabled component): a
  * "component:::event" prefix names the component, a libpfm4 "pmu::event"
@@ -150,8 +143,8 @@ void sd_papi_probe(struct sd_config *cfg)
 		       "libpapi7.0 or sample with cpu-time)", why_not);
 		for (unsigned i = cfg->nsources; i-- > 0;)
 			if (is_papi(&cfg->sources[i]))
-				drop_source(cfg, i);
-		goto check_left;
+				sd_source_drop(cfg, i);
+		return;
 	}
 	int r = P->PAPI_library_init(PAPI_VER_CURRENT);
 	if (r != PAPI_VER_CURRENT || P->PAPI_thread_init(thread_id) != PAPI_OK) {
@@ -159,8 +152,8 @@ void sd_papi_probe(struct sd_config *cfg)
 		       r < 0 ? P->PAPI_strerror(r) : "version mismatch");
 		for (unsigned i = cfg->nsources; i-- > 0;)
 			if (is_papi(&cfg->sources[i]))
-				drop_source(cfg, i);
-		goto check_left;
+				sd_source_drop(cfg, i);
+		return;
 	}
 	unsigned npapi = 0;
 	for (unsigned i = cfg->nsources; i-- > 0;) {
@@ -172,29 +165,24 @@ void sd_papi_probe(struct sd_config *cfg)
 		if (component_disabled(s->event, s->papi_code, known, why, sizeof why)) {
 			sd_msg("sonde: %s: %s (sample with cpu-time@1ms; see 'sonde events')", s->event,
 			       why);
-			drop_source(cfg, i);
+			sd_source_drop(cfg, i);
 			continue;
 		}
 		if (!known) {
 			sd_msg("sonde: %s: unknown PAPI event (see 'sonde events' for the events of this "
 			       "machine)", s->event);
-			drop_source(cfg, i);
+			sd_source_drop(cfg, i);
 			continue;
 		}
 		if (check_event(s->papi_code, s->period_ns, why, sizeof why) != PAPI_OK) {
 			sd_msg("sonde: %s: event not available on this CPU: %s (try perf::TASK-CLOCK or "
 			       "cpu-time@1ms; see 'sonde events')", s->event, why);
-			drop_source(cfg, i);
+			sd_source_drop(cfg, i);
 			continue;
 		}
 		npapi++;
 	}
 	papi_on = npapi > 0;
-check_left:
-	if (cfg->nsources == 0) {
-		sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
-		sd_source_set_default(&cfg->sources[cfg->nsources++]);
-	}
 }
 
 int sd_papi_thread_open(struct sd_thread *t)

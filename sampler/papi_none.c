@@ -4,9 +4,7 @@
  * whose library cannot be loaded; no thread ever has a PAPI event set. Ordinary
  * context (start), like papi.c.
  */
-#define _GNU_SOURCE
-#include <string.h>
-
+#define _GNU_SOURCE /* sampler.h: struct dl_phdr_info */
 #include "sampler/sampler.h"
 
 void sd_papi_probe(struct sd_config *cfg)
@@ -17,14 +15,7 @@ void sd_papi_probe(struct sd_config *cfg)
 		sd_msg("sonde: %s: this sonde was built without PAPI (PAPI sources dropped; "
 		       "rebuild with libpapi-dev and libpfm4-dev, or sample with cpu-time)",
 		       cfg->sources[i].event);
-		memmove(&cfg->sources[i], &cfg->sources[i + 1],
-			(cfg->nsources - i - 1) * sizeof cfg->sources[0]);
-		cfg->nsources--;
-		if (cfg->nsources == 0) {
-			sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with "
-			       "cpu-time@1ms)");
-			sd_source_set_default(&cfg->sources[cfg->nsources++]);
-		}
+		sd_source_drop(cfg, i);
 	}
 }
 

@@ -129,6 +129,9 @@ extern const char sd_source_period_forms[];
 int sd_source_parse(const char *tok, struct sd_source *src);
 /* src becomes the default source, cpu-time@1ms (no valid source given). */
 void sd_source_set_default(struct sd_source *src);
+/* Source i of cfg dropped (one the runtime cannot sample: the caller said why); when
+ * it was the last, cfg samples the default instead and says so. Start-up only. */
+void sd_source_drop(struct sd_config *cfg, unsigned i);
 
 /* source_table.c (runtime only): how the runtime runs each kind, one row per
  * kind. The hot path reads data fields (sd_source_ops_of(s)->timed: one load

@@ -123,3 +123,13 @@ void sd_source_set_default(struct sd_source *src)
 	src->period_ns = sd_source_kinds[SD_SRC_CPU].default_period;
 	snprintf(src->spec, sizeof src->spec, "%s", sd_source_kinds[SD_SRC_CPU].default_spec);
 }
+
+void sd_source_drop(struct sd_config *cfg, unsigned i)
+{
+	memmove(&cfg->sources[i], &cfg->sources[i + 1],
+		(cfg->nsources - i - 1) * sizeof cfg->sources[0]);
+	if (--cfg->nsources == 0) {
+		sd_msg("sonde: SONDE_SAMPLE: no valid source left (sampling with cpu-time@1ms)");
+		sd_source_set_default(&cfg->sources[cfg->nsources++]);
+	}
+}

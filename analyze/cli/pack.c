@@ -36,21 +36,6 @@ struct ustar {
 };
 _Static_assert(sizeof(struct ustar) == BLK, "a ustar header is one block");
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	const char *b = p;
-	while (len) {
-		ssize_t w = write(fd, b, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		b += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 static unsigned checksum(const struct ustar *h)
 {
 	const unsigned char *p = (const void *)h;
@@ -82,7 +67,7 @@ static int put_header(int fd, const char *dir, const char *name, char type, uint
 	memcpy(h.version, "00", 2);
 	snprintf(h.chksum, sizeof(h.chksum), "%06o", checksum(&h));
 	h.chksum[7] = ' ';
-	return write_all(fd, &h, sizeof(h));
+	return sd_write_all(fd, &h, sizeof(h));
 }
 
 int sd_pack_begin(int fd, const char *top)
@@ -110,19 +95,19 @@ int sd_pack_add(int fd, const char *top, int sub, const char *name, int src)
 		ssize_t n = pread(src, buf, left < sizeof(buf) ? left : sizeof(buf), off);
 		if (n <= 0) /* the file shrank while packed: no pack at all */
 			return n < 0 ? -errno : -EIO;
-		r = write_all(fd, buf, (size_t)n);
+		r = sd_write_all(fd, buf, (size_t)n);
 		off += n;
 		left -= (uint64_t)n;
 	}
 	if (!r && st.st_size % BLK)
-		r = write_all(fd, zero, BLK - (size_t)(st.st_size % BLK));
+		r = sd_write_all(fd, zero, BLK - (size_t)(st.st_size % BLK));
 	return r;
 }
 
 int sd_pack_end(int fd)
 {
 	static const char zero[2 * BLK];
-	return write_all(fd, zero, sizeof(zero));
+	return sd_write_all(fd, zero, sizeof(zero));
 }
 
 /* ---- reading ----------------------------------------------------------------------- */
@@ -230,7 +215,7 @@ static int extract(int pfd, off_t off, uint64_t size, int dirfd, const char *nam
 		ssize_t n = pread(pfd, buf, size < sizeof(buf) ? size : sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		r = n < 0 ? -errno : n == 0 ? -EIO : write_all(out, buf, (size_t)n);
+		r = n < 0 ? -errno : n == 0 ? -EIO : sd_write_all(out, buf, (size_t)n);
 		off += n > 0 ? n : 0;
 		size -= n > 0 ? (uint64_t)n : 0;
 	}

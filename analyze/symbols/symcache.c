@@ -372,21 +372,6 @@ out:
 	return err;
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	const char *b = p;
-	while (len) {
-		ssize_t w = write(fd, b, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		b += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int sd_symcache_save(int dirfd, const char *name, struct sd_symcache *c,
 		     const struct sd_fileid *id)
 {
@@ -418,13 +403,13 @@ int sd_symcache_save(int dirfd, const char *name, struct sd_symcache *c,
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, &h, sizeof(h));
+	err = sd_write_all(fd, &h, sizeof(h));
 	if (!err)
-		err = write_all(fd, c->str, c->nstr);
+		err = sd_write_all(fd, c->str, c->nstr);
 	if (!err)
-		err = write_all(fd, zero, ((c->nstr + 3) & ~(size_t)3) - c->nstr);
+		err = sd_write_all(fd, zero, ((c->nstr + 3) & ~(size_t)3) - c->nstr);
 	if (!err)
-		err = write_all(fd, c->w, 4 * c->nw);
+		err = sd_write_all(fd, c->w, 4 * c->nw);
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)

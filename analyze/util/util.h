@@ -44,6 +44,12 @@ void sd_stderr_sink(const char *line, size_t len);
  * "sonde: CMD: <strerror>", both SD_EXIT_IO. */
 int sd_exit_code(int err, const char *cmd);
 
+/* ---- io.c -------------------------------------------------------------------------- */
+
+/* All len bytes of p written to fd (a short write goes on, EINTR is retried): 0 or
+ * -errno (-EIO when write returned 0). */
+int sd_write_all(int fd, const void *p, size_t len);
+
 /* ---- hash.c ------------------------------------------------------------------------ */
 
 /* Open-addressing map from u64 keys to u32 values. Zero-initialize to init. */
