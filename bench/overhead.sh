@@ -63,8 +63,8 @@ GPERF_LIB=${GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}
 OUT=${OUT:-$(mktemp -d /tmp/sonde-overhead.XXXXXX)}
 mkdir -p "$OUT" || die "$OUT: cannot create"
 
-for f in wl_split wl_deep sigcost runcpu; do
-    [ -x "$BUILD/$f" ] || die "$BUILD/$f missing (cmake --build $BUILD --target $f)"
+for f in tests/bin/wl_split tests/bin/wl_deep bench/bin/sigcost bench/bin/runcpu; do
+    [ -x "$BUILD/$f" ] || die "$BUILD/$f missing (cmake --build $BUILD --target ${f##*/})"
 done
 RUNCPU=$BUILD/bench/bin/runcpu
 

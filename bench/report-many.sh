@@ -22,7 +22,7 @@ KEEP=${OUT:+1}
 OUT=${OUT:-$(mktemp -d /tmp/sonde-many.XXXXXX)}
 mkdir -p "$OUT"
 [ -n "$KEEP" ] || trap 'rm -rf "$OUT"' EXIT
-for f in sonde libsonde.so runcpu; do
+for f in sonde libsonde.so bench/bin/runcpu; do
 	[ -e "$BUILD/$f" ] || { echo "report-many.sh: $BUILD/$f missing" >&2; exit 2; }
 done
 command -v gcc >/dev/null || { echo "report-many.sh: gcc not found" >&2; exit 2; }

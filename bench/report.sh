@@ -20,7 +20,7 @@ KEEP=${OUT:+1}
 OUT=${OUT:-$(mktemp -d /tmp/sonde-report.XXXXXX)}
 mkdir -p "$OUT"
 [ -n "$KEEP" ] || trap 'rm -rf "$OUT"' EXIT
-for f in libsonde.so sonde wl_split replay runcpu; do
+for f in libsonde.so sonde tests/bin/wl_split bench/bin/replay bench/bin/runcpu; do
 	[ -x "$BUILD/$f" ] || [ -f "$BUILD/$f" ] || { echo "report.sh: $BUILD/$f missing" >&2; exit 2; }
 done
 

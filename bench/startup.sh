@@ -37,7 +37,7 @@
 # floor; +us-creator = the added cost less the creator floor.
 set -u
 B=$(cd "${1:?usage: bench/startup.sh BUILD_DIR}" && pwd)
-for f in libsonde.so sonde runcpu bench_threads libbench_floor.so; do
+for f in libsonde.so sonde bench/bin/runcpu bench/bin/bench_threads bench/bin/libbench_floor.so; do
 	[ -e "$B/$f" ] || { echo "startup.sh: $B/$f missing (build everything first)" >&2; exit 2; }
 done
 N=${N:-100} RUNS=${RUNS:-5} THREADS=${THREADS:-5000} PARTS=${PARTS:-procs threads}
